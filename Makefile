@@ -1,0 +1,76 @@
+# flashref: every target sets itself up on a fresh machine (Debian packages via apt-get, Python packages into
+# build/venv). `make run` runs the main job, `make test` every test.
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+PREFIX     ?= /usr/local
+FUZZ_SECONDS ?= 30
+# CI builds with -Werror.
+ifneq ($(CI),)
+CMAKE_ARGS += -DFR_WERROR=ON
+endif
+
+DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-config python3 python3-venv
+VENV     = $(BUILD)/venv
+PY       = $(VENV)/bin/python
+
+.PHONY: all deps venv build run test test-exhaustive asan fuzz bench prove install clean
+
+all: build
+
+# Debian packages, installed only when missing.
+deps: $(BUILD)/.deps
+$(BUILD)/.deps:
+	@mkdir -p $(BUILD)
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
+	    || { echo "error: could not install$$missing"; exit 1; }; \
+	fi
+	@touch $@
+
+# Python venv for the independent numpy reference and the examples.
+venv: $(VENV)/.ok
+$(VENV)/.ok: $(BUILD)/.deps
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q numpy
+	@touch $@
+
+build: $(BUILD)/.deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: the full verification suite against flashref's own kernels.
+run: build
+	./scripts/run-main.sh $(BUILD)
+
+test: build venv
+	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE exhaustive
+
+# All 2^32 fp32 inputs through every encoder variant, every code through every decoder.
+test-exhaustive: build
+	cd $(BUILD) && ctest --output-on-failure -L exhaustive
+
+asan: $(BUILD)/.deps venv
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DFR_SANITIZE=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && FLASHREF_PYTHON=$(abspath $(PY)) ASAN_OPTIONS=detect_leaks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "exhaustive|noasan"
+
+fuzz: $(BUILD)/.deps
+	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug -DFR_FUZZ=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD)-fuzz -j $(JOBS)
+	./scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+bench: build
+	./scripts/run-bench.sh $(BUILD)
+
+prove: build
+	$(MAKE) -C proofs BUILD=$(abspath $(BUILD))
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

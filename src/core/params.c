@@ -1,0 +1,37 @@
+/* Parameter and engine defaults (spec section 1.2). */
+#include "core/core.h"
+
+#include <string.h>
+
+fr_params fr_params_default(void) {
+    fr_params p;
+    memset(&p, 0, sizeof p);
+    p.head_num = 0; /* required */
+    p.input_layout = FR_LAYOUT_NONE;
+    p.scale_value = 1.0;
+    p.keep_prob = 1.0;
+    p.pre_tokens = FR_TOKENS_MAX;
+    p.next_tokens = FR_TOKENS_MAX;
+    p.inner_precise = 0;
+    p.sparse_mode = 0;
+    p.pse_type = 1;
+    p.out_dtype = FR_DT_NONE;
+    p.softmax_layout = FR_SOFTMAX_DEFAULT;
+    return p;
+}
+
+fr_engine fr_engine_default(fr_engine_kind kind) {
+    fr_engine e;
+    memset(&e, 0, sizeof e);
+    e.kind = kind;
+    return e;
+}
+
+const char *fr_engine_name(fr_engine_kind kind) {
+    switch (kind) {
+    case FR_ENGINE_GOLDEN: return "golden";
+    case FR_ENGINE_FAST: return "fast";
+    case FR_ENGINE_EMULATE: return "emulate";
+    default: return "invalid";
+    }
+}

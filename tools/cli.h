@@ -1,0 +1,22 @@
+/* The flashref command: one file per subcommand (cmd_NAME.c), dispatched by flashref.c. Exit status: 0 success,
+ * 1 a verdict failed (suite/verify/selftest), 2 usage or input error. */
+#ifndef FR_TOOLS_CLI_H
+#define FR_TOOLS_CLI_H
+
+#include "flashref.h"
+
+int cmd_version(int argc, char **argv);
+int cmd_case(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_golden(int argc, char **argv);
+int cmd_suite(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
+int cmd_study(int argc, char **argv);
+
+/* True when argv[1..] holds -h or --help. */
+int cli_wants_help(int argc, char **argv);
+/* Prints "flashref CMD: not available in this build yet" to stderr and returns 2. */
+int cli_not_available(const char *cmd);
+
+#endif

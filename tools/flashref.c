@@ -1,0 +1,54 @@
+/* flashref: the command-line tool. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"version", cmd_version, "print the library version and what this build and machine support"},
+    {"case", cmd_case, "case check DIR: validate a case directory and print what it describes"},
+    {"run", cmd_run, "run DIR --engine golden|fast|emulate [--out DIR]: compute a case's outputs"},
+    {"golden", cmd_golden, "golden --out DIR [--set NAME | parameters]: generate case directories with golden outputs"},
+    {"suite", cmd_suite, "suite [--impl IUT] [--set NAME]: run the verification suite against an implementation"},
+    {"verify", cmd_verify, "verify DIR...: judge outputs already written into case directories"},
+    {"selftest", cmd_selftest, "selftest: run the suite against the built-in broken implementations"},
+    {"study", cmd_study, "study order-invariance|seqlen: numerics studies"},
+};
+
+int cli_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    return 0;
+}
+
+int cli_not_available(const char *cmd) {
+    fprintf(stderr, "flashref %s: not available in this build yet\n", cmd);
+    return 2;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: flashref COMMAND [ARGS]   (flashref COMMAND --help for details)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) return cmd_version(1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "flashref: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
