@@ -1,0 +1,128 @@
+/* File helpers of the io layer. */
+#define _POSIX_C_SOURCE 200809L
+#include "io/io_util.h"
+
+#include "core/core.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+const char *fr_io_strerror_r(int e, char *buf, size_t n) {
+    if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
+    return buf;
+}
+
+fr_status fr_io_open_read(const char *path, FILE **fp, int64_t *size, fr_error *err) {
+    *fp = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror());
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0) {
+        int e = errno;
+        fclose(f);
+        return fr_fail(err, FR_E_IO, "%s: cannot stat: %s", path, fr_io_strerror_r(e, (char[128]){0}, 128));
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return fr_fail(err, FR_E_IO, "%s: not a regular file", path);
+    }
+    *fp = f;
+    *size = (int64_t)sb.st_size;
+    return FR_OK;
+}
+
+fr_status fr_io_read_all(const char *path, int64_t max_bytes, char **buf, size_t *len, fr_error *err) {
+    *buf = NULL;
+    *len = 0;
+    FILE *f;
+    int64_t size;
+    fr_status st = fr_io_open_read(path, &f, &size, err);
+    if (st != FR_OK) return st;
+    if (size > max_bytes) {
+        fclose(f);
+        return fr_fail(err, FR_E_FORMAT, "%s: %lld bytes, larger than the limit %lld", path, (long long)size,
+                       (long long)max_bytes);
+    }
+    char *b = malloc((size_t)size + 1);
+    if (!b) {
+        fclose(f);
+        return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %lld bytes", path, (long long)size);
+    }
+    if (fread(b, 1, (size_t)size, f) != (size_t)size) {
+        free(b);
+        fclose(f);
+        return fr_fail(err, FR_E_IO, "%s: read error", path);
+    }
+    fclose(f);
+    b[size] = 0;
+    *buf = b;
+    *len = (size_t)size;
+    return FR_OK;
+}
+
+fr_status fr_io_mkdir(const char *path, fr_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return FR_OK;
+        return fr_fail(err, FR_E_IO, "%s: exists and is not a directory", path);
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return fr_fail(err, FR_E_IO, "%s: cannot create directory: %s", path, fr_io_strerror());
+    return FR_OK;
+}
+
+char *fr_io_join(const char *dir, const char *name) {
+    size_t a = strlen(dir), b = strlen(name);
+    char *s = malloc(a + b + 2);
+    if (!s) return NULL;
+    memcpy(s, dir, a);
+    size_t k = a;
+    if (a && dir[a - 1] != '/') s[k++] = '/';
+    memcpy(s + k, name, b + 1);
+    return s;
+}
+
+/* Calls fn(ctx, src, bytes) for each maximal contiguous run of t's elements in C order. */
+static bool for_each_run(const fr_tensor *t, bool (*fn)(void *, const void *, size_t), void *ctx) {
+    size_t es = fr_dtype_size(t->dtype);
+    int64_t n = fr_tensor_numel(t);
+    if (n <= 0) return true;
+    if (fr_tensor_is_contiguous(t)) return fn(ctx, t->data, (size_t)n * es);
+    /* Innermost contiguous dimension runs; odometer over the others. */
+    int64_t inner = 1;
+    int k0 = t->ndim;
+    while (k0 > 0 && (t->shape[k0 - 1] == 1 || t->strides[k0 - 1] == inner)) {
+        inner *= t->shape[k0 - 1];
+        k0--;
+    }
+    int64_t idx[FR_MAX_DIMS] = {0};
+    const char *base = t->data;
+    for (;;) {
+        int64_t off = 0;
+        for (int k = 0; k < k0; k++) off += idx[k] * t->strides[k];
+        if (!fn(ctx, base + off * (int64_t)es, (size_t)inner * es)) return false;
+        int k = k0 - 1;
+        while (k >= 0 && ++idx[k] == t->shape[k]) idx[k--] = 0;
+        if (k < 0) return true;
+    }
+}
+
+static bool copy_run(void *ctx, const void *src, size_t bytes) {
+    char **p = ctx;
+    memcpy(*p, src, bytes);
+    *p += bytes;
+    return true;
+}
+
+void fr_io_gather(const fr_tensor *t, void *dst) {
+    char *p = dst;
+    for_each_run(t, copy_run, &p);
+}
+
+static bool write_run(void *ctx, const void *src, size_t bytes) { return fwrite(src, 1, bytes, ctx) == bytes; }
+
+bool fr_io_write_tensor(FILE *f, const fr_tensor *t) { return for_each_run(t, write_run, f); }

@@ -1,0 +1,26 @@
+/* Small file helpers shared by the io layer (not part of its API). */
+#ifndef FR_IO_IO_UTIL_H
+#define FR_IO_IO_UTIL_H
+
+#include "flashref.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+/* Opens a regular file for reading and returns its size (FR_E_IO naming path and the reason otherwise). */
+fr_status fr_io_open_read(const char *path, FILE **f, int64_t *size, fr_error *err);
+/* Reads a whole regular file (at most max_bytes, else FR_E_FORMAT) into a malloc'd, NUL-terminated buffer. */
+fr_status fr_io_read_all(const char *path, int64_t max_bytes, char **buf, size_t *len, fr_error *err);
+/* Creates directory path unless it exists (one level). */
+fr_status fr_io_mkdir(const char *path, fr_error *err);
+/* "dir/name" in a malloc'd string (NULL when out of memory). */
+char *fr_io_join(const char *dir, const char *name);
+/* Description of errno (thread-safe). */
+const char *fr_io_strerror_r(int e, char *buf, size_t n);
+#define fr_io_strerror() fr_io_strerror_r(errno, (char[128]){0}, 128)
+/* Copies the elements of t (any strides; numel(t) checked by the caller) contiguously, C order, into dst. */
+void fr_io_gather(const fr_tensor *t, void *dst);
+/* Writes the elements of t contiguously to f; false on a write error. */
+bool fr_io_write_tensor(FILE *f, const fr_tensor *t);
+
+#endif
