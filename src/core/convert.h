@@ -1,0 +1,18 @@
+/* Internal: the vectorized array conversion kernels behind fr_convert_array (convert_array.c dispatches).
+ * Names: fr_cvt_<from>_<to>_<isa>; each processes n elements, any n, unaligned pointers, no overlap. */
+#ifndef FR_CORE_CONVERT_H
+#define FR_CORE_CONVERT_H
+
+#include "flashref.h"
+
+void fr_cvt_f32_bf16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+void fr_cvt_f32_f16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+void fr_cvt_bf16_f32_avx512(float *dst, const uint16_t *src, size_t n);
+void fr_cvt_f16_f32_avx512(float *dst, const uint16_t *src, size_t n);
+
+void fr_cvt_f32_bf16_avx2(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+void fr_cvt_f32_f16_avx2(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+void fr_cvt_bf16_f32_avx2(float *dst, const uint16_t *src, size_t n);
+void fr_cvt_f16_f32_avx2(float *dst, const uint16_t *src, size_t n);
+
+#endif

@@ -1,0 +1,116 @@
+/* AVX-512 array conversions fp32 <-> bf16 and fp32 <-> fp16 (16 lanes). Encoders are the integer algorithm of
+ * convert.c on vectors, so results are bit-identical to the scalar encoders, whatever MXCSR says (the hardware
+ * vcvtps2ph only rounds to nearest even and does not saturate; vcvtneps2bf16 flushes subnormals). */
+#include "core/convert.h"
+
+#include <immintrin.h>
+
+static inline __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
+
+static inline __m512i enc_bf16(__m512i u, fr_round r, fr_sat s) {
+    const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
+    __m512i t;
+    if (r == FR_ROUND_HALF_AWAY) {
+        t = _mm512_add_epi32(u, _mm512_set1_epi32(0x8000));
+    } else {
+        __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+        t = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7FFF)), lsb);
+    }
+    __m512i c = _mm512_srli_epi32(t, 16);
+    if (s == FR_SAT) { /* rounded to (or was) Inf: +-max */
+        __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7FFF));
+        __mmask16 ovf = _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F80));
+        c = _mm512_mask_or_epi32(c, ovf, _mm512_and_si512(c, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7F7F));
+    }
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
+    return _mm512_mask_or_epi32(c, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+}
+
+static inline __m512i enc_f16(__m512i u, fr_round r, fr_sat s) {
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
+    const __m512i sign = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000));
+    /* fp16 normal range: rebias the exponent, round off 13 bits (carries run into the exponent). */
+    __m512i bias = r == FR_ROUND_HALF_AWAY
+                       ? _mm512_set1_epi32(0x1000)
+                       : _mm512_add_epi32(_mm512_set1_epi32(0xFFF), _mm512_and_si512(_mm512_srli_epi32(a, 13), one));
+    __m512i cn = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_add_epi32(a, bias), 13), _mm512_set1_epi32(0x1C000));
+    /* fp16 subnormal range (|x| < 2^-14): value = sig * 2^(E-150), quantum 2^-24, shift s = 126 - max(E, 1). */
+    __m512i E = _mm512_srli_epi32(a, 23);
+    __mmask16 normal32 = _mm512_cmpneq_epi32_mask(E, _mm512_setzero_si512());
+    __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF)), normal32,
+                                       _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x800000));
+    __m512i sh = _mm512_min_epu32(_mm512_sub_epi32(_mm512_set1_epi32(126), _mm512_max_epu32(E, one)),
+                                  _mm512_set1_epi32(31));
+    __m512i half = _mm512_sllv_epi32(one, _mm512_sub_epi32(sh, one));
+    __m512i add = r == FR_ROUND_HALF_AWAY
+                      ? half
+                      : _mm512_add_epi32(_mm512_sub_epi32(half, one), _mm512_and_si512(_mm512_srlv_epi32(sig, sh), one));
+    __m512i cs = _mm512_srlv_epi32(_mm512_add_epi32(sig, add), sh);
+    __mmask16 sub = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x38800000));
+    __m512i c = _mm512_mask_blend_epi32(sub, cn, cs);
+    __mmask16 ovf = _mm512_cmpgt_epu32_mask(c, _mm512_set1_epi32(0x7BFF));
+    c = _mm512_mask_mov_epi32(c, ovf, _mm512_set1_epi32(s == FR_SAT ? 0x7BFF : 0x7C00));
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
+    c = _mm512_mask_mov_epi32(c, nan, _mm512_set1_epi32(0x7E00));
+    return _mm512_or_si512(c, sign);
+}
+
+/* The rounding and saturation modes are hoisted out of the loop by inlining with constant arguments. */
+#define FR_ENC_LOOP(ENC, R, S)                                                                                    \
+    do {                                                                                                          \
+        size_t i = 0;                                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                                            \
+            __m512i u = _mm512_loadu_si512((const void *)(src + i));                                              \
+            _mm256_storeu_si256((__m256i *)(dst + i), _mm512_cvtepi32_epi16(ENC(u, R, S)));                       \
+        }                                                                                                         \
+        if (i < n) {                                                                                              \
+            __mmask16 m = tail_mask(n - i);                                                                       \
+            __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)(src + i));                                     \
+            _mm256_mask_storeu_epi16((void *)(dst + i), m, _mm512_cvtepi32_epi16(ENC(u, R, S)));                  \
+        }                                                                                                         \
+    } while (0)
+
+#define FR_ENC_DISPATCH(ENC)                                                                                      \
+    do {                                                                                                          \
+        if (r == FR_ROUND_HALF_AWAY) {                                                                            \
+            if (s == FR_SAT) FR_ENC_LOOP(ENC, FR_ROUND_HALF_AWAY, FR_SAT);                                        \
+            else FR_ENC_LOOP(ENC, FR_ROUND_HALF_AWAY, FR_NO_SAT);                                                 \
+        } else {                                                                                                  \
+            if (s == FR_SAT) FR_ENC_LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_SAT);                                     \
+            else FR_ENC_LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_NO_SAT);                                              \
+        }                                                                                                         \
+    } while (0)
+
+void fr_cvt_f32_bf16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
+    FR_ENC_DISPATCH(enc_bf16);
+}
+
+void fr_cvt_f32_f16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
+    FR_ENC_DISPATCH(enc_f16);
+}
+
+void fr_cvt_bf16_f32_avx512(float *dst, const uint16_t *src, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(src + i)));
+        _mm512_storeu_si512((void *)(dst + i), _mm512_slli_epi32(h, 16));
+    }
+    if (i < n) {
+        __mmask16 m = tail_mask(n - i);
+        __m512i h = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, (const void *)(src + i)));
+        _mm512_mask_storeu_epi32((void *)(dst + i), m, _mm512_slli_epi32(h, 16));
+    }
+}
+
+/* vcvtph2ps is exact, and turns a NaN into the quiet NaN with the payload shifted up, as fr_f16_to_f32 does. */
+void fr_cvt_f16_f32_avx512(float *dst, const uint16_t *src, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(src + i))));
+    }
+    if (i < n) {
+        __mmask16 m = tail_mask(n - i);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const void *)(src + i))));
+    }
+}
