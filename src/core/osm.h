@@ -77,11 +77,15 @@
      * by it; l is already scaled) and *m_use (subtract it from every score of the tile before exp). */           \
     static inline void fr_osm_##SFX##_update(fr_osm_##SFX *s, T tile_max, T threshold, T *alpha, T *m_use) {     \
         T a = 1;                                                                                                   \
-        /* From -inf this difference is +inf, so the first real tile always moves the reference. */               \
-        if (tile_max - s->m > threshold) {                                                                         \
-            a = FR_OSM_EXP_##SFX(s->m - tile_max); /* s->m = -inf: exp(-inf) = 0 */                                \
-            s->m = tile_max;                                                                                       \
-            s->l *= a;                                                                                             \
+        /* tile_max > m first: never computes -inf - -inf (NaN); from m = -inf, d = +inf, so the first tile with  \
+         * a score above -inf always moves the reference. exp(-d), d >= 0, is exp(m - tile_max) bit for bit. */    \
+        if (tile_max > s->m) {                                                                                     \
+            T d = tile_max - s->m;                                                                                 \
+            if (d > threshold) {                                                                                   \
+                a = FR_OSM_EXP_##SFX(-d); /* m = -inf: exp(-inf) = 0 */                                            \
+                s->m = tile_max;                                                                                   \
+                s->l *= a;                                                                                         \
+            }                                                                                                      \
         }                                                                                                          \
         *alpha = a;                                                                                                \
         /* -inf guard: a tile of only -inf scores meets m = -inf; -inf - -inf would be NaN, -inf - 0 is -inf. */   \
@@ -95,9 +99,12 @@
     static inline void fr_osm_##SFX##_merge_coef(fr_osm_##SFX *a, fr_osm_##SFX b, T *ca, T *cb) {                  \
         T m = a->m >= b.m ? a->m : b.m;                                                                            \
         T fa = 1, fb = 1;                                                                                          \
-        if (m >= -(T)TMAX) {     /* -inf guard: both empty, l and o are 0, factors 1 keep them 0 */              \
-            fa = FR_OSM_EXP_##SFX(a->m - m);                                                                       \
-            fb = FR_OSM_EXP_##SFX(b.m - m);                                                                        \
+        if (m >= -(T)TMAX) { /* -inf guard: both empty (l, o = 0) would give -inf - -inf; factors 1 keep 0 */      \
+            T d = a->m - b.m; /* +-inf when one side is empty; the smaller side gets exp(-|d|) */                \
+            if (d >= 0)                                                                                            \
+                fb = FR_OSM_EXP_##SFX(-d);                                                                         \
+            else                                                                                                   \
+                fa = FR_OSM_EXP_##SFX(d);                                                                          \
         }                                                                                                          \
         a->l = a->l * fa + b.l * fb;                                                                               \
         a->m = m;                                                                                                  \
