@@ -14,8 +14,8 @@
  *     fr_osm_f32 st = fr_osm_f32_init();                  // m = -inf, l = 0; o[0..Dv) = 0
  *     for each key tile:
  *         tile_max = max of the tile's scores x[j]
- *         fr_osm_f32_update(&st, tile_max, threshold, &alpha, &m_use);
- *         o[d] *= alpha  for every d                      // skip when alpha == 1 (lazy rescale did not fire)
+ *         if (fr_osm_f32_update(&st, tile_max, threshold, &alpha, &m_use))
+ *             o[d] *= alpha  for every d                  // false: alpha == 1 (lazy rescale did not fire)
  *         p[j] = exp(x[j] - m_use)                       // every argument <= threshold (<= 0 when threshold 0)
  *         o[d] += sum_j p[j] * v[j][d];  fr_osm_f32_add_sum(&st, sum_j p[j]);
  *     if (fr_osm_f32_finalize(&st, &inv_l, &max_out, &sum_out)) out[d] = o[d] * inv_l;
@@ -74,22 +74,28 @@
     }                                                                                                              \
                                                                                                                    \
     /* Before a tile whose largest score is tile_max. threshold >= 0 (0: exact max). Sets *alpha (scale the old o  \
-     * by it; l is already scaled) and *m_use (subtract it from every score of the tile before exp). */           \
-    static inline void fr_osm_##SFX##_update(fr_osm_##SFX *s, T tile_max, T threshold, T *alpha, T *m_use) {     \
+     * by it; l is already scaled) and *m_use (subtract it from every score of the tile before exp). Returns true \
+     * when the reference max moved (then m_use == tile_max), false when *alpha == 1 and o needs no scaling. */    \
+    static inline bool fr_osm_##SFX##_update(fr_osm_##SFX *s, T tile_max, T threshold, T *alpha, T *m_use) {     \
         T a = 1;                                                                                                   \
+        bool moved = false;                                                                                        \
         /* tile_max > m first: never computes -inf - -inf (NaN); from m = -inf, d = +inf, so the first tile with  \
          * a score above -inf always moves the reference. exp(-d), d >= 0, is exp(m - tile_max) bit for bit. */    \
         if (tile_max > s->m) {                                                                                     \
             T d = tile_max - s->m;                                                                                 \
-            if (d > threshold) {                                                                                   \
+            /* A reference still at the mask value (or -inf) always moves: a stale -FLT_MAX would make finalize \
+             * take a row with real scores for a fully masked one. */                                              \
+            if (d > threshold || s->m <= -(T)FLT_MAX) {                                                            \
                 a = FR_OSM_EXP_##SFX(-d); /* m = -inf: exp(-inf) = 0 */                                            \
                 s->m = tile_max;                                                                                   \
                 s->l *= a;                                                                                         \
+                moved = true;                                                                                      \
             }                                                                                                      \
         }                                                                                                          \
         *alpha = a;                                                                                                \
         /* -inf guard: a tile of only -inf scores meets m = -inf; -inf - -inf would be NaN, -inf - 0 is -inf. */   \
         *m_use = s->m < -(T)TMAX ? (T)0 : s->m;                                                                    \
+        return moved;                                                                                              \
     }                                                                                                              \
                                                                                                                    \
     /* After the tile: tile_sum = sum of exp(x - m_use) over its scores. */                                        \
