@@ -239,14 +239,15 @@ int main(int argc, char **argv) {
         CHECK(!isnan(ca) && !isnan(cb) && st.l == 0, "empty merge %g %g", (double)ca, (double)cb);
     }
     /* Regression: lazy rescale with the reference still at the mask value. A real score within the threshold of
-     * -FLT_MAX (possible in fp64) must move it, or finalize would report the row as fully masked (D1). */
+     * -FLT_MAX (fp64, huge threshold) must move it, or finalize would report the row as fully masked (D1). */
     {
         fr_osm_f64 st = fr_osm_f64_init();
         double alpha, m_use, inv_l, smax, ssum;
-        fr_osm_f64_update(&st, -(double)FLT_MAX, 8, &alpha, &m_use);
+        const double near = -(double)FLT_MAX * (1 - 1e-12), thr = 1e30; /* near - (-FLT_MAX) ~ 3e26 < thr */
+        fr_osm_f64_update(&st, -(double)FLT_MAX, thr, &alpha, &m_use);
         fr_osm_f64_add_sum(&st, 1);
-        bool moved = fr_osm_f64_update(&st, -(double)FLT_MAX + 1, 8, &alpha, &m_use);
-        fr_osm_f64_add_sum(&st, exp(-(double)FLT_MAX + 1 - m_use) + exp(-(double)FLT_MAX - m_use));
+        bool moved = fr_osm_f64_update(&st, near, thr, &alpha, &m_use);
+        fr_osm_f64_add_sum(&st, exp(near - m_use) + exp(-(double)FLT_MAX - m_use));
         CHECK(moved && fr_osm_f64_finalize(&st, &inv_l, &smax, &ssum), "stale mask reference: m %g", st.m);
     }
     printf("test_osm: %ld checks, %d failures\n", checks, failures);
