@@ -1,0 +1,740 @@
+/* Case directories: parse / validate / write case.json and the tensors beside it (spec/case-format.md).
+ * Strict by design: every key is known, typed and checked, because a typo in a case must not silently change the
+ * problem. Tensor files are checked for the dtype their field needs before their data is read. */
+#include "io/casedir.h"
+
+#include "core/core.h"
+#include "core/problem.h"
+#include "io/io_util.h"
+#include "io/npy.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* case.json of a B = 2M varlen case holds a few 2M-entry arrays: tens of MB. Anything beyond this is not a case. */
+#define CASE_JSON_MAX (INT64_C(1) << 30)
+/* Integers travel as JSON numbers (doubles): exact only up to 2^53. */
+#define JSON_INT_MAX 9007199254740992.0
+
+static const char *const input_names[FR_CASE_NUM_INPUTS] = {
+    "query",     "key",       "value",      "real_shift", "atten_mask",   "drop_mask",
+    "d_scale_q", "d_scale_k", "d_scale_v",  "query_rope", "key_rope",     "sink",
+    "topk_indices", "dy",     "attention_in", "softmax_max", "softmax_sum",
+};
+static const char *const output_names[FR_CASE_NUM_OUTPUTS] = {
+    "attention_out", "softmax_max", "softmax_sum", "dq", "dk", "dv", "dq_rope", "dk_rope", "dsink",
+};
+
+const char *fr_case_input_name(fr_case_input i) {
+    return (unsigned)i < FR_CASE_NUM_INPUTS ? input_names[i] : "invalid";
+}
+const char *fr_case_output_name(fr_case_output o) {
+    return (unsigned)o < FR_CASE_NUM_OUTPUTS ? output_names[o] : "invalid";
+}
+const char *fr_case_op_name(fr_case_op op) { return op == FR_CASE_FWD ? "fwd" : op == FR_CASE_BWD ? "bwd" : "invalid"; }
+
+fr_tensor *fr_case_input_slot(fr_bwd_inputs *in, fr_case_input i) {
+    if (!in) return NULL;
+    fr_fwd_inputs *f = &in->fwd;
+    switch (i) {
+    case FR_CI_QUERY: return &f->query;
+    case FR_CI_KEY: return &f->key;
+    case FR_CI_VALUE: return &f->value;
+    case FR_CI_REAL_SHIFT: return &f->real_shift;
+    case FR_CI_ATTEN_MASK: return &f->atten_mask;
+    case FR_CI_DROP_MASK: return &f->drop_mask;
+    case FR_CI_D_SCALE_Q: return &f->d_scale_q;
+    case FR_CI_D_SCALE_K: return &f->d_scale_k;
+    case FR_CI_D_SCALE_V: return &f->d_scale_v;
+    case FR_CI_QUERY_ROPE: return &f->query_rope;
+    case FR_CI_KEY_ROPE: return &f->key_rope;
+    case FR_CI_SINK: return &f->sink;
+    case FR_CI_TOPK_INDICES: return &f->topk_indices;
+    case FR_CI_DY: return &in->dy;
+    case FR_CI_ATTENTION_IN: return &in->attention_in;
+    case FR_CI_SOFTMAX_MAX: return &in->softmax_max;
+    case FR_CI_SOFTMAX_SUM: return &in->softmax_sum;
+    default: return NULL;
+    }
+}
+
+const fr_tensor *fr_case_input_cslot(const fr_bwd_inputs *in, fr_case_input i) {
+    return fr_case_input_slot((fr_bwd_inputs *)in, i);
+}
+
+fr_tensor *fr_case_output_slot(fr_case_outputs *o, fr_case_output i) {
+    if (!o) return NULL;
+    switch (i) {
+    case FR_CO_ATTENTION_OUT: return &o->fwd.attention_out;
+    case FR_CO_SOFTMAX_MAX: return &o->fwd.softmax_max;
+    case FR_CO_SOFTMAX_SUM: return &o->fwd.softmax_sum;
+    case FR_CO_DQ: return &o->bwd.dq;
+    case FR_CO_DK: return &o->bwd.dk;
+    case FR_CO_DV: return &o->bwd.dv;
+    case FR_CO_DQ_ROPE: return &o->bwd.dq_rope;
+    case FR_CO_DK_ROPE: return &o->bwd.dk_rope;
+    case FR_CO_DSINK: return &o->bwd.dsink;
+    default: return NULL;
+    }
+}
+
+const fr_tensor *fr_case_output_cslot(const fr_case_outputs *o, fr_case_output i) {
+    return fr_case_output_slot((fr_case_outputs *)o, i);
+}
+
+static bool is_bwd_input(int i) { return i >= FR_CI_DY; }
+static bool is_bwd_output(int i) { return i >= FR_CO_DQ; }
+
+bool fr_case_path_ok(const char *name) {
+    if (!name || !*name || name[0] == '/' || strchr(name, '\\')) return false;
+    const char *s = name;
+    for (;;) {
+        const char *e = strchr(s, '/');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n == 2 && s[0] == '.' && s[1] == '.') return false;
+        if (!e) break;
+        s = e + 1;
+    }
+    size_t n = strlen(name);
+    return name[n - 1] != '/';
+}
+
+/* The dtype names case.json uses for "dtype" and "out_dtype" (case-format.md). */
+static fr_dtype case_dtype_from_name(const char *s) {
+    static const fr_dtype allowed[] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        if (!strcmp(s, fr_dtype_name(allowed[i]))) return allowed[i];
+    return FR_DT_NONE;
+}
+
+static bool is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == FR_HIF8; }
+
+/* ---- case.json parsing ---- */
+
+static const char *json_type(const cJSON *j) {
+    if (cJSON_IsNull(j)) return "null";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsObject(j)) return "an object";
+    return "invalid";
+}
+
+static fr_status get_int(const cJSON *j, const char *what, const char *field, int64_t lo, int64_t hi, int64_t *v,
+                         fr_error *err) {
+    if (!cJSON_IsNumber(j))
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, json_type(j));
+    double d = j->valuedouble;
+    if (!(fabs(d) <= JSON_INT_MAX) || d != floor(d))
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %.17g", what, field, d);
+    int64_t x = (int64_t)d;
+    if (x < lo || x > hi)
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: %lld outside [%lld, %lld]", what, field, (long long)x,
+                       (long long)lo, (long long)hi);
+    *v = x;
+    return FR_OK;
+}
+
+static fr_status get_number(const cJSON *j, const char *what, const char *field, double *v, fr_error *err) {
+    if (!cJSON_IsNumber(j))
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a number, got %s", what, field, json_type(j));
+    *v = j->valuedouble;
+    return FR_OK;
+}
+
+/* null -> *arr NULL, *n 0; [ints] -> owned array (non-NULL even when empty, so "present but empty" survives). */
+static fr_status get_int_array(const cJSON *j, const char *what, const char *field, int64_t **arr, int64_t *n,
+                               fr_error *err) {
+    *arr = NULL;
+    *n = 0;
+    if (cJSON_IsNull(j)) return FR_OK;
+    if (!cJSON_IsArray(j))
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or an array of integers, got %s", what, field,
+                       json_type(j));
+    int64_t cnt = 0;
+    for (const cJSON *e = j->child; e; e = e->next) cnt++;
+    int64_t *a = malloc((size_t)(cnt ? cnt : 1) * sizeof *a);
+    if (!a) return fr_fail(err, FR_E_NOMEM, "%s: %s: cannot allocate %lld integers", what, field, (long long)cnt);
+    int64_t k = 0;
+    for (const cJSON *e = j->child; e; e = e->next, k++) {
+        char f[64];
+        snprintf(f, sizeof f, "%s[%lld]", field, (long long)k);
+        fr_status st = get_int(e, what, f, -INT64_C(9007199254740992), INT64_C(9007199254740992), &a[k], err);
+        if (st != FR_OK) {
+            free(a);
+            return st;
+        }
+    }
+    *arr = a;
+    *n = cnt;
+    return FR_OK;
+}
+
+enum {
+    P_HEAD_NUM, P_INPUT_LAYOUT, P_SCALE_VALUE, P_KEEP_PROB, P_PRE_TOKENS, P_NEXT_TOKENS, P_INNER_PRECISE,
+    P_SPARSE_MODE, P_PSE_TYPE, P_PREFIX, P_ACTUAL_SEQ_QLEN, P_ACTUAL_SEQ_KVLEN, P_Q_START_IDX, P_KV_START_IDX,
+    P_OUT_DTYPE, P_SOFTMAX_LAYOUT, P_COUNT
+};
+static const char *const param_names[P_COUNT] = {
+    "head_num",        "input_layout",     "scale_value", "keep_prob",    "pre_tokens", "next_tokens",
+    "inner_precise",   "sparse_mode",      "pse_type",    "prefix",       "actual_seq_qlen",
+    "actual_seq_kvlen", "q_start_idx",     "kv_start_idx", "out_dtype",   "softmax_layout",
+};
+
+static int find_name(const char *const *names, int n, const char *s) {
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], s)) return i;
+    return -1;
+}
+
+static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
+    if (!cJSON_IsObject(obj))
+        return fr_fail(err, FR_E_FORMAT, "%s: params: expected an object, got %s", what, json_type(obj));
+    fr_params *p = &c->params;
+    bool seen[P_COUNT] = {false};
+    int64_t nq = 0, nkv = 0;
+    fr_status st = FR_OK;
+    for (const cJSON *j = obj->child; j && st == FR_OK; j = j->next) {
+        int k = find_name(param_names, P_COUNT, j->string);
+        if (k < 0) return fr_fail(err, FR_E_FORMAT, "%s: params: unknown key \"%s\"", what, j->string);
+        if (seen[k]) return fr_fail(err, FR_E_FORMAT, "%s: params: duplicate key \"%s\"", what, j->string);
+        seen[k] = true;
+        char field[48];
+        snprintf(field, sizeof field, "params.%s", param_names[k]);
+        int64_t v = 0;
+        switch (k) {
+        case P_HEAD_NUM: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->head_num, err); break;
+        case P_INPUT_LAYOUT:
+            if (!cJSON_IsString(j))
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+            if ((p->input_layout = fr_layout_from_name(j->valuestring)) == FR_LAYOUT_NONE)
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown layout \"%s\" (BSH, SBH, BSND, BNSD, TND)", what,
+                               field, j->valuestring);
+            break;
+        case P_SCALE_VALUE: st = get_number(j, what, field, &p->scale_value, err); break;
+        case P_KEEP_PROB: st = get_number(j, what, field, &p->keep_prob, err); break;
+        case P_PRE_TOKENS: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->pre_tokens, err); break;
+        case P_NEXT_TOKENS: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->next_tokens, err); break;
+        case P_INNER_PRECISE:
+        case P_SPARSE_MODE:
+        case P_PSE_TYPE:
+            st = get_int(j, what, field, INT32_MIN, INT32_MAX, &v, err);
+            if (k == P_INNER_PRECISE) p->inner_precise = (int)v;
+            if (k == P_SPARSE_MODE) p->sparse_mode = (int)v;
+            if (k == P_PSE_TYPE) p->pse_type = (int)v;
+            break;
+        case P_PREFIX: st = get_int_array(j, what, field, &c->prefix, &p->prefix_len, err); break;
+        case P_ACTUAL_SEQ_QLEN: st = get_int_array(j, what, field, &c->actual_seq_qlen, &nq, err); break;
+        case P_ACTUAL_SEQ_KVLEN: st = get_int_array(j, what, field, &c->actual_seq_kvlen, &nkv, err); break;
+        case P_Q_START_IDX: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->q_start_idx, err); break;
+        case P_KV_START_IDX: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->kv_start_idx, err); break;
+        case P_OUT_DTYPE:
+            if (cJSON_IsNull(j)) {
+                p->out_dtype = FR_DT_NONE;
+            } else if (!cJSON_IsString(j)) {
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or a string, got %s", what, field,
+                               json_type(j));
+            } else if ((p->out_dtype = case_dtype_from_name(j->valuestring)) == FR_DT_NONE) {
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown dtype \"%s\"", what, field, j->valuestring);
+            }
+            break;
+        case P_SOFTMAX_LAYOUT:
+            if (!cJSON_IsString(j))
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+            if (!strcmp(j->valuestring, ""))
+                p->softmax_layout = FR_SOFTMAX_DEFAULT;
+            else if (!strcmp(j->valuestring, "same_as_input"))
+                p->softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+            else
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: \"%s\" (expected \"\" or \"same_as_input\")", what, field,
+                               j->valuestring);
+            break;
+        default: break;
+        }
+    }
+    if (st != FR_OK) return st;
+    if (!seen[P_HEAD_NUM]) return fr_fail(err, FR_E_FORMAT, "%s: params.head_num: missing (required)", what);
+    if (!seen[P_INPUT_LAYOUT]) return fr_fail(err, FR_E_FORMAT, "%s: params.input_layout: missing (required)", what);
+    if (!c->actual_seq_qlen != !c->actual_seq_kvlen)
+        return fr_fail(err, FR_E_FORMAT, "%s: params.%s is null but params.%s is not", what,
+                       c->actual_seq_qlen ? "actual_seq_kvlen" : "actual_seq_qlen",
+                       c->actual_seq_qlen ? "actual_seq_qlen" : "actual_seq_kvlen");
+    if (nq != nkv)
+        return fr_fail(err, FR_E_FORMAT, "%s: params.actual_seq_qlen has %lld entries, actual_seq_kvlen %lld", what,
+                       (long long)nq, (long long)nkv);
+    p->actual_seq_len = nq;
+    p->prefix = c->prefix;
+    p->actual_seq_qlen = c->actual_seq_qlen;
+    p->actual_seq_kvlen = c->actual_seq_kvlen;
+    return FR_OK;
+}
+
+static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
+    if (!cJSON_IsObject(obj))
+        return fr_fail(err, FR_E_FORMAT, "%s: inputs: expected an object, got %s", what, json_type(obj));
+    for (const cJSON *j = obj->child; j; j = j->next) {
+        int k = find_name(input_names, FR_CASE_NUM_INPUTS, j->string);
+        if (k < 0) return fr_fail(err, FR_E_FORMAT, "%s: inputs: unknown key \"%s\"", what, j->string);
+        if (c->files[k]) return fr_fail(err, FR_E_FORMAT, "%s: inputs: duplicate key \"%s\"", what, j->string);
+        if (is_bwd_input(k) && c->op == FR_CASE_FWD)
+            return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: a backward-only input in a forward case", what,
+                           j->string);
+        if (!cJSON_IsString(j))
+            return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: expected a file name string, got %s", what, j->string,
+                           json_type(j));
+        if (!fr_case_path_ok(j->valuestring))
+            return fr_fail(err, FR_E_FORMAT,
+                           "%s: inputs.%s: file name \"%s\" must be relative and stay inside the case directory",
+                           what, j->string, j->valuestring);
+        size_t n = strlen(j->valuestring);
+        if (!(c->files[k] = malloc(n + 1))) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", what);
+        memcpy(c->files[k], j->valuestring, n + 1);
+    }
+    static const int required_fwd[] = {FR_CI_QUERY, FR_CI_KEY, FR_CI_VALUE};
+    static const int required_bwd[] = {FR_CI_DY, FR_CI_ATTENTION_IN, FR_CI_SOFTMAX_MAX, FR_CI_SOFTMAX_SUM};
+    for (size_t i = 0; i < 3; i++)
+        if (!c->files[required_fwd[i]])
+            return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: missing (required)", what, input_names[required_fwd[i]]);
+    if (c->op == FR_CASE_BWD)
+        for (size_t i = 0; i < 4; i++)
+            if (!c->files[required_bwd[i]])
+                return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: missing (required for a backward case)", what,
+                               input_names[required_bwd[i]]);
+    return FR_OK;
+}
+
+enum { K_FORMAT, K_OP, K_DTYPE, K_PARAMS, K_INPUTS, K_COUNT };
+static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params", "inputs"};
+
+static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_error *err) {
+    if (!cJSON_IsObject(root))
+        return fr_fail(err, FR_E_FORMAT, "%s: expected a JSON object at the top, got %s", what, json_type(root));
+    const cJSON *item[K_COUNT] = {NULL};
+    for (const cJSON *j = root->child; j; j = j->next) {
+        int k = find_name(top_names, K_COUNT, j->string);
+        if (k < 0) return fr_fail(err, FR_E_FORMAT, "%s: unknown key \"%s\"", what, j->string);
+        if (item[k]) return fr_fail(err, FR_E_FORMAT, "%s: duplicate key \"%s\"", what, j->string);
+        item[k] = j;
+    }
+    for (int k = 0; k < K_COUNT; k++)
+        if (!item[k]) return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
+    const cJSON *f = item[K_FORMAT];
+    if (!cJSON_IsString(f))
+        return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, json_type(f));
+    if (strcmp(f->valuestring, FLASHREF_CASE_FORMAT) != 0) {
+        if (!strncmp(f->valuestring, "flashref-case/", 14))
+            return fr_fail(err, FR_E_FORMAT, "%s: format: version \"%s\" not supported (this build reads %s)", what,
+                           f->valuestring, FLASHREF_CASE_FORMAT);
+        return fr_fail(err, FR_E_FORMAT, "%s: format: \"%s\" is not a flashref case (expected \"%s\")", what,
+                       f->valuestring, FLASHREF_CASE_FORMAT);
+    }
+    const cJSON *op = item[K_OP];
+    if (!cJSON_IsString(op) || (strcmp(op->valuestring, "fwd") && strcmp(op->valuestring, "bwd")))
+        return fr_fail(err, FR_E_FORMAT, "%s: op: expected \"fwd\" or \"bwd\"", what);
+    c->op = !strcmp(op->valuestring, "fwd") ? FR_CASE_FWD : FR_CASE_BWD;
+    const cJSON *dt = item[K_DTYPE];
+    if (!cJSON_IsString(dt))
+        return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, json_type(dt));
+    if ((c->dtype = case_dtype_from_name(dt->valuestring)) == FR_DT_NONE)
+        return fr_fail(err, FR_E_FORMAT, "%s: dtype: \"%s\" (expected fp32, fp16, bf16, e4m3fn, e5m2 or hif8)", what,
+                       dt->valuestring);
+    fr_status st = parse_params(item[K_PARAMS], c, what, err);
+    if (st != FR_OK) return st;
+    return parse_inputs(item[K_INPUTS], c, what, err);
+}
+
+fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const char *what, fr_error *err) {
+    if (!what) what = "case.json";
+    if (!c) return fr_fail(err, FR_E_NULL, "%s: case: NULL", what);
+    memset(c, 0, sizeof *c);
+    c->params = fr_params_default();
+    if (!json && len) return fr_fail(err, FR_E_NULL, "%s: json: NULL", what);
+    if (len && memchr(json, 0, len))
+        return fr_fail(err, FR_E_FORMAT, "%s: contains a NUL byte (not JSON text)", what);
+    char *buf = malloc(len + 1);
+    if (!buf) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %zu bytes", what, len + 1);
+    if (len) memcpy(buf, json, len);
+    buf[len] = 0;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
+    fr_status st;
+    if (!root) {
+        size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+        int line = 1;
+        for (size_t i = 0; i < off; i++) line += buf[i] == '\n';
+        st = fr_fail(err, FR_E_FORMAT, "%s: not valid JSON (line %d, byte %zu)", what, line, off);
+    } else {
+        st = parse_top(root, c, what, err);
+        cJSON_Delete(root);
+    }
+    free(buf);
+    if (st != FR_OK) fr_case_free(c);
+    return st;
+}
+
+/* ---- loading ---- */
+
+/* The dtypes input k of case c may have on disk, in order of preference. */
+static int allowed_dtypes(const fr_case *c, int k, fr_dtype *out) {
+    int n = 0;
+    fr_dtype dt = c->dtype;
+    switch (k) {
+    case FR_CI_QUERY:
+    case FR_CI_KEY:
+    case FR_CI_VALUE:
+    case FR_CI_QUERY_ROPE:
+    case FR_CI_KEY_ROPE: out[n++] = dt; break;
+    case FR_CI_DY:
+    case FR_CI_ATTENTION_IN:
+        /* fp8 backward: attention_in (and possibly dy) are fp16/bf16 (spec 7.2) */
+        out[n++] = dt;
+        if (is_fp8(dt)) {
+            out[n++] = FR_F16;
+            out[n++] = FR_BF16;
+        }
+        break;
+    case FR_CI_REAL_SHIFT:
+        if (c->params.pse_type == 2 || c->params.pse_type == 3) {
+            out[n++] = FR_F32; /* slopes */
+        } else if (is_fp8(dt)) {
+            out[n++] = FR_F16;
+            out[n++] = FR_BF16;
+        } else {
+            out[n++] = dt;
+        }
+        break;
+    case FR_CI_ATTEN_MASK:
+        out[n++] = FR_BOOL;
+        out[n++] = FR_U8;
+        break;
+    case FR_CI_DROP_MASK: out[n++] = FR_U8; break;
+    case FR_CI_D_SCALE_Q:
+    case FR_CI_D_SCALE_K:
+    case FR_CI_D_SCALE_V:
+    case FR_CI_SINK: out[n++] = FR_F32; break;
+    case FR_CI_TOPK_INDICES: out[n++] = FR_I32; break;
+    case FR_CI_SOFTMAX_MAX:
+    case FR_CI_SOFTMAX_SUM:
+        out[n++] = FR_F32;
+        out[n++] = FR_F64;
+        break;
+    default: break;
+    }
+    return n;
+}
+
+static fr_status load_tensor(const char *path, const fr_dtype *allowed, int nallowed, const char *field,
+                             fr_tensor *t, fr_error *err) {
+    fr_npy_header h;
+    fr_status st = fr_npy_read_file_header(path, &h, err);
+    if (st != FR_OK) return st;
+    for (int i = 0; i < nallowed; i++)
+        if (fr_npy_descr_fits(h.descr, allowed[i])) return fr_npy_read_file(path, allowed[i], t, err);
+    char list[128] = "";
+    for (int i = 0; i < nallowed; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s ('%s')", i ? ", " : "",
+                 fr_dtype_name(allowed[i]), fr_npy_descr_for(allowed[i]));
+    return fr_fail(err, FR_E_FORMAT, "%s: descr '%s' is the wrong dtype for %s (expected %s)", path, h.descr, field,
+                   list);
+}
+
+fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) {
+    if (!dir || !c) return fr_fail(err, FR_E_NULL, "case: NULL dir or case");
+    memset(c, 0, sizeof *c);
+    char *path = fr_io_join(dir, "case.json");
+    if (!path) return fr_fail(err, FR_E_NOMEM, "case: out of memory");
+    char *json;
+    size_t len;
+    fr_status st = fr_io_read_all(path, CASE_JSON_MAX, &json, &len, err);
+    if (st == FR_OK) {
+        st = fr_case_parse_json(json, len, c, path, err);
+        free(json);
+    }
+    free(path);
+    if (st != FR_OK) return st;
+    size_t dl = strlen(dir);
+    if (!(c->dir = malloc(dl + 1))) {
+        fr_case_free(c);
+        return fr_fail(err, FR_E_NOMEM, "case: out of memory");
+    }
+    memcpy(c->dir, dir, dl + 1);
+    for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
+        if (!c->files[k]) continue;
+        fr_dtype allowed[4];
+        int na = allowed_dtypes(c, k, allowed);
+        char field[64];
+        snprintf(field, sizeof field, "inputs.%s of a %s case", input_names[k], fr_dtype_name(c->dtype));
+        if (!(path = fr_io_join(dir, c->files[k]))) {
+            st = fr_fail(err, FR_E_NOMEM, "case: out of memory");
+            break;
+        }
+        st = load_tensor(path, allowed, na, field, fr_case_input_slot(&c->in, (fr_case_input)k), err);
+        free(path);
+    }
+    if (st != FR_OK) fr_case_free(c);
+    return st;
+}
+
+void fr_case_free(fr_case *c) {
+    if (!c) return;
+    free(c->prefix);
+    free(c->actual_seq_qlen);
+    free(c->actual_seq_kvlen);
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) {
+        free(c->files[k]);
+        fr_tensor *t = fr_case_input_slot(&c->in, (fr_case_input)k);
+        if (t) free(t->data);
+    }
+    free(c->dir);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- writing ---- */
+
+static bool add_int(cJSON *o, const char *k, int64_t v) {
+    if (v > (int64_t)JSON_INT_MAX || v < -(int64_t)JSON_INT_MAX) return false;
+    return cJSON_AddNumberToObject(o, k, (double)v) != NULL;
+}
+
+static bool add_int_array(cJSON *o, const char *k, const int64_t *a, int64_t n) {
+    if (!a) return cJSON_AddNullToObject(o, k) != NULL;
+    cJSON *arr = cJSON_AddArrayToObject(o, k);
+    if (!arr) return false;
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i] > (int64_t)JSON_INT_MAX || a[i] < -(int64_t)JSON_INT_MAX) return false;
+        cJSON *x = cJSON_CreateNumber((double)a[i]);
+        if (!x || !cJSON_AddItemToArray(arr, x)) {
+            cJSON_Delete(x);
+            return false;
+        }
+    }
+    return true;
+}
+
+fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in, char **json,
+                       fr_error *err) {
+    if (!p || !in || !json) return fr_fail(err, FR_E_NULL, "case.json: NULL params, inputs or output");
+    *json = NULL;
+    if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
+    if (case_dtype_from_name(fr_dtype_name(dtype)) == FR_DT_NONE)
+        return fr_fail(err, FR_E_DTYPE, "case: dtype %s cannot be a case dtype", fr_dtype_name(dtype));
+    if (!isfinite(p->scale_value) || !isfinite(p->keep_prob))
+        return fr_fail(err, FR_E_FORMAT, "case.json: scale_value %g / keep_prob %g: JSON has no Inf/NaN",
+                       p->scale_value, p->keep_prob);
+    if (p->input_layout < FR_BSH || p->input_layout > FR_TND)
+        return fr_fail(err, FR_E_LAYOUT, "case: input_layout %d unknown", (int)p->input_layout);
+    if (p->out_dtype != FR_DT_NONE && case_dtype_from_name(fr_dtype_name(p->out_dtype)) == FR_DT_NONE)
+        return fr_fail(err, FR_E_DTYPE, "case: out_dtype %s cannot be written", fr_dtype_name(p->out_dtype));
+    if (p->prefix_len < 0 || p->actual_seq_len < 0)
+        return fr_fail(err, FR_E_INVALID_ARG, "case: negative prefix_len / actual_seq_len");
+    if (!p->actual_seq_qlen != !p->actual_seq_kvlen)
+        return fr_fail(err, FR_E_SEQLEN, "case: actual_seq_qlen and actual_seq_kvlen must both be given or both NULL");
+    for (int k = FR_CI_DY; k < FR_CASE_NUM_INPUTS; k++)
+        if (op == FR_CASE_FWD && fr_tensor_present(fr_case_input_cslot(in, (fr_case_input)k)))
+            return fr_fail(err, FR_E_INVALID_ARG, "case: %s given for a forward case", input_names[k]);
+    cJSON *root = cJSON_CreateObject(), *pj = NULL, *ij = NULL;
+    bool ok = root && cJSON_AddStringToObject(root, "format", FLASHREF_CASE_FORMAT) &&
+              cJSON_AddStringToObject(root, "op", fr_case_op_name(op)) &&
+              cJSON_AddStringToObject(root, "dtype", fr_dtype_name(dtype)) &&
+              (pj = cJSON_AddObjectToObject(root, "params")) != NULL;
+    ok = ok && add_int(pj, "head_num", p->head_num) &&
+         cJSON_AddStringToObject(pj, "input_layout", fr_layout_name(p->input_layout)) &&
+         cJSON_AddNumberToObject(pj, "scale_value", p->scale_value) &&
+         cJSON_AddNumberToObject(pj, "keep_prob", p->keep_prob) && add_int(pj, "pre_tokens", p->pre_tokens) &&
+         add_int(pj, "next_tokens", p->next_tokens) && add_int(pj, "inner_precise", p->inner_precise) &&
+         add_int(pj, "sparse_mode", p->sparse_mode) && add_int(pj, "pse_type", p->pse_type) &&
+         add_int_array(pj, "prefix", p->prefix, p->prefix_len) &&
+         add_int_array(pj, "actual_seq_qlen", p->actual_seq_qlen, p->actual_seq_len) &&
+         add_int_array(pj, "actual_seq_kvlen", p->actual_seq_kvlen, p->actual_seq_len) &&
+         add_int(pj, "q_start_idx", p->q_start_idx) && add_int(pj, "kv_start_idx", p->kv_start_idx) &&
+         (p->out_dtype == FR_DT_NONE ? cJSON_AddNullToObject(pj, "out_dtype") != NULL
+                                     : cJSON_AddStringToObject(pj, "out_dtype", fr_dtype_name(p->out_dtype)) != NULL) &&
+         cJSON_AddStringToObject(pj, "softmax_layout",
+                                 p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? "same_as_input" : "") &&
+         (ij = cJSON_AddObjectToObject(root, "inputs")) != NULL;
+    for (int k = 0; ok && k < FR_CASE_NUM_INPUTS; k++) {
+        if (!fr_tensor_present(fr_case_input_cslot(in, (fr_case_input)k))) continue;
+        char fn[64];
+        snprintf(fn, sizeof fn, "%s.npy", input_names[k]);
+        ok = cJSON_AddStringToObject(ij, input_names[k], fn) != NULL;
+    }
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return fr_fail(err, FR_E_FORMAT,
+                       "case.json: cannot encode (out of memory, or an integer beyond 2^53 that JSON cannot hold)");
+    size_t n = strlen(text);
+    char *s = malloc(n + 2);
+    if (!s) {
+        free(text);
+        return fr_fail(err, FR_E_NOMEM, "case.json: out of memory");
+    }
+    memcpy(s, text, n);
+    s[n] = '\n';
+    s[n + 1] = 0;
+    free(text);
+    *json = s;
+    return FR_OK;
+}
+
+static fr_status write_text(const char *path, const char *text, fr_error *err) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
+    size_t n = strlen(text);
+    bool ok = fwrite(text, 1, n, f) == n;
+    ok = fclose(f) == 0 && ok;
+    return ok ? FR_OK : fr_fail(err, FR_E_IO, "%s: write error", path);
+}
+
+static fr_status write_named(const char *dir, const char *stem, const fr_tensor *t, fr_error *err) {
+    char fn[64];
+    snprintf(fn, sizeof fn, "%s.npy", stem);
+    char *path = fr_io_join(dir, fn);
+    if (!path) return fr_fail(err, FR_E_NOMEM, "case: out of memory");
+    fr_status st = fr_npy_write_file(path, t, 0, err);
+    free(path);
+    return st;
+}
+
+fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                              const fr_bwd_inputs *in, fr_error *err) {
+    if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
+    char *json;
+    fr_status st = fr_case_json(op, dtype, p, in, &json, err);
+    if (st != FR_OK) return st;
+    if ((st = fr_io_mkdir(dir, err)) == FR_OK) {
+        char *path = fr_io_join(dir, "case.json");
+        st = path ? write_text(path, json, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
+        free(path);
+    }
+    free(json);
+    for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
+        const fr_tensor *t = fr_case_input_cslot(in, (fr_case_input)k);
+        if (fr_tensor_present(t)) st = write_named(dir, input_names[k], t, err);
+    }
+    return st;
+}
+
+fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err) {
+    if (!c) return fr_fail(err, FR_E_NULL, "case: NULL");
+    return fr_case_write_parts(dir, c->op, c->dtype, &c->params, &c->in, err);
+}
+
+/* ---- outputs ---- */
+
+void fr_case_outputs_free(fr_case_outputs *o) {
+    if (!o) return;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) free(fr_case_output_slot(o, (fr_case_output)k)->data);
+    memset(o, 0, sizeof *o);
+}
+
+/* A NaN-filled contiguous tensor of dtype dt and the given shape. */
+static fr_status alloc_nan(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shape, const char *name,
+                           fr_error *err) {
+    *t = fr_tensor_make(dt, NULL, ndim, shape);
+    int64_t n = fr_tensor_numel(t), bytes;
+    size_t es = fr_dtype_size(dt);
+    if (n < 0 || !fr_mul_ok(n, (int64_t)es, &bytes))
+        return fr_fail(err, FR_E_OVERFLOW, "%s: size overflows", name);
+    if (n == 0) return FR_OK;
+    unsigned char *d = malloc((size_t)bytes);
+    if (!d) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %lld bytes", name, (long long)bytes);
+    unsigned char pat[8];
+    fr_tensor one = fr_tensor_make(dt, pat, 0, NULL);
+    fr_store_f64(&one, 0, NAN);
+    for (int64_t i = 0; i < n; i++) memcpy(d + i * (int64_t)es, pat, es);
+    t->data = d;
+    return FR_OK;
+}
+
+fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o, fr_error *err) {
+    if (!c || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL");
+    memset(o, 0, sizeof *o);
+    o->op = c->op;
+    fr_problem pb;
+    fr_status st = c->op == FR_CASE_FWD ? fr_problem_from_fwd(&c->params, &c->in.fwd, &pb, err)
+                                        : fr_problem_from_bwd(&c->params, &c->in, &pb, err);
+    if (st != FR_OK) return st;
+    const fr_fwd_inputs *in = &c->in.fwd;
+    if (c->op == FR_CASE_FWD) {
+        int64_t sh[FR_MAX_DIMS];
+        int nd = in->query.ndim;
+        memcpy(sh, in->query.shape, sizeof sh);
+        if (nd > 0) sh[nd - 1] = (pb.layout == FR_BSH || pb.layout == FR_SBH) ? pb.N1 * pb.Dv : pb.Dv;
+        st = alloc_nan(&o->fwd.attention_out, fp64 ? FR_F64 : pb.out_dtype, nd, sh, "attention_out", err);
+        int64_t ss[4] = {pb.B, pb.N1, pb.S1, 8};
+        int snd = 4;
+        if (pb.layout == FR_TND) {
+            snd = 3;
+            ss[0] = c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.T1 : pb.N1;
+            ss[1] = c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.N1 : pb.T1;
+            ss[2] = 8;
+        }
+        if (st == FR_OK) st = alloc_nan(&o->fwd.softmax_max, fp64 ? FR_F64 : FR_F32, snd, ss, "softmax_max", err);
+        if (st == FR_OK) st = alloc_nan(&o->fwd.softmax_sum, fp64 ? FR_F64 : FR_F32, snd, ss, "softmax_sum", err);
+    } else {
+        fr_dtype gd = fp64 ? FR_F64 : pb.fp8 ? pb.out_dtype : pb.dtype;
+        st = alloc_nan(&o->bwd.dq, gd, in->query.ndim, in->query.shape, "dq", err);
+        if (st == FR_OK) st = alloc_nan(&o->bwd.dk, gd, in->key.ndim, in->key.shape, "dk", err);
+        if (st == FR_OK) st = alloc_nan(&o->bwd.dv, gd, in->value.ndim, in->value.shape, "dv", err);
+        if (st == FR_OK && fr_tensor_present(&in->query_rope))
+            st = alloc_nan(&o->bwd.dq_rope, gd, in->query_rope.ndim, in->query_rope.shape, "dq_rope", err);
+        if (st == FR_OK && fr_tensor_present(&in->key_rope))
+            st = alloc_nan(&o->bwd.dk_rope, gd, in->key_rope.ndim, in->key_rope.shape, "dk_rope", err);
+        int64_t n1 = pb.N1;
+        if (st == FR_OK && fr_tensor_present(&in->sink))
+            st = alloc_nan(&o->bwd.dsink, fp64 ? FR_F64 : FR_F32, 1, &n1, "dsink", err);
+    }
+    if (st != FR_OK) fr_case_outputs_free(o);
+    return st;
+}
+
+fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err) {
+    if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
+    fr_status st = fr_io_mkdir(dir, err);
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
+        if (is_bwd_output(k) != (o->op == FR_CASE_BWD)) continue;
+        const fr_tensor *t = fr_case_output_cslot(o, (fr_case_output)k);
+        if (fr_tensor_present(t)) st = write_named(dir, output_names[k], t, err);
+    }
+    return st;
+}
+
+fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_outputs *o, fr_error *err) {
+    if (!c || !dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL case, dir or outputs");
+    memset(o, 0, sizeof *o);
+    o->op = c->op;
+    fr_status st = FR_OK;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
+        if (is_bwd_output(k) != (c->op == FR_CASE_BWD)) continue;
+        if ((k == FR_CO_DQ_ROPE && !c->files[FR_CI_QUERY_ROPE]) || (k == FR_CO_DK_ROPE && !c->files[FR_CI_KEY_ROPE]) ||
+            (k == FR_CO_DSINK && !c->files[FR_CI_SINK]))
+            continue;
+        char fn[64];
+        snprintf(fn, sizeof fn, "%s.npy", output_names[k]);
+        char *path = fr_io_join(dir, fn);
+        if (!path) {
+            st = fr_fail(err, FR_E_NOMEM, "case: out of memory");
+            break;
+        }
+        fr_npy_header h;
+        st = fr_npy_read_file_header(path, &h, err);
+        if (st == FR_OK) {
+            /* As on disk: numpy types as themselves; bit patterns from the case's dtypes. */
+            fr_dtype dt = fr_npy_native_dtype(h.descr);
+            if (!strcmp(h.descr, "<u2")) dt = FR_BF16;
+            if (fr_dtype_size(dt) == 1 && dt != FR_BOOL && is_fp8(c->dtype)) dt = c->dtype;
+            if (!strcmp(h.descr, "|i1")) dt = is_fp8(c->dtype) ? c->dtype : FR_DT_NONE;
+            if (dt == FR_DT_NONE)
+                st = fr_fail(err, FR_E_FORMAT, "%s: descr '%s' cannot hold an output", path, h.descr);
+            else
+                st = fr_npy_read_file(path, dt, fr_case_output_slot(o, (fr_case_output)k), err);
+        }
+        free(path);
+    }
+    if (st != FR_OK) fr_case_outputs_free(o);
+    return st;
+}
