@@ -4,16 +4,23 @@
 #include "core/core.h"
 #include "flashref_convert.h"
 
+#include <cpuid.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* F16C from cpuid leaf 1 (clang's __builtin_cpu_supports does not know "f16c"). */
+static bool cpu_f16c(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
 
 static bool cpu_has(fr_isa isa) {
     switch (isa) {
     case FR_ISA_AUTO:
     case FR_ISA_SCALAR: return true;
     case FR_ISA_AVX2:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && cpu_f16c();
     case FR_ISA_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && cpu_has(FR_ISA_AVX2);
