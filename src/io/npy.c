@@ -304,12 +304,15 @@ static fr_status open_header(const char *path, FILE **fp, fr_npy_header *h, fr_e
     } else if (!(hb = malloc(prelen + hl))) {
         st = fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", path);
     } else {
-        memcpy(hb, pre, got);
-        if (fread(hb + got, 1, prelen + hl - got, f) != prelen + hl - got)
+        size_t need = prelen + (size_t)hl, have = got < need ? got : need;
+        memcpy(hb, pre, have);
+        if (fread(hb + have, 1, need - have, f) != need - have)
             st = fr_fail(err, FR_E_IO, "%s: read error", path);
         else
-            st = fr_npy_parse_header(hb, prelen + hl, h, path, err);
+            st = fr_npy_parse_header(hb, need, h, path, err);
         free(hb);
+        if (st == FR_OK && fseek(f, (long)h->data_offset, SEEK_SET) != 0)
+            st = fr_fail(err, FR_E_IO, "%s: seek error", path);
         if (st == FR_OK && size - h->data_offset != h->data_bytes)
             st = fr_fail(err, FR_E_FORMAT,
                          "%s: data size %lld bytes does not match shape and descr '%s' (%lld bytes expected)", path,

@@ -1,0 +1,98 @@
+/* Helpers shared by the io tests: seeded RNG, checks that count failures, whole-file read/write, temp cleanup. */
+#ifndef FR_TESTS_IO_TEST_UTIL_H
+#define FR_TESTS_IO_TEST_UTIL_H
+
+#include "flashref.h"
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int io_failures;
+
+#define CHECK(cond, ...)                                                                                              \
+    do {                                                                                                              \
+        if (!(cond)) {                                                                                                \
+            io_failures++;                                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
+            fprintf(stderr, __VA_ARGS__);                                                                             \
+            fputc('\n', stderr);                                                                                      \
+        }                                                                                                             \
+    } while (0)
+#define CHECK_OK(call, e)                                                                                             \
+    do {                                                                                                              \
+        fr_status st_ = (call);                                                                                       \
+        CHECK(st_ == FR_OK, "%s -> %s: %s", #call, fr_status_name(st_), (e).msg);                                     \
+    } while (0)
+
+/* FLASHREF_SEED when set, else the clock; printed by each test. */
+static inline uint64_t io_seed(void) {
+    const char *s = getenv("FLASHREF_SEED");
+    if (s && *s) return strtoull(s, NULL, 0);
+    return (uint64_t)time(NULL);
+}
+
+/* splitmix64 */
+static inline uint64_t io_rand(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Same dtype, shape and bytes (b contiguous; a contiguous too). */
+static inline bool same_tensor(const fr_tensor *a, const fr_tensor *b) {
+    if (a->dtype != b->dtype || a->ndim != b->ndim) return false;
+    for (int k = 0; k < a->ndim; k++)
+        if (a->shape[k] != b->shape[k]) return false;
+    int64_t n = fr_tensor_numel(a);
+    if (n == 0) return true;
+    return a->data && b->data && !memcmp(a->data, b->data, (size_t)n * fr_dtype_size(a->dtype));
+}
+
+static inline char *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+static inline void write_whole(const char *path, const void *b, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(b, 1, len, f) != len) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+static inline int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+static inline void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static inline int io_report(const char *name) {
+    if (io_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, io_failures);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
+
+#endif
