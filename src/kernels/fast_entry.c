@@ -1,15 +1,58 @@
-/* Placeholder entry of the fast engine until it is implemented: answers "not available", never a fake result. */
+/* The fast engine's entry points (src/api/engines.h): pick the kernel variant (fr_engine.isa, else cpuid lowered by
+ * FLASHREF_ISA), check the output dtypes this engine writes, run the fused drivers. */
 #include "api/engines.h"
 #include "core/core.h"
+#include "kernels/kernels.h"
+
+static const char *isa_name(fr_isa isa) {
+    switch (isa) {
+    case FR_ISA_AUTO: return "auto";
+    case FR_ISA_SCALAR: return "scalar";
+    case FR_ISA_AVX2: return "avx2";
+    case FR_ISA_AVX512: return "avx512";
+    case FR_ISA_AVX512_BF16: return "avx512bf16";
+    }
+    return "unknown";
+}
 
 fr_status fr_fast_available(const fr_engine *e, fr_error *err) {
-    return fr_fail(err, FR_E_NOT_AVAILABLE, "engine 'fast' is not implemented in this build yet");
+    fr_isa isa = e ? e->isa : FR_ISA_AUTO;
+    if ((int)isa < FR_ISA_AUTO || isa > FR_ISA_AVX512_BF16)
+        return fr_fail(err, FR_E_INVALID_ARG, "engine.isa: unknown value %d", (int)isa);
+    if (!fr_kops_get(isa))
+        return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: %s is not supported by this CPU", isa_name(isa));
+    return FR_OK;
 }
+
+/* attention-like outputs: the operator dtype, fp32 or fp64; softmax statistics and dsink: fp32 or fp64. */
+static fr_status check_dtype(const fr_tensor *t, fr_dtype op, const char *name, fr_error *err) {
+    if (!fr_tensor_present(t)) return FR_OK;
+    if (t->dtype == op || t->dtype == FR_F32 || t->dtype == FR_F64) return FR_OK;
+    return fr_fail(err, FR_E_OUTPUT, "%s: dtype %s not written by engine 'fast' (use %s, fp32 or fp64)", name,
+                   fr_dtype_name(t->dtype), fr_dtype_name(op));
+}
+
 fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
-                    const fr_engine *e, fr_error *err) {
-    return fr_fail(err, FR_E_NOT_AVAILABLE, "engine 'fast' is not implemented in this build yet");
+                      const fr_engine *e, fr_error *err) {
+    const fr_kops *ops = fr_kops_get(e ? e->isa : FR_ISA_AUTO);
+    if (!ops) return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: not supported by this CPU");
+    fr_status st;
+    if ((st = check_dtype(&out->attention_out, pb->out_dtype, "attention_out", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->softmax_max, FR_F32, "softmax_max", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->softmax_sum, FR_F32, "softmax_sum", err)) != FR_OK) return st;
+    return fr_k_fwd(ops, e ? e->num_threads : 0, pb, p, in, out, err);
 }
+
 fr_status fr_fast_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
-                    const fr_engine *e, fr_error *err) {
-    return fr_fail(err, FR_E_NOT_AVAILABLE, "engine 'fast' is not implemented in this build yet");
+                      const fr_engine *e, fr_error *err) {
+    const fr_kops *ops = fr_kops_get(e ? e->isa : FR_ISA_AUTO);
+    if (!ops) return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: not supported by this CPU");
+    fr_status st;
+    if ((st = check_dtype(&out->dq, pb->dtype, "dq", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->dk, pb->dtype, "dk", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->dv, pb->dtype, "dv", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->dq_rope, pb->dtype, "dq_rope", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->dk_rope, pb->dtype, "dk_rope", err)) != FR_OK) return st;
+    if ((st = check_dtype(&out->dsink, FR_F32, "dsink", err)) != FR_OK) return st;
+    return fr_k_bwd(ops, e ? e->num_threads : 0, pb, p, in, out, err);
 }

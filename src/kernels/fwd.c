@@ -1,0 +1,355 @@
+/* Fused forward (FlashAttention-2 style): per (b, h, query tile of FR_K_BM rows) one task; key tiles of FR_K_BN
+ * rows stream through; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
+ * variant has it), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping by core/osm.h
+ * (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input dtype (D3),
+ * O += P V. Every output element is written by one task in a fixed order: bit-identical for any thread count. */
+#include "core/core.h"
+#include "core/osm.h"
+#include "kernels/kernels.h"
+#include "kernels/kio.h"
+#include "semantics/dtype_inline.h"
+#include "semantics/semantics.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fwd_ctx {
+    const fr_kops *ops;
+    const fr_problem *pb;
+    const fr_fwd_inputs *in;
+    const fr_fwd_outputs *out;
+    fr_softmax_layout sl;
+    fr_sem sem;
+    int64_t DQ;           /* Dk + Drope: rope is attention over the concatenated head dim (spec 2.3) */
+    int64_t DQ2;          /* bf16 pairs per Q/K row */
+    bool bf16;            /* bf16 inputs on the variant's bf16 GEMM */
+    int64_t nqt;          /* non-TND: query tiles per (b, h) */
+    fr_sem_batch *batches;/* TND: every batch (B <= 2K) */
+    int64_t *task0;       /* TND: first task of batch b; task0[B] = total */
+} fwd_ctx;
+
+typedef struct fwd_ws {
+    float *q, *kt, *v, *s, *o, *pse;
+    uint8_t *keep, *drop;
+    uint16_t *row16;                 /* one bf16 row */
+    uint32_t *qb, *ktb, *pb2, *vb;   /* bf16 pair-packed Q [BM][DQ2], K^T [DQ2][BN], P [BM][BN/2], V [BN/2][Dv] */
+    fr_osm_f32 st[FR_K_BM];
+    float dq[FR_K_BM];               /* fp8 d_scale_q of each row */
+} fwd_ws;
+
+static void ws_free(fwd_ws *w) {
+    free(w->q), free(w->kt), free(w->v), free(w->s), free(w->o), free(w->pse), free(w->keep), free(w->drop);
+    free(w->row16), free(w->qb), free(w->ktb), free(w->pb2), free(w->vb);
+    memset(w, 0, sizeof *w);
+}
+
+static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
+    int64_t DQ = c->DQ > 0 ? c->DQ : 1, Dv = c->pb->Dv > 0 ? c->pb->Dv : 1;
+    memset(w, 0, sizeof *w);
+    w->q = malloc(sizeof(float) * FR_K_BM * DQ);
+    w->kt = malloc(sizeof(float) * DQ * FR_K_BN);
+    w->v = malloc(sizeof(float) * FR_K_BN * Dv);
+    w->s = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
+    w->o = malloc(sizeof(float) * FR_K_BM * Dv);
+    w->pse = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
+    w->keep = malloc(FR_K_BM * FR_K_BN);
+    w->drop = malloc(FR_K_BM * FR_K_BN);
+    bool ok = w->q && w->kt && w->v && w->s && w->o && w->pse && w->keep && w->drop;
+    if (c->bf16) {
+        int64_t D2 = c->DQ2 > 0 ? c->DQ2 : 1;
+        w->row16 = malloc(sizeof(uint16_t) * (size_t)(2 * D2 + 2 * Dv));
+        w->qb = malloc(sizeof(uint32_t) * FR_K_BM * D2);
+        w->ktb = malloc(sizeof(uint32_t) * D2 * FR_K_BN);
+        w->pb2 = malloc(sizeof(uint32_t) * FR_K_BM * (FR_K_BN / 2));
+        w->vb = malloc(sizeof(uint32_t) * (FR_K_BN / 2) * Dv);
+        ok = ok && w->row16 && w->qb && w->ktb && w->pb2 && w->vb;
+    }
+    if (!ok) ws_free(w);
+    return ok;
+}
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline uint32_t pair16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
+
+/* One Q/K row (head dims [0, Dk) then rope [Dk, DQ)) of head n, row i of batch sb, as fp32 into dst. */
+static void load_qk_row(const fwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
+                        int64_t row0, int64_t n, int64_t i, float *dst) {
+    const fr_problem *pb = c->pb;
+    fr_kio_load_f32(t, fr_layout_offset(t, pb->layout, pb->Dk, row0, sb->b, n, i, 0), pb->Dk, dst);
+    if (pb->Drope > 0)
+        fr_kio_load_f32(rope, fr_layout_offset(rope, pb->layout, pb->Drope, row0, sb->b, n, i, 0), pb->Drope,
+                        dst + pb->Dk);
+}
+/* Same as bf16 bits (bf16 path), zero-padded to 2 * DQ2. */
+static void load_qk_row16(const fwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
+                          int64_t row0, int64_t n, int64_t i, uint16_t *dst) {
+    const fr_problem *pb = c->pb;
+    fr_kio_load_bf16(t, fr_layout_offset(t, pb->layout, pb->Dk, row0, sb->b, n, i, 0), pb->Dk, dst);
+    if (pb->Drope > 0)
+        fr_kio_load_bf16(rope, fr_layout_offset(rope, pb->layout, pb->Drope, row0, sb->b, n, i, 0), pb->Drope,
+                         dst + pb->Dk);
+    if (c->DQ & 1) dst[c->DQ] = 0;
+}
+
+/* Packs Q rows [i0, i0 + ni) of head h. */
+static void pack_q(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni) {
+    const fr_fwd_inputs *in = c->in;
+    for (int64_t r = 0; r < ni; r++) {
+        if (c->bf16) {
+            load_qk_row16(c, &in->query, &in->query_rope, sb, sb->q0, h, i0 + r, w->row16);
+            for (int64_t p = 0; p < c->DQ2; p++) w->qb[r * c->DQ2 + p] = pair16(w->row16[2 * p], w->row16[2 * p + 1]);
+        } else {
+            load_qk_row(c, &in->query, &in->query_rope, sb, sb->q0, h, i0 + r, w->q + r * c->DQ);
+        }
+        w->dq[r] = c->pb->fp8 ? fr_sem_dscale_q(&c->sem, sb, h, i0 + r) : 1.0f;
+    }
+}
+
+/* Packs K^T [DQ x nj] and V [nj x Dv] (fp8: V times its d_scale_v block) of kv head kv, keys [j0, j0 + nj). */
+static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
+    const fr_problem *pb = c->pb;
+    const fr_fwd_inputs *in = c->in;
+    int64_t Dv = pb->Dv;
+    if (c->bf16) {
+        uint16_t *r0 = w->row16, *r1 = w->row16 + 2 * c->DQ2;
+        for (int64_t j = 0; j < nj; j++) {
+            load_qk_row16(c, &in->key, &in->key_rope, sb, sb->kv0, kv, j0 + j, r0);
+            for (int64_t p = 0; p < c->DQ2; p++) w->ktb[p * FR_K_BN + j] = pair16(r0[2 * p], r0[2 * p + 1]);
+        }
+        for (int64_t j = 0; j < nj; j += 2) {
+            fr_kio_load_bf16(&in->value, fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0),
+                             Dv, r0);
+            if (j + 1 < nj)
+                fr_kio_load_bf16(&in->value,
+                                 fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j + 1, 0), Dv,
+                                 r1);
+            else
+                memset(r1, 0, sizeof(uint16_t) * (size_t)Dv);
+            for (int64_t d = 0; d < Dv; d++) w->vb[(j / 2) * Dv + d] = pair16(r0[d], r1[d]);
+        }
+        return;
+    }
+    float *row = w->s; /* S is free while packing; DQ <= 2 * 768 < FR_K_BM * FR_K_BN */
+    for (int64_t j = 0; j < nj; j++) {
+        load_qk_row(c, &in->key, &in->key_rope, sb, sb->kv0, kv, j0 + j, row);
+        for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = row[d];
+        float *vr = w->v + j * Dv;
+        fr_kio_load_f32(&in->value, fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv,
+                        vr);
+        if (pb->fp8) {
+            float dv = fr_sem_dscale_v(&c->sem, sb, kv, j0 + j);
+            for (int64_t d = 0; d < Dv; d++) vr[d] *= dv;
+        }
+    }
+}
+
+/* x = scores of the tile from the raw products in w->s (spec 3 steps 1-3; docs/semantics-decisions.md 2-3). */
+static void scores(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
+                   int64_t ni, int64_t j0, int64_t nj, fr_tile_class cls) {
+    const fr_sem *sem = &c->sem;
+    float scale = sem->scale;
+    float *S = w->s;
+    if (sem->pse) fr_sem_tile_pse_f32(sem, sb, h, i0, ni, j0, nj, w->pse, FR_K_BN);
+    /* fp8 key scale: constant over the tile because FR_K_BN divides 256. */
+    float dk = c->pb->fp8 ? fr_sem_dscale_k(sem, sb, kv, j0) : 1.0f;
+    for (int64_t r = 0; r < ni; r++) {
+        float *x = S + r * FR_K_BN;
+        const float *ps = w->pse + r * FR_K_BN;
+        if (c->pb->fp8) {
+            if (sem->pse && sem->pse_type == 1) {
+                for (int64_t j = 0; j < nj; j++) {
+                    float t = x[j] * w->dq[r];
+                    t = t * dk;
+                    t = t + ps[j];
+                    x[j] = t * scale;
+                }
+            } else {
+                float f = scale * w->dq[r];
+                f = f * dk; /* one multiply by scale * dq * dk, the product formed in fp32 first (spec 3 step 2) */
+                for (int64_t j = 0; j < nj; j++) {
+                    float t = x[j] * f;
+                    x[j] = sem->pse ? t + ps[j] : t;
+                }
+            }
+        } else if (sem->pse && sem->pse_type == 1) {
+            for (int64_t j = 0; j < nj; j++) {
+                float t = x[j] + ps[j];
+                x[j] = t * scale;
+            }
+        } else if (sem->pse) {
+            for (int64_t j = 0; j < nj; j++) {
+                float t = x[j] * scale;
+                x[j] = t + ps[j];
+            }
+        } else {
+            for (int64_t j = 0; j < nj; j++) x[j] = x[j] * scale;
+        }
+    }
+    if (cls == FR_TILE_PARTIAL) {
+        fr_sem_tile_keep(sem, sb, h, i0, ni, j0, nj, w->keep, FR_K_BN);
+        for (int64_t r = 0; r < ni; r++)
+            for (int64_t j = 0; j < nj; j++)
+                if (!w->keep[r * FR_K_BN + j]) S[r * FR_K_BN + j] = -INFINITY; /* excluded (decision 3) */
+    }
+}
+
+static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
+    const fr_problem *pb = c->pb;
+    const fr_kops *ops = c->ops;
+    const fr_sem *sem = &c->sem;
+    int64_t ni = min64(FR_K_BM, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
+    pack_q(c, w, sb, h, i0, ni);
+    for (int64_t r = 0; r < ni; r++) {
+        w->st[r] = fr_osm_f32_init();
+        if (sem->sink) { /* the sink is one more logit with a zero value vector (D6) */
+            float a, mu, sk = fr_sem_sink(sem, h);
+            fr_osm_f32_update(&w->st[r], sk, 0.0f, &a, &mu);
+            fr_osm_f32_add_sum(&w->st[r], expf(sk - mu));
+        }
+    }
+    memset(w->o, 0, sizeof(float) * (size_t)(ni * Dv));
+    for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
+        int64_t nj = min64(FR_K_BN, sb->S2 - j0);
+        fr_tile_class cls = fr_sem_tile_class(sem, sb, h, i0, ni, j0, nj);
+        if (cls == FR_TILE_SKIP) continue;
+        pack_kv(c, w, sb, kv, j0, nj);
+        if (c->bf16)
+            ops->gemm_bf16(ni, nj, c->DQ2, w->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
+        else
+            ops->gemm_f32(ni, nj, c->DQ, w->q, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+        scores(c, w, sb, h, kv, i0, ni, j0, nj, cls);
+        if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
+        for (int64_t r = 0; r < ni; r++) {
+            float *x = w->s + r * FR_K_BN, alpha, mu;
+            fr_osm_f32_update(&w->st[r], ops->max_f32(nj, x), 0.0f, &alpha, &mu);
+            if (alpha != 1.0f) {
+                float *o = w->o + r * Dv;
+                for (int64_t d = 0; d < Dv; d++) o[d] *= alpha;
+            }
+            fr_osm_f32_add_sum(&w->st[r], ops->expsum_f32(nj, x, mu));
+            if (sem->dropout) { /* after the sum: l excludes dropout (spec 3 steps 5-6) */
+                const uint8_t *dk = w->drop + r * FR_K_BN;
+                for (int64_t j = 0; j < nj; j++) x[j] = dk[j] ? x[j] * sem->rkeep : 0.0f;
+            }
+            fr_kio_round_p(pb->dtype, nj, x);
+        }
+        if (c->bf16) {
+            int64_t nj2 = (nj + 1) / 2;
+            for (int64_t r = 0; r < ni; r++) {
+                const float *x = w->s + r * FR_K_BN;
+                uint32_t *pr = w->pb2 + r * (FR_K_BN / 2);
+                for (int64_t p = 0; p < nj2; p++) {
+                    /* x holds bf16 values already: the top 16 bits are the bf16 encoding */
+                    uint32_t lo = fr_f32_bits(x[2 * p]) >> 16;
+                    uint32_t hi = 2 * p + 1 < nj ? fr_f32_bits(x[2 * p + 1]) >> 16 : 0;
+                    pr[p] = lo | (hi << 16);
+                }
+            }
+            ops->gemm_bf16(ni, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->o, Dv, true);
+        } else {
+            ops->gemm_f32(ni, Dv, nj, w->s, FR_K_BN, w->v, Dv, w->o, Dv, true);
+        }
+    }
+    const fr_fwd_outputs *out = c->out;
+    for (int64_t r = 0; r < ni; r++) {
+        float inv_l, mx, sm, *o = w->o + r * Dv;
+        if (fr_osm_f32_finalize(&w->st[r], &inv_l, &mx, &sm)) {
+            for (int64_t d = 0; d < Dv; d++) o[d] = o[d] / sm; /* spec 3 step 8: acc / l in fp32 */
+        } else {
+            for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */
+        }
+        int64_t i = i0 + r;
+        if (fr_tensor_present(&out->attention_out))
+            fr_kio_store_f32(&out->attention_out,
+                             fr_layout_offset(&out->attention_out, pb->layout, Dv, sb->q0, sb->b, h, i, 0), Dv, o);
+        const fr_tensor *tm = &out->softmax_max, *ts = &out->softmax_sum;
+        fr_kio_store_stat(tm, fr_softmax_offset(tm, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), mx);
+        fr_kio_store_stat(ts, fr_softmax_offset(ts, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), sm);
+    }
+}
+
+/* Task t -> (batch, head, first query row). */
+static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, int64_t *i0) {
+    const fr_problem *pb = c->pb;
+    if (pb->layout != FR_TND) {
+        int64_t per_b = pb->N1 * c->nqt;
+        fr_sem_batch_get(&c->sem, t / per_b, sb);
+        *h = (t % per_b) / c->nqt;
+        *i0 = (t % c->nqt) * FR_K_BM;
+        return;
+    }
+    int64_t lo = 0, hi = pb->B - 1; /* last b with task0[b] <= t */
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (c->task0[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    *sb = c->batches[lo];
+    int64_t nqt = (sb->S1 + FR_K_BM - 1) / FR_K_BM, k = t - c->task0[lo];
+    *h = k / nqt;
+    *i0 = (k % nqt) * FR_K_BM;
+}
+
+fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
+                   const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
+    fwd_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ops = ops;
+    c.pb = pb;
+    c.in = in;
+    c.out = out;
+    c.sl = p->softmax_layout;
+    fr_status st = fr_sem_init(&c.sem, pb, p, in, err);
+    if (st != FR_OK) return st;
+    if (c.sem.topk) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': topk_indices not supported yet");
+    c.DQ = pb->Dk + pb->Drope;
+    c.DQ2 = (c.DQ + 1) / 2;
+    c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL;
+    int64_t ntasks = 0;
+    if (pb->layout == FR_TND) {
+        c.batches = malloc(sizeof(fr_sem_batch) * (size_t)(pb->B > 0 ? pb->B : 1));
+        c.task0 = malloc(sizeof(int64_t) * (size_t)(pb->B + 1));
+        if (!c.batches || !c.task0) {
+            free(c.batches), free(c.task0);
+            return fr_fail(err, FR_E_NOMEM, "engine 'fast': %lld batch descriptors", (long long)pb->B);
+        }
+        for (int64_t b = 0; b < pb->B; b++) {
+            fr_sem_batch_get(&c.sem, b, &c.batches[b]);
+            c.task0[b] = ntasks;
+            ntasks += pb->N1 * ((c.batches[b].S1 + FR_K_BM - 1) / FR_K_BM);
+        }
+        c.task0[pb->B] = ntasks;
+    } else {
+        c.nqt = (pb->S1 + FR_K_BM - 1) / FR_K_BM;
+        int64_t t;
+        if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &ntasks))
+            return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': B * N1 * query tiles overflows");
+    }
+    int failed = 0;
+    int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
+    if (ntasks > 0) {
+#pragma omp parallel num_threads(nt)
+        {
+            fwd_ws w;
+            bool ok = ws_alloc(&w, &c);
+            if (!ok) {
+#pragma omp atomic write
+                failed = 1;
+            }
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t t = 0; t < ntasks; t++) {
+                if (!ok) continue;
+                fr_sem_batch sb;
+                int64_t h, i0;
+                task_of(&c, t, &sb, &h, &i0);
+                fwd_task(&c, &w, &sb, h, i0);
+            }
+            if (ok) ws_free(&w);
+        }
+    }
+    free(c.batches), free(c.task0);
+    if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
+    return FR_OK;
+}

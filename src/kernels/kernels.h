@@ -1,0 +1,59 @@
+/* Internal interface of the fast engine: the per-ISA microkernel table and the fused drivers.
+ *
+ * Naming (style.md 4): fr_k_<op>_<dtype>_<tile>_<isa>, e.g. fr_k_gemm_f32_6x64_avx512 is the fp32 GEMM microkernel
+ * that keeps a 6-row x 64-column block of C in registers, fr_k_expsum_f32_avx512 the row exp-and-sum. The drivers
+ * (fwd.c, bwd.c) are portable C and see only the fr_kops table; every slot of every table is filled (scalar
+ * underneath, style.md 1). */
+#ifndef FR_KERNELS_KERNELS_H
+#define FR_KERNELS_KERNELS_H
+
+#include "core/problem.h"
+
+/* Tile sizes of the drivers: BM query rows x BN key rows (fwd_f32_64x64). d_scale blocks (128 / 256) are multiples. */
+#define FR_K_BM 64
+#define FR_K_BN 64
+
+typedef struct fr_kops {
+    const char *name;
+    fr_isa isa;
+    /* C[m x n] = (acc ? C : 0) + A[m x k] . B[k x n]; row-major with leading dims; fp32 FMA accumulation in k order. */
+    void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B, int64_t ldb,
+                     float *C, int64_t ldc, bool acc);
+    /* Largest of x[0..n) (-inf for n = 0). */
+    float (*max_f32)(int64_t n, const float *x);
+    /* x[j] = exp(x[j] - sub) in place (exp(-inf) = 0); returns the sum. */
+    float (*expsum_f32)(int64_t n, float *x, float sub);
+    /* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B
+     * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation.
+     * NULL when the variant has no bf16 dot instruction (the driver then widens to fp32). */
+    void (*gemm_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                      int64_t ldb, float *C, int64_t ldc, bool acc);
+} fr_kops;
+
+#define FR_KVARIANT(name, isa, str) extern const fr_kops fr_kops_##name;
+#include "kernels/variants.inc"
+#undef FR_KVARIANT
+
+/* The microkernels, for variants that reuse another's slot and for tests/benchmarks. */
+void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                              int64_t ldb, float *C, int64_t ldc, bool acc);
+float fr_k_max_f32_scalar(int64_t n, const float *x);
+float fr_k_expsum_f32_scalar(int64_t n, float *x, float sub);
+void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, float *C, int64_t ldc, bool acc);
+float fr_k_max_f32_avx512(int64_t n, const float *x);
+float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub);
+
+/* Whether this CPU runs the variant. */
+bool fr_kops_isa_available(fr_isa isa);
+/* The table for a request: FR_ISA_AUTO = the best the CPU has, lowered by FLASHREF_ISA when set; an explicit ISA is
+ * used as is (NULL when the CPU lacks it). */
+const fr_kops *fr_kops_get(fr_isa isa);
+
+/* The fused drivers (fwd.c, bwd.c), called after validation. ops: the variant to use; num_threads 0 = default. */
+fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
+                   const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err);
+fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
+                   const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err);
+
+#endif

@@ -1,0 +1,104 @@
+/* AVX-512F variant: fp32 GEMM microkernel with a 6 x 64 block of C in 24 zmm registers (broadcast A, 4 loads of B
+ * per k step: 24 FMAs per 10 loads, so the two FMA ports stay the bottleneck), masked loads/stores for tails;
+ * vector exp (Cody-Waite reduction, degree-6 polynomial, scalef) for the softmax. */
+#include "kernels/kernels.h"
+#include "kernels/simd_avx512.h"
+
+#include <immintrin.h>
+
+static inline __mmask16 tail_mask(int64_t rem) {
+    return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
+}
+
+/* One MR x 64 block (MR constant after inlining). */
+static inline __attribute__((always_inline)) void block_f32(const int MR, int64_t k, const float *A, int64_t lda,
+                                                            const float *B, int64_t ldb, float *C, int64_t ldc,
+                                                            int64_t nc, bool acc) {
+    __m512 c[6][4];
+    __mmask16 mk[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++)
+            c[r][v] = acc ? _mm512_maskz_loadu_ps(mk[v], C + r * ldc + 16 * v) : _mm512_setzero_ps();
+    for (int64_t kk = 0; kk < k; kk++) {
+        const float *b = B + kk * ldb;
+        __m512 b0 = _mm512_maskz_loadu_ps(mk[0], b), b1 = _mm512_maskz_loadu_ps(mk[1], b + 16);
+        __m512 b2 = _mm512_maskz_loadu_ps(mk[2], b + 32), b3 = _mm512_maskz_loadu_ps(mk[3], b + 48);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; r++) {
+            __m512 a = _mm512_set1_ps(A[r * lda + kk]);
+            c[r][0] = _mm512_fmadd_ps(a, b0, c[r][0]);
+            c[r][1] = _mm512_fmadd_ps(a, b1, c[r][1]);
+            c[r][2] = _mm512_fmadd_ps(a, b2, c[r][2]);
+            c[r][3] = _mm512_fmadd_ps(a, b3, c[r][3]);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) _mm512_mask_storeu_ps(C + r * ldc + 16 * v, mk[v], c[r][v]);
+}
+
+#define FR_BLOCK_FN(MR)                                                                                             \
+    static void block_f32_##MR(int64_t k, const float *A, int64_t lda, const float *B, int64_t ldb, float *C,       \
+                               int64_t ldc, int64_t nc, bool acc) {                                                 \
+        block_f32(MR, k, A, lda, B, ldb, C, ldc, nc, acc);                                                          \
+    }
+FR_BLOCK_FN(1)
+FR_BLOCK_FN(2)
+FR_BLOCK_FN(3)
+FR_BLOCK_FN(4)
+FR_BLOCK_FN(5)
+FR_BLOCK_FN(6)
+
+typedef void (*block_fn)(int64_t, const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, bool);
+static const block_fn blocks[7] = {NULL, block_f32_1, block_f32_2, block_f32_3, block_f32_4, block_f32_5,
+                                   block_f32_6};
+
+void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                               int64_t ldb, float *C, int64_t ldc, bool acc) {
+    for (int64_t j = 0; j < n; j += 64) {
+        int64_t nc = n - j < 64 ? n - j : 64;
+        for (int64_t i = 0; i < m; i += 6) {
+            int64_t mr = m - i < 6 ? m - i : 6;
+            blocks[mr](k, A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, nc, acc);
+        }
+    }
+}
+
+float fr_k_max_f32_avx512(int64_t n, const float *x) {
+    __m512 m = _mm512_set1_ps(-__builtin_inff());
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(x + j));
+    if (j < n) m = _mm512_mask_max_ps(m, tail_mask(n - j), m, _mm512_maskz_loadu_ps(tail_mask(n - j), x + j));
+    return _mm512_reduce_max_ps(m);
+}
+
+float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub) {
+    __m512 s = _mm512_setzero_ps(), vs = _mm512_set1_ps(sub);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512 e = fr_exp512(_mm512_sub_ps(_mm512_loadu_ps(x + j), vs));
+        _mm512_storeu_ps(x + j, e);
+        s = _mm512_add_ps(s, e);
+    }
+    if (j < n) {
+        __mmask16 mk = tail_mask(n - j);
+        __m512 e = fr_exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + j), vs));
+        _mm512_mask_storeu_ps(x + j, mk, e);
+        s = _mm512_mask_add_ps(s, mk, s, e);
+    }
+    return _mm512_reduce_add_ps(s);
+}
+
+const fr_kops fr_kops_avx512 = {
+    .name = "avx512",
+    .isa = FR_ISA_AVX512,
+    .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
+    .max_f32 = fr_k_max_f32_avx512,
+    .expsum_f32 = fr_k_expsum_f32_avx512,
+    .gemm_bf16 = NULL,
+};

@@ -1,0 +1,82 @@
+/* AVX512-BF16 variant: the AVX-512 fp32 slots plus a bf16 GEMM on vdpbf16ps (two exact bf16 products per lane
+ * and step, fp32 accumulation), 6 x 64 block of C in 24 zmm registers as in the fp32 microkernel. */
+#include "kernels/kernels.h"
+
+#include <immintrin.h>
+
+void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                    const uint32_t *B, int64_t ldb, float *C, int64_t ldc, bool acc);
+
+static inline __mmask16 tail_mask(int64_t rem) {
+    return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
+}
+
+static inline __attribute__((always_inline)) void block_bf16(const int MR, int64_t k2, const uint32_t *A,
+                                                             int64_t lda2, const uint32_t *B, int64_t ldb, float *C,
+                                                             int64_t ldc, int64_t nc, bool acc) {
+    __m512 c[6][4];
+    __mmask16 mk[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++)
+            c[r][v] = acc ? _mm512_maskz_loadu_ps(mk[v], C + r * ldc + 16 * v) : _mm512_setzero_ps();
+    for (int64_t p = 0; p < k2; p++) {
+        const uint32_t *b = B + p * ldb;
+        __m512bh b0 = (__m512bh)_mm512_maskz_loadu_epi32(mk[0], b);
+        __m512bh b1 = (__m512bh)_mm512_maskz_loadu_epi32(mk[1], b + 16);
+        __m512bh b2 = (__m512bh)_mm512_maskz_loadu_epi32(mk[2], b + 32);
+        __m512bh b3 = (__m512bh)_mm512_maskz_loadu_epi32(mk[3], b + 48);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; r++) {
+            __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[r * lda2 + p]);
+            c[r][0] = _mm512_dpbf16_ps(c[r][0], a, b0);
+            c[r][1] = _mm512_dpbf16_ps(c[r][1], a, b1);
+            c[r][2] = _mm512_dpbf16_ps(c[r][2], a, b2);
+            c[r][3] = _mm512_dpbf16_ps(c[r][3], a, b3);
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; r++)
+#pragma GCC unroll 4
+        for (int v = 0; v < 4; v++) _mm512_mask_storeu_ps(C + r * ldc + 16 * v, mk[v], c[r][v]);
+}
+
+#define FR_BLOCK_FN(MR)                                                                                             \
+    static void block_bf16_##MR(int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B, int64_t ldb,        \
+                                float *C, int64_t ldc, int64_t nc, bool acc) {                                      \
+        block_bf16(MR, k2, A, lda2, B, ldb, C, ldc, nc, acc);                                                       \
+    }
+FR_BLOCK_FN(1)
+FR_BLOCK_FN(2)
+FR_BLOCK_FN(3)
+FR_BLOCK_FN(4)
+FR_BLOCK_FN(5)
+FR_BLOCK_FN(6)
+
+typedef void (*block_fn)(int64_t, const uint32_t *, int64_t, const uint32_t *, int64_t, float *, int64_t, int64_t,
+                         bool);
+static const block_fn blocks[7] = {NULL, block_bf16_1, block_bf16_2, block_bf16_3, block_bf16_4, block_bf16_5,
+                                   block_bf16_6};
+
+void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                    const uint32_t *B, int64_t ldb, float *C, int64_t ldc, bool acc) {
+    for (int64_t j = 0; j < n; j += 64) {
+        int64_t nc = n - j < 64 ? n - j : 64;
+        for (int64_t i = 0; i < m; i += 6) {
+            int64_t mr = m - i < 6 ? m - i : 6;
+            blocks[mr](k2, A + i * lda2, lda2, B + j, ldb, C + i * ldc + j, ldc, nc, acc);
+        }
+    }
+}
+
+const fr_kops fr_kops_avx512bf16 = {
+    .name = "avx512bf16",
+    .isa = FR_ISA_AVX512_BF16,
+    .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
+    .max_f32 = fr_k_max_f32_avx512,
+    .expsum_f32 = fr_k_expsum_f32_avx512,
+    .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
+};
