@@ -1,8 +1,279 @@
-/* flashref golden (placeholder until implemented) */
+/* flashref golden: write case directories (case-format.md) with golden (fp64) outputs, from a named set of
+ * src/verify/casegen.c or from one case described on the command line. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include "io/casedir.h"
+#include "verify/casegen.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void golden_usage(FILE *f) {
+    fprintf(f,
+            "usage: flashref golden --out DIR [--set NAME [--only SUBSTR] | --list | PARAMETERS] [--seed N]\n"
+            "                       [--no-outputs]\n"
+            "\n"
+            "Writes one case directory per case under DIR (DIR/<case name>/case.json, inputs, and the golden engine's\n"
+            "fp64 outputs attention_out/softmax_max/softmax_sum, or dq/dk/dv[/dq_rope/dk_rope/dsink] for --bwd).\n"
+            "  --set NAME       a named set (see --list); --only SUBSTR keeps the cases whose name contains SUBSTR\n"
+            "  --list           list the sets and their cases, write nothing\n"
+            "  --seed N         seed of every random input (Philox4x32-10, src/core/rng.h); default 1\n"
+            "  --no-outputs     write the inputs only (compute them later with flashref run DIR --engine golden)\n"
+            "PARAMETERS (one case, named --name, default \"case\"):\n"
+            "  --layout BSH|SBH|BSND|BNSD|TND   --dtype fp32|fp16|bf16|e4m3fn|e5m2|hif8   --out-dtype fp16|bf16\n"
+            "  --B --N1 --N2 --S1 --S2 --D --Dv --Drope N   --seq-q L0,L1,.. --seq-kv L0,L1,.. (TND lengths)\n"
+            "  --scale X (default 1/sqrt(D))   --keep-prob P   --beta B (peaked q_i += B k_i)   --in-scale SD\n"
+            "  --sparse-mode M   --pre-tokens N --next-tokens N   --mask none|canonical|ss|11ss|b1ss|bnss\n"
+            "  --pse-type T   --pse none|bnss|bn1s|1nss|comp-b|comp-1|slopes-bn|slopes-n   --q-start N --kv-start N\n"
+            "  --prefix (modes 5/6)   --sink   --topk W [--topk-per-kv]   --softmax-layout same_as_input   --bwd\n"
+            "Exit status: 0 all cases written, 2 usage error or a case that could not be generated or computed.\n");
+}
+
+static int mkdir_p(const char *path) {
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* Writes one generated case into dir; computes and writes its golden outputs unless inputs_only. */
+static fr_status write_case(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err) {
+    fr_case_op op = c->bwd ? FR_CASE_BWD : FR_CASE_FWD;
+    fr_status st = fr_case_write_parts(dir, op, c->dtype, &c->params, &c->in, err);
+    if (st != FR_OK || inputs_only) return st;
+    fr_case view; /* a non-owning view of the generated case, for the output allocator */
+    memset(&view, 0, sizeof view);
+    view.op = op;
+    view.dtype = c->dtype;
+    view.params = c->params;
+    view.in = c->in;
+    fr_case_outputs o;
+    memset(&o, 0, sizeof o);
+    if ((st = fr_case_alloc_outputs(&view, true, &o, err)) != FR_OK) return st;
+    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
+    if (c->bwd) st = fr_bwd(&c->params, &c->in, &o.bwd, &e, err);
+    else st = fr_fwd(&c->params, &c->in.fwd, &o.fwd, &e, err);
+    if (st == FR_OK) st = fr_case_write_outputs(dir, &o, err);
+    fr_case_outputs_free(&o);
+    return st;
+}
+
+static int parse_list(const char *s, int64_t *out, int max) {
+    int n = 0;
+    while (s && *s) {
+        if (n == max) return -1;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s) return -1;
+        out[n++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    return n;
+}
+
+static int lookup(const char *v, const char *const *names, int count) {
+    for (int k = 0; k < count; k++)
+        if (strcmp(v, names[k]) == 0) return k;
+    return -1;
+}
+
+/* Parses one PARAMETERS option at argv[*i] into s; returns 1 when consumed, 0 when not a parameter, -1 on error. */
+static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char **name) {
+    static const char *const masks[] = {"none", "canonical", "ss", "11ss", "b1ss", "bnss"};
+    static const char *const pses[] = {"none", "bnss", "bn1s", "1nss", "comp-b", "comp-1", "slopes-bn", "slopes-n"};
+    const char *a = argv[*i];
+    /* flags */
+    if (!strcmp(a, "--bwd")) return s->bwd = true, 1;
+    if (!strcmp(a, "--sink")) return s->sink = true, 1;
+    if (!strcmp(a, "--prefix")) return s->prefix = true, 1;
+    if (!strcmp(a, "--topk-per-kv")) return s->topk_per_kv_head = true, 1;
+    struct {
+        const char *opt;
+        int64_t *dst;
+    } ints[] = {{"--B", &s->B},           {"--N1", &s->N1},
+                {"--N2", &s->N2},         {"--S1", &s->S1},
+                {"--S2", &s->S2},         {"--D", &s->D},
+                {"--Dv", &s->Dv},         {"--Drope", &s->Drope},
+                {"--pre-tokens", &s->pre_tokens}, {"--next-tokens", &s->next_tokens},
+                {"--q-start", &s->q_start_idx},   {"--kv-start", &s->kv_start_idx},
+                {"--topk", &s->topk_w}};
+    struct {
+        const char *opt;
+        double *dst;
+    } dbls[] = {{"--scale", &s->scale}, {"--keep-prob", &s->keep_prob}, {"--beta", &s->beta}, {"--in-scale", &s->in_scale}};
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        if (!strcmp(a, ints[k].opt)) {
+            char *end;
+            if (!v) return -1;
+            *ints[k].dst = strtoll(v, &end, 10);
+            if (*end) return -1;
+            if (!strcmp(a, "--pre-tokens") || !strcmp(a, "--next-tokens")) s->set_band = true;
+            return ++*i, 1;
+        }
+    for (size_t k = 0; k < sizeof dbls / sizeof dbls[0]; k++)
+        if (!strcmp(a, dbls[k].opt)) {
+            char *end;
+            if (!v) return -1;
+            *dbls[k].dst = strtod(v, &end);
+            if (*end) return -1;
+            return ++*i, 1;
+        }
+    if (!v) return 0;
+    int r;
+    if (!strcmp(a, "--layout")) {
+        if ((s->layout = fr_layout_from_name(v)) == FR_LAYOUT_NONE) return -1;
+    } else if (!strcmp(a, "--dtype")) {
+        if ((s->dtype = fr_dtype_from_name(v)) == FR_DT_NONE) return -1;
+    } else if (!strcmp(a, "--out-dtype")) {
+        if ((s->out_dtype = fr_dtype_from_name(v)) == FR_DT_NONE) return -1;
+    } else if (!strcmp(a, "--sparse-mode")) {
+        s->sparse_mode = atoi(v);
+    } else if (!strcmp(a, "--pse-type")) {
+        s->pse_type = atoi(v);
+    } else if (!strcmp(a, "--mask")) {
+        if ((r = lookup(v, masks, 6)) < 0) return -1;
+        s->mask = (fr_gen_mask)r;
+    } else if (!strcmp(a, "--pse")) {
+        if ((r = lookup(v, pses, 8)) < 0) return -1;
+        s->pse = (fr_gen_pse)r;
+    } else if (!strcmp(a, "--seq-q") || !strcmp(a, "--seq-kv")) {
+        int n = parse_list(v, a[6] == 'q' ? s->seq_q : s->seq_kv, FR_GEN_MAX_BATCH);
+        if (n < 0) return -1;
+        s->B = n;
+    } else if (!strcmp(a, "--softmax-layout")) {
+        if (strcmp(v, "same_as_input") && strcmp(v, "")) return -1;
+        s->softmax_layout = *v ? FR_SOFTMAX_SAME_AS_INPUT : FR_SOFTMAX_DEFAULT;
+    } else if (!strcmp(a, "--name")) {
+        *name = v;
+    } else {
+        return 0;
+    }
+    return ++*i, 1;
+}
+
+static void list_sets(void) {
+    int n;
+    const fr_gen_set *sets = fr_gen_sets(&n);
+    for (int k = 0; k < n; k++) {
+        printf("%s (%d cases): %s\n", sets[k].name, sets[k].count, sets[k].doc);
+        for (int j = 0; j < sets[k].count; j++)
+            printf("  %s%s\n", sets[k].specs[j].name, sets[k].specs[j].bwd ? " (bwd)" : "");
+    }
+}
+
 int cmd_golden(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_not_available("golden");
+    if (cli_wants_help(argc, argv)) {
+        golden_usage(stdout);
+        return 0;
+    }
+    const char *out = NULL, *set = NULL, *only = NULL, *name = "case";
+    uint64_t seed = 1;
+    bool inputs_only = false, list = false, have_params = false;
+    fr_gen_spec one;
+    memset(&one, 0, sizeof one);
+    one.B = 1;
+    one.N1 = 1;
+    one.S1 = one.S2 = 16;
+    one.D = 16;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--out") && v) out = v, i++;
+        else if (!strcmp(a, "--set") && v) set = v, i++;
+        else if (!strcmp(a, "--only") && v) only = v, i++;
+        else if (!strcmp(a, "--seed") && v) {
+            char *end;
+            seed = strtoull(v, &end, 0);
+            if (*end) {
+                fprintf(stderr, "flashref golden: --seed: not a number: '%s'\n", v);
+                return 2;
+            }
+            i++;
+        } else if (!strcmp(a, "--no-outputs")) inputs_only = true;
+        else if (!strcmp(a, "--list")) list = true;
+        else {
+            int r = parse_param(argc, argv, &i, &one, &name);
+            if (r <= 0) {
+                fprintf(stderr, "flashref golden: %s option '%s'%s%s\n", r < 0 ? "bad value for" : "unknown", a,
+                        r < 0 && v ? ": " : "", r < 0 && v ? v : "");
+                golden_usage(stderr);
+                return 2;
+            }
+            have_params = true;
+        }
+    }
+    if (list) {
+        list_sets();
+        return 0;
+    }
+    if (!out) {
+        fprintf(stderr, "flashref golden: --out DIR is required\n");
+        golden_usage(stderr);
+        return 2;
+    }
+    if (set && have_params) {
+        fprintf(stderr, "flashref golden: give either --set or case parameters, not both\n");
+        return 2;
+    }
+    const fr_gen_spec *specs = &one;
+    int count = 1;
+    if (set) {
+        const fr_gen_set *gs = fr_gen_set_find(set);
+        if (!gs) {
+            fprintf(stderr, "flashref golden: --set: unknown set '%s' (see --list)\n", set);
+            return 2;
+        }
+        specs = gs->specs;
+        count = gs->count;
+    } else {
+        one.name = name;
+    }
+    if (mkdir_p(out) != 0) {
+        fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
+        return 2;
+    }
+    printf("flashref golden: seed %llu, %s %s -> %s\n", (unsigned long long)seed, set ? "set" : "case",
+           set ? set : name, out);
+    int written = 0, failed = 0;
+    for (int k = 0; k < count; k++) {
+        if (only && !strstr(specs[k].name, only)) continue;
+        char dir[4096];
+        if (snprintf(dir, sizeof dir, "%s/%s", out, specs[k].name) >= (int)sizeof dir) {
+            fprintf(stderr, "flashref golden: path too long for case %s\n", specs[k].name);
+            failed++;
+            continue;
+        }
+        fr_error err;
+        memset(&err, 0, sizeof err);
+        fr_gen_case c;
+        fr_status st = fr_gen_build(&specs[k], seed, &c, &err);
+        if (st == FR_OK) {
+            st = write_case(&c, dir, inputs_only, &err);
+            fr_gen_case_free(&c);
+        }
+        if (st != FR_OK) {
+            fprintf(stderr, "  %-34s FAILED %s: %s\n", specs[k].name, fr_status_name(st), err.msg);
+            failed++;
+        } else {
+            printf("  %-34s %s %s\n", specs[k].name, specs[k].bwd ? "bwd" : "fwd",
+                   inputs_only ? "inputs" : "inputs+golden outputs");
+            written++;
+        }
+    }
+    printf("flashref golden: %d case(s) written, %d failed\n", written, failed);
+    return failed ? 2 : 0;
 }

@@ -1,0 +1,114 @@
+/* Case generation in memory: seeded random attention problems (inputs + params) described by a small spec struct,
+ * and the named sets of them ("smoke", "xcheck", ...) that `flashref golden`, the suites and the tests use.
+ *
+ *   const fr_gen_set *s = fr_gen_set_find("xcheck");
+ *   for (int k = 0; k < s->count; k++) {
+ *       fr_gen_case c;
+ *       if (fr_gen_build(&s->specs[k], seed, &c, &err) != FR_OK) ...;   // inputs of a forward or backward case
+ *       ... fr_fwd(&c.params, &c.in.fwd, ...) or fr_bwd(&c.params, &c.in, ...) ...
+ *       fr_gen_case_free(&c);
+ *   }
+ *
+ * Everything random comes from the Philox generator of core/rng.h with one stream per tensor, so a case depends only
+ * on (spec, seed). Floating inputs are normal samples in fp32 rounded to the case's dtype with the dtype's encoder
+ * (round to nearest even, saturating). Masks are the canonical ones of each sparse mode (compressed 2048x2048
+ * triu(1) for modes 2, 3, 4, 7, 8; 3072x2048 for mode 6); modes 0, 1, 5 get a random user mask. Backward cases also
+ * carry dy (random) and attention_in / softmax_max / softmax_sum from the golden forward (attention_in in the input
+ * dtype, max/sum fp32), as the operator's backward would receive them.
+ *
+ * To add a set: add a static array of fr_gen_spec and one row to the set table in casegen.c.
+ */
+#ifndef FR_VERIFY_CASEGEN_H
+#define FR_VERIFY_CASEGEN_H
+
+#include "flashref.h"
+
+#define FR_GEN_MAX_BATCH 16 /* TND sequence-length arrays in a spec */
+
+/* Shape of the generated atten_mask. */
+typedef enum fr_gen_mask {
+    FR_GEN_MASK_NONE = 0,   /* no atten_mask: sparse mode and band are ignored (spec 4.2) */
+    FR_GEN_MASK_CANONICAL,  /* modes 2,3,4,7,8: [2048,2048] triu(1); mode 6: [3072,2048]; modes 0,1,5: [S1,S2] random */
+    FR_GEN_MASK_SS,         /* random [S1,S2] (TND: [maxS1,maxS2]) */
+    FR_GEN_MASK_11SS,       /* random [1,1,S1,S2] */
+    FR_GEN_MASK_B1SS,       /* random [B,1,S1,S2] */
+    FR_GEN_MASK_BNSS        /* random [B,N1,S1,S2] */
+} fr_gen_mask;
+
+/* Shape of the generated real_shift (pse). Types 0/1 take a tensor of the input dtype (fp8 inputs: bf16); types
+ * 2/3 take fp32 ALiBi slopes by the recipe of spec 5.1. */
+typedef enum fr_gen_pse {
+    FR_GEN_PSE_NONE = 0,
+    FR_GEN_PSE_BNSS,     /* [B,N1,S1,S2] */
+    FR_GEN_PSE_BN1S,     /* [B,N1,1,S2] */
+    FR_GEN_PSE_1NSS,     /* [1,N1,S1,S2] */
+    FR_GEN_PSE_COMP_B,   /* compressed Toeplitz [B,N1,1024,S2] (S1 == S2 > 1024, or TND) */
+    FR_GEN_PSE_COMP_1,   /* compressed Toeplitz [1,N1,1024,S2] */
+    FR_GEN_PSE_SLOPES_BN,/* fp32 slopes [B,N1] (types 2/3) */
+    FR_GEN_PSE_SLOPES_N  /* fp32 slopes [N1] (types 2/3) */
+} fr_gen_pse;
+
+/* One case to generate. Zero fields take the defaults noted. */
+typedef struct fr_gen_spec {
+    const char *name;          /* case directory name; unique within its set */
+    bool bwd;                  /* backward case */
+    fr_dtype dtype;            /* q/k/v (and dy); FR_DT_NONE = fp32 */
+    fr_layout layout;          /* FR_LAYOUT_NONE = BNSD */
+    int64_t B, N1, N2, S1, S2, D, Dv, Drope; /* N2 0 = N1; Dv 0 = D; TND: B, S1, S2 come from seq_q/seq_kv */
+    int64_t seq_q[FR_GEN_MAX_BATCH], seq_kv[FR_GEN_MAX_BATCH]; /* TND per-batch lengths (not cumulative), B of them */
+    double scale;              /* 0 = 1/sqrt(D) */
+    int sparse_mode;
+    int64_t pre_tokens, next_tokens; /* used when set_band */
+    bool set_band;             /* false: defaults 2147483647 */
+    fr_gen_mask mask;
+    int pse_type;              /* 0..3; the spec's default 1 when pse is NONE */
+    fr_gen_pse pse;
+    int64_t q_start_idx, kv_start_idx;
+    double keep_prob;          /* 0 = 1 (no dropout) */
+    bool sink;
+    int64_t topk_w;            /* 0 = no top-k; else W slots */
+    bool topk_per_kv_head;     /* [B,N2,S1,W] instead of [B,S1,W] */
+    double beta;               /* peaked inputs: q_i += beta * k_i (0 = iid) */
+    bool prefix;               /* modes 5/6: generate a prefix array */
+    fr_softmax_layout softmax_layout;
+    int inner_precise;
+    fr_dtype out_dtype;        /* fp8 inputs: FR_F16 or FR_BF16 (FR_DT_NONE = the spec's default) */
+    double in_scale;           /* standard deviation of q/k/v samples; 0 = 1 */
+} fr_gen_spec;
+
+/* A generated case. Owns every buffer: params.prefix / actual_seq_* point into prefix / cu_q / cu_kv, every present
+ * tensor's data is malloc'd. Forward cases use in.fwd only. */
+typedef struct fr_gen_case {
+    char name[96];
+    bool bwd;
+    fr_dtype dtype;
+    fr_params params;
+    fr_bwd_inputs in;
+    int64_t *prefix, *cu_q, *cu_kv;
+    uint64_t seed;
+} fr_gen_case;
+
+/* Builds the case of `spec` with `seed` (every tensor's stream is fixed, so (spec, seed) determines the case).
+ * Backward cases run the golden forward to make attention_in / softmax_max / softmax_sum (fp8 backward:
+ * FR_E_UNSUPPORTED). Errors: FR_E_INVALID_ARG for an inconsistent spec (message names the field), FR_E_OVERFLOW,
+ * FR_E_NOMEM, or the golden's status. On failure c is left empty. */
+fr_status fr_gen_build(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
+void fr_gen_case_free(fr_gen_case *c);
+
+/* The ALiBi slopes recipe of spec 5.1 for N heads: slopes[0..N). */
+void fr_gen_alibi_slopes(int64_t n, float *slopes);
+
+/* Named sets. */
+typedef struct fr_gen_set {
+    const char *name;
+    const char *doc;
+    const fr_gen_spec *specs;
+    int count;
+} fr_gen_set;
+
+/* The set called name, or NULL. */
+const fr_gen_set *fr_gen_set_find(const char *name);
+/* All sets: *count receives their number. */
+const fr_gen_set *fr_gen_sets(int *count);
+
+#endif
