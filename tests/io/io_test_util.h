@@ -53,6 +53,7 @@ static inline bool same_tensor(const fr_tensor *a, const fr_tensor *b) {
 }
 
 static inline char *read_whole(const char *path, size_t *len) {
+    *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);

@@ -1,0 +1,425 @@
+/* Case directories: forward and backward cases round trip through disk (params, arrays, every tensor bit-exact,
+ * case.json stable), outputs round trip, and every malformed case.json / tensor file is rejected with a message
+ * naming the file and the field. */
+#define _XOPEN_SOURCE 700
+#include "io/casedir.h"
+
+#include "io/npy.h"
+#include "io_test_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A random tensor of dtype dt (bool 0/1) that the test owns. */
+static fr_tensor rnd(fr_dtype dt, int ndim, const int64_t *shape, uint64_t *rng) {
+    fr_tensor t = fr_tensor_make(dt, NULL, ndim, shape);
+    size_t bytes = (size_t)fr_tensor_numel(&t) * fr_dtype_size(dt);
+    unsigned char *d = malloc(bytes ? bytes : 1);
+    for (size_t i = 0; i < bytes; i++) d[i] = (unsigned char)(io_rand(rng) >> 40);
+    if (dt == FR_BOOL)
+        for (size_t i = 0; i < bytes; i++) d[i] &= 1;
+    t.data = d;
+    return t;
+}
+
+static void free_inputs(fr_bwd_inputs *in) {
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) free(fr_case_input_slot(in, (fr_case_input)k)->data);
+    memset(in, 0, sizeof *in);
+}
+
+static bool same_params(const fr_params *a, const fr_params *b) {
+    if (a->head_num != b->head_num || a->input_layout != b->input_layout || a->scale_value != b->scale_value ||
+        a->keep_prob != b->keep_prob || a->pre_tokens != b->pre_tokens || a->next_tokens != b->next_tokens ||
+        a->inner_precise != b->inner_precise || a->sparse_mode != b->sparse_mode || a->pse_type != b->pse_type ||
+        a->prefix_len != b->prefix_len || a->actual_seq_len != b->actual_seq_len ||
+        a->q_start_idx != b->q_start_idx || a->kv_start_idx != b->kv_start_idx || a->out_dtype != b->out_dtype ||
+        a->softmax_layout != b->softmax_layout)
+        return false;
+    if (!a->prefix != !b->prefix || !a->actual_seq_qlen != !b->actual_seq_qlen) return false;
+    if (a->prefix && memcmp(a->prefix, b->prefix, (size_t)a->prefix_len * 8)) return false;
+    if (a->actual_seq_qlen && (memcmp(a->actual_seq_qlen, b->actual_seq_qlen, (size_t)a->actual_seq_len * 8) ||
+                               memcmp(a->actual_seq_kvlen, b->actual_seq_kvlen, (size_t)a->actual_seq_len * 8)))
+        return false;
+    return true;
+}
+
+/* Writes (op, dtype, p, in) to dir, loads it back, compares; writes the loaded case again and checks case.json is
+ * byte-identical (the format is a fixed point). */
+static void round_trip(const char *name, const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                       fr_bwd_inputs *in) {
+    fr_error e;
+    CHECK_OK(fr_case_write_parts(dir, op, dtype, p, in, &e), e);
+    fr_case c;
+    fr_status st = fr_case_load(dir, &c, &e);
+    CHECK(st == FR_OK, "%s: load: %s", name, e.msg);
+    if (st != FR_OK) return;
+    CHECK(c.op == op && c.dtype == dtype, "%s: op/dtype", name);
+    CHECK(same_params(p, &c.params), "%s: params differ after the round trip", name);
+    CHECK(c.params.prefix == c.prefix && c.params.actual_seq_qlen == c.actual_seq_qlen &&
+              c.params.actual_seq_kvlen == c.actual_seq_kvlen,
+          "%s: params arrays must point at the case's own arrays", name);
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) {
+        const fr_tensor *a = fr_case_input_slot(in, (fr_case_input)k), *b = fr_case_input_slot(&c.in, (fr_case_input)k);
+        CHECK(fr_tensor_present(a) == fr_tensor_present(b), "%s: %s present %d vs %d", name,
+              fr_case_input_name((fr_case_input)k), fr_tensor_present(a), fr_tensor_present(b));
+        if (fr_tensor_present(a))
+            CHECK(same_tensor(a, b), "%s: %s differs (dtype %s vs %s)", name, fr_case_input_name((fr_case_input)k),
+                  fr_dtype_name(a->dtype), fr_dtype_name(b->dtype));
+        char fn[64];
+        snprintf(fn, sizeof fn, "%s.npy", fr_case_input_name((fr_case_input)k));
+        CHECK(!fr_tensor_present(a) || (c.files[k] && !strcmp(c.files[k], fn)), "%s: file name of %s", name,
+              fr_case_input_name((fr_case_input)k));
+    }
+    char dir2[600];
+    snprintf(dir2, sizeof dir2, "%s_again", dir);
+    CHECK_OK(fr_case_write(&c, dir2, &e), e);
+    char p1[700], p2[700];
+    snprintf(p1, sizeof p1, "%s/case.json", dir);
+    snprintf(p2, sizeof p2, "%s/case.json", dir2);
+    size_t l1, l2;
+    char *j1 = read_whole(p1, &l1), *j2 = read_whole(p2, &l2);
+    CHECK(j1 && j2 && l1 == l2 && !memcmp(j1, j2, l1), "%s: case.json changed on rewrite", name);
+    free(j1);
+    free(j2);
+    fr_case_free(&c);
+    CHECK(c.dir == NULL && c.prefix == NULL, "%s: fr_case_free leaves the case zeroed", name);
+}
+
+static void test_fwd_round_trip(const char *tmp, uint64_t *rng) {
+    fr_params p = fr_params_default();
+    p.head_num = 4;
+    p.input_layout = FR_BNSD;
+    p.scale_value = 0.125 + 1e-9; /* a double that needs 17 digits */
+    p.keep_prob = 0.9;
+    p.pre_tokens = 3;
+    p.next_tokens = -1;
+    p.sparse_mode = 5;
+    p.pse_type = 1;
+    int64_t prefix[2] = {(int64_t)(io_rand(rng) % 7), 4};
+    p.prefix = prefix;
+    p.prefix_len = 2;
+    p.q_start_idx = -5;
+    p.kv_start_idx = 9;
+    p.inner_precise = 2;
+    fr_bwd_inputs in;
+    memset(&in, 0, sizeof in);
+    int64_t qs[4] = {2, 4, 5, 8}, ks[4] = {2, 2, 7, 8}, vs[4] = {2, 2, 7, 6}, ms[2] = {5, 7}, ps[4] = {2, 4, 5, 7},
+            ds[1] = {18}, sk[1] = {4};
+    in.fwd.query = rnd(FR_BF16, 4, qs, rng);
+    in.fwd.key = rnd(FR_BF16, 4, ks, rng);
+    in.fwd.value = rnd(FR_BF16, 4, vs, rng);
+    in.fwd.atten_mask = rnd(FR_BOOL, 2, ms, rng);
+    in.fwd.real_shift = rnd(FR_BF16, 4, ps, rng);
+    in.fwd.drop_mask = rnd(FR_U8, 1, ds, rng);
+    in.fwd.sink = rnd(FR_F32, 1, sk, rng);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/fwd_bf16", tmp);
+    round_trip("fwd bf16 BNSD", dir, FR_CASE_FWD, FR_BF16, &p, &in);
+    free_inputs(&in);
+
+    /* fp8: bit patterns in |u1, dequant scales fp32, uint8 mask, out_dtype bf16 */
+    p = fr_params_default();
+    p.head_num = 2;
+    p.input_layout = FR_BSH;
+    p.out_dtype = FR_BF16;
+    int64_t q8[3] = {1, 3, 16}, k8[3] = {1, 4, 16}, dsq[4] = {1, 2, 1, 1}, dsk[4] = {1, 2, 1, 1}, m8[2] = {3, 4};
+    for (int f = 0; f < 3; f++) {
+        fr_dtype dt = f == 0 ? FR_E4M3FN : f == 1 ? FR_E5M2 : FR_HIF8;
+        in.fwd.query = rnd(dt, 3, q8, rng);
+        in.fwd.key = rnd(dt, 3, k8, rng);
+        in.fwd.value = rnd(dt, 3, k8, rng);
+        in.fwd.d_scale_q = rnd(FR_F32, 4, dsq, rng);
+        in.fwd.d_scale_k = rnd(FR_F32, 4, dsk, rng);
+        in.fwd.d_scale_v = rnd(FR_F32, 4, dsk, rng);
+        in.fwd.atten_mask = rnd(FR_U8, 2, m8, rng);
+        snprintf(dir, sizeof dir, "%s/fwd_%s", tmp, fr_dtype_name(dt));
+        round_trip(fr_dtype_name(dt), dir, FR_CASE_FWD, dt, &p, &in);
+        free_inputs(&in);
+    }
+}
+
+static void test_bwd_round_trip(const char *tmp, uint64_t *rng) {
+    fr_params p = fr_params_default();
+    p.head_num = 2;
+    p.input_layout = FR_TND;
+    p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+    int64_t cq[3] = {2, 2, 5}, ckv[3] = {3, 3, 9};
+    p.actual_seq_qlen = cq;
+    p.actual_seq_kvlen = ckv;
+    p.actual_seq_len = 3;
+    p.pse_type = 3;
+    fr_bwd_inputs in;
+    memset(&in, 0, sizeof in);
+    int64_t qs[3] = {5, 2, 4}, ks[3] = {9, 1, 4}, qr[3] = {5, 2, 2}, kr[3] = {9, 1, 2}, sm[3] = {5, 2, 8},
+            sl[1] = {2}, tk[2] = {5, 3};
+    in.fwd.query = rnd(FR_F16, 3, qs, rng);
+    in.fwd.key = rnd(FR_F16, 3, ks, rng);
+    in.fwd.value = rnd(FR_F16, 3, ks, rng);
+    in.fwd.query_rope = rnd(FR_F16, 3, qr, rng);
+    in.fwd.key_rope = rnd(FR_F16, 3, kr, rng);
+    in.fwd.real_shift = rnd(FR_F32, 1, sl, rng); /* pse_type 3: fp32 slopes */
+    in.fwd.topk_indices = rnd(FR_I32, 2, tk, rng);
+    in.dy = rnd(FR_F16, 3, qs, rng);
+    in.attention_in = rnd(FR_F16, 3, qs, rng);
+    in.softmax_max = rnd(FR_F32, 3, sm, rng);
+    in.softmax_sum = rnd(FR_F64, 3, sm, rng);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/bwd_fp16", tmp);
+    round_trip("bwd fp16 TND", dir, FR_CASE_BWD, FR_F16, &p, &in);
+
+    /* Outputs: written and read back with their dtypes. */
+    fr_case c;
+    fr_error e;
+    CHECK_OK(fr_case_load(dir, &c, &e), e);
+    fr_case_outputs o;
+    memset(&o, 0, sizeof o);
+    o.op = FR_CASE_BWD;
+    o.bwd.dq = rnd(FR_F16, 3, qs, rng);
+    o.bwd.dk = rnd(FR_F64, 3, ks, rng);
+    o.bwd.dv = rnd(FR_F16, 3, ks, rng);
+    o.bwd.dq_rope = rnd(FR_F16, 3, qr, rng);
+    o.bwd.dk_rope = rnd(FR_F16, 3, kr, rng);
+    CHECK_OK(fr_case_write_outputs(dir, &o, &e), e);
+    fr_case_outputs r;
+    CHECK_OK(fr_case_load_outputs(&c, dir, &r, &e), e);
+    for (int k = FR_CO_DQ; k <= FR_CO_DK_ROPE; k++)
+        CHECK(same_tensor(fr_case_output_slot(&o, (fr_case_output)k), fr_case_output_slot(&r, (fr_case_output)k)),
+              "bwd output %s differs", fr_case_output_name((fr_case_output)k));
+    CHECK(!fr_tensor_present(&r.bwd.dsink), "dsink read without a sink");
+    fr_case_outputs_free(&r);
+    /* A missing required output is FR_E_IO naming the file. */
+    char path[700];
+    snprintf(path, sizeof path, "%s/dv.npy", dir);
+    remove(path);
+    CHECK(fr_case_load_outputs(&c, dir, &r, &e) == FR_E_IO && strstr(e.msg, "dv.npy"), "missing dv: %s", e.msg);
+    fr_case_outputs_free(&o);
+    fr_case_free(&c);
+    free_inputs(&in);
+
+    /* Forward outputs of a bf16 case: attention_out in <u2 reads back as bf16, softmax fp32. */
+    p = fr_params_default();
+    p.head_num = 1;
+    p.input_layout = FR_BSND;
+    int64_t q1[4] = {1, 3, 1, 4}, s1[4] = {1, 1, 3, 8};
+    in.fwd.query = rnd(FR_BF16, 4, q1, rng);
+    in.fwd.key = rnd(FR_BF16, 4, q1, rng);
+    in.fwd.value = rnd(FR_BF16, 4, q1, rng);
+    snprintf(dir, sizeof dir, "%s/fwd_out", tmp);
+    CHECK_OK(fr_case_write_parts(dir, FR_CASE_FWD, FR_BF16, &p, &in, &e), e);
+    CHECK_OK(fr_case_load(dir, &c, &e), e);
+    memset(&o, 0, sizeof o);
+    o.op = FR_CASE_FWD;
+    o.fwd.attention_out = rnd(FR_BF16, 4, q1, rng);
+    o.fwd.softmax_max = rnd(FR_F32, 4, s1, rng);
+    o.fwd.softmax_sum = rnd(FR_F32, 4, s1, rng);
+    CHECK_OK(fr_case_write_outputs(dir, &o, &e), e);
+    CHECK_OK(fr_case_load_outputs(&c, dir, &r, &e), e);
+    for (int k = FR_CO_ATTENTION_OUT; k <= FR_CO_SOFTMAX_SUM; k++)
+        CHECK(same_tensor(fr_case_output_slot(&o, (fr_case_output)k), fr_case_output_slot(&r, (fr_case_output)k)),
+              "fwd output %s differs", fr_case_output_name((fr_case_output)k));
+    fr_case_outputs_free(&r);
+    fr_case_outputs_free(&o);
+    fr_case_free(&c);
+    free_inputs(&in);
+}
+
+/* Replaces the first occurrence of `from` in base by `to` (malloc'd). */
+static char *subst(const char *base, const char *from, const char *to) {
+    const char *at = strstr(base, from);
+    if (!at) {
+        fprintf(stderr, "test bug: '%s' not in the base json\n", from);
+        exit(1);
+    }
+    size_t a = (size_t)(at - base), n = strlen(base) - strlen(from) + strlen(to);
+    char *s = malloc(n + 1);
+    memcpy(s, base, a);
+    strcpy(s + a, to);
+    strcat(s, at + strlen(from));
+    return s;
+}
+
+static const char *base_json =
+    "{\"format\": \"flashref-case/1\", \"op\": \"fwd\", \"dtype\": \"bf16\",\n"
+    " \"params\": {\"head_num\": 8, \"input_layout\": \"BNSD\", \"scale_value\": 0.125, \"keep_prob\": 1.0,\n"
+    "  \"pre_tokens\": 2147483647, \"next_tokens\": 2147483647, \"inner_precise\": 0, \"sparse_mode\": 0,\n"
+    "  \"pse_type\": 1, \"prefix\": null, \"actual_seq_qlen\": null, \"actual_seq_kvlen\": null,\n"
+    "  \"q_start_idx\": 0, \"kv_start_idx\": 0, \"out_dtype\": null, \"softmax_layout\": \"\"},\n"
+    " \"inputs\": {\"query\": \"query.npy\", \"key\": \"key.npy\", \"value\": \"value.npy\"}}\n";
+
+static void test_json_malformed(void) {
+    struct {
+        const char *name, *from, *to, *msg;
+        fr_status st;
+    } cases[] = {
+        {"valid (control)", "\"fwd\"", "\"fwd\"", "", FR_OK},
+        {"valid bwd (control)", "\"fwd\"",
+         "\"bwd\", \"inputs\": {\"query\": \"q\", \"key\": \"k\", \"value\": \"v\", \"dy\": \"a/dy.npy\", "
+         "\"attention_in\": \"./o\", \"softmax_max\": \"m\", \"softmax_sum\": \"s\"}, \"x\": 1",
+         "unknown key \"x\"", FR_E_FORMAT},
+        {"not JSON", "{\"format\"", "{format", "not valid JSON", FR_E_FORMAT},
+        {"trailing garbage", "}}\n", "}} x", "not valid JSON", FR_E_FORMAT},
+        {"truncated", "\"inputs\"", "\"inp", "not valid JSON", FR_E_FORMAT},
+        {"unknown top key", "\"op\"", "\"opp\"", "unknown key \"opp\"", FR_E_FORMAT},
+        {"duplicate top key", "\"op\": \"fwd\"", "\"op\": \"fwd\", \"op\": \"bwd\"", "duplicate key", FR_E_FORMAT},
+        {"missing format", "\"format\": \"flashref-case/1\", ", "", "format: missing", FR_E_FORMAT},
+        {"future version", "flashref-case/1", "flashref-case/2", "version", FR_E_FORMAT},
+        {"other format", "flashref-case/1", "something", "not a flashref case", FR_E_FORMAT},
+        {"format not a string", "\"flashref-case/1\"", "1", "format", FR_E_FORMAT},
+        {"bad op", "\"fwd\"", "\"forward\"", "op", FR_E_FORMAT},
+        {"bad dtype", "\"bf16\"", "\"fp64\"", "dtype", FR_E_FORMAT},
+        {"dtype alias refused", "\"bf16\"", "\"bfloat16\"", "dtype", FR_E_FORMAT},
+        {"unknown param", "\"keep_prob\"", "\"keepprob\"", "params: unknown key \"keepprob\"", FR_E_FORMAT},
+        {"duplicate param", "\"head_num\": 8,", "\"head_num\": 8, \"head_num\": 4,", "duplicate key \"head_num\"",
+         FR_E_FORMAT},
+        {"head_num a string", "\"head_num\": 8", "\"head_num\": \"8\"", "params.head_num: expected an integer",
+         FR_E_FORMAT},
+        {"head_num fractional", "\"head_num\": 8", "\"head_num\": 8.5", "params.head_num", FR_E_FORMAT},
+        {"head_num huge", "\"head_num\": 8", "\"head_num\": 1e300", "params.head_num", FR_E_FORMAT},
+        {"head_num missing", "\"head_num\": 8, ", "", "params.head_num: missing", FR_E_FORMAT},
+        {"layout missing", "\"input_layout\": \"BNSD\", ", "", "params.input_layout: missing", FR_E_FORMAT},
+        {"layout unknown", "\"BNSD\"", "\"NSBD\"", "params.input_layout", FR_E_FORMAT},
+        {"scale a string", "\"scale_value\": 0.125", "\"scale_value\": \"x\"", "params.scale_value", FR_E_FORMAT},
+        {"sparse_mode beyond int", "\"sparse_mode\": 0", "\"sparse_mode\": 4294967296", "params.sparse_mode",
+         FR_E_FORMAT},
+        {"pse_type a bool", "\"pse_type\": 1", "\"pse_type\": true", "params.pse_type", FR_E_FORMAT},
+        {"prefix not an array", "\"prefix\": null", "\"prefix\": 3", "params.prefix", FR_E_FORMAT},
+        {"prefix element", "\"prefix\": null", "\"prefix\": [1, \"a\"]", "params.prefix[1]", FR_E_FORMAT},
+        {"seqlen without kv", "\"actual_seq_qlen\": null", "\"actual_seq_qlen\": [1, 2]", "actual_seq_kvlen is null",
+         FR_E_FORMAT},
+        {"seqlen lengths differ", "\"actual_seq_qlen\": null, \"actual_seq_kvlen\": null",
+         "\"actual_seq_qlen\": [1, 2], \"actual_seq_kvlen\": [3]", "entries", FR_E_FORMAT},
+        {"q_start_idx array", "\"q_start_idx\": 0", "\"q_start_idx\": [0]", "params.q_start_idx", FR_E_FORMAT},
+        {"out_dtype number", "\"out_dtype\": null", "\"out_dtype\": 1", "params.out_dtype", FR_E_FORMAT},
+        {"out_dtype unknown", "\"out_dtype\": null", "\"out_dtype\": \"half\"", "params.out_dtype", FR_E_FORMAT},
+        {"softmax_layout", "\"softmax_layout\": \"\"", "\"softmax_layout\": \"TND\"", "params.softmax_layout",
+         FR_E_FORMAT},
+        {"inputs not object", "{\"query\": \"query.npy\", \"key\": \"key.npy\", \"value\": \"value.npy\"}",
+         "[\"query.npy\"]", "inputs: expected an object", FR_E_FORMAT},
+        {"path escapes (..)", "\"query.npy\"", "\"../query.npy\"", "inputs.query", FR_E_FORMAT},
+        {"path escapes (inner ..)", "\"query.npy\"", "\"a/../../query.npy\"", "inside the case directory",
+         FR_E_FORMAT},
+        {"absolute path", "\"query.npy\"", "\"/etc/passwd\"", "inputs.query", FR_E_FORMAT},
+        {"empty path", "\"query.npy\"", "\"\"", "inputs.query", FR_E_FORMAT},
+        {"backslash path", "\"query.npy\"", "\"..\\\\query.npy\"", "inputs.query", FR_E_FORMAT},
+        {"file name not string", "\"query.npy\"", "3", "inputs.query: expected a file name", FR_E_FORMAT},
+        {"unknown input", "\"value\":", "\"values\":", "inputs: unknown key \"values\"", FR_E_FORMAT},
+        {"duplicate input", "\"value\":", "\"key\": \"k2.npy\", \"value\":", "duplicate key \"key\"", FR_E_FORMAT},
+        {"bwd input in fwd", "\"value\":", "\"dy\": \"dy.npy\", \"value\":", "backward-only", FR_E_FORMAT},
+        {"missing query", "\"query\": \"query.npy\", ", "", "inputs.query: missing", FR_E_FORMAT},
+        {"bwd without dy", "\"fwd\"", "\"bwd\"", "inputs.dy: missing", FR_E_FORMAT},
+        {"top not an object", "{\"format\"", "[{\"format\"", "not valid JSON", FR_E_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *j = subst(base_json, cases[i].from, cases[i].to);
+        fr_case c;
+        fr_error e;
+        memset(&e, 0, sizeof e);
+        fr_status st = fr_case_parse_json(j, strlen(j), &c, "X/case.json", &e);
+        CHECK(st == cases[i].st, "%s: status %s, expected %s: %s", cases[i].name, fr_status_name(st),
+              fr_status_name(cases[i].st), e.msg);
+        if (st != FR_OK) {
+            CHECK(strstr(e.msg, cases[i].msg) && strstr(e.msg, "X/case.json"),
+                  "%s: message \"%s\" lacks \"%s\" or the file name", cases[i].name, e.msg, cases[i].msg);
+            CHECK(c.files[FR_CI_QUERY] == NULL && c.prefix == NULL, "%s: case not emptied on failure", cases[i].name);
+        } else {
+            CHECK(c.params.head_num == 8 && c.params.input_layout == FR_BNSD && c.dtype == FR_BF16,
+                  "%s: parsed values", cases[i].name);
+        }
+        fr_case_free(&c);
+        free(j);
+    }
+    /* NUL byte inside the text, and the empty text. */
+    fr_case c;
+    fr_error e;
+    char nul[] = "{\"format\"\0: 1}";
+    CHECK(fr_case_parse_json(nul, sizeof nul - 1, &c, NULL, &e) == FR_E_FORMAT && strstr(e.msg, "NUL"), "NUL: %s",
+          e.msg);
+    CHECK(fr_case_parse_json("", 0, &c, NULL, &e) == FR_E_FORMAT, "empty text: %s", e.msg);
+    /* Defaults fill what params omits. */
+    char *j = subst(base_json, "\"keep_prob\": 1.0,", "");
+    CHECK_OK(fr_case_parse_json(j, strlen(j), &c, NULL, &e), e);
+    CHECK(c.params.keep_prob == 1.0, "keep_prob default");
+    fr_case_free(&c);
+    free(j);
+}
+
+/* Tensor files of the wrong dtype for their field, missing or escaping files. */
+static void test_load_errors(const char *tmp, uint64_t *rng) {
+    fr_params p = fr_params_default();
+    p.head_num = 1;
+    p.input_layout = FR_BSND;
+    fr_bwd_inputs in;
+    memset(&in, 0, sizeof in);
+    int64_t q1[4] = {1, 3, 1, 4}, ms[2] = {3, 3};
+    in.fwd.query = rnd(FR_BF16, 4, q1, rng);
+    in.fwd.key = rnd(FR_BF16, 4, q1, rng);
+    in.fwd.value = rnd(FR_BF16, 4, q1, rng);
+    in.fwd.atten_mask = rnd(FR_BOOL, 2, ms, rng);
+    char dir[512], path[700];
+    snprintf(dir, sizeof dir, "%s/errs", tmp);
+    fr_error e;
+    CHECK_OK(fr_case_write_parts(dir, FR_CASE_FWD, FR_BF16, &p, &in, &e), e);
+    fr_case c;
+    CHECK_OK(fr_case_load(dir, &c, &e), e);
+    fr_case_free(&c);
+
+    /* query stored as fp32 in a bf16 case */
+    fr_tensor f = rnd(FR_F32, 4, q1, rng);
+    snprintf(path, sizeof path, "%s/query.npy", dir);
+    CHECK_OK(fr_npy_write_file(path, &f, 1, &e), e);
+    CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT && strstr(e.msg, "query.npy") && strstr(e.msg, "inputs.query"),
+          "fp32 query in a bf16 case: %s", e.msg);
+    CHECK(c.dir == NULL && c.in.fwd.key.data == NULL, "case emptied after a load failure");
+    CHECK_OK(fr_npy_write_file(path, &in.fwd.query, 1, &e), e);
+    /* atten_mask stored as fp32 */
+    snprintf(path, sizeof path, "%s/atten_mask.npy", dir);
+    CHECK_OK(fr_npy_write_file(path, &f, 1, &e), e);
+    CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT && strstr(e.msg, "atten_mask"), "fp32 mask: %s", e.msg);
+    /* a truncated tensor file */
+    void *buf;
+    size_t len;
+    CHECK_OK(fr_npy_write_mem(&in.fwd.atten_mask, 1, &buf, &len, &e), e);
+    write_whole(path, buf, len - 1);
+    free(buf);
+    CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT && strstr(e.msg, "atten_mask.npy"), "truncated mask: %s", e.msg);
+    remove(path);
+    CHECK(fr_case_load(dir, &c, &e) == FR_E_IO && strstr(e.msg, "atten_mask.npy"), "missing mask: %s", e.msg);
+    /* no case.json at all */
+    CHECK(fr_case_load(tmp, &c, &e) == FR_E_IO && strstr(e.msg, "case.json"), "no case.json: %s", e.msg);
+    free(f.data);
+    free_inputs(&in);
+    /* Writing refuses what the format cannot hold. */
+    p.pre_tokens = INT64_C(1) << 60;
+    CHECK(fr_case_write_parts(dir, FR_CASE_FWD, FR_BF16, &p, &in, &e) != FR_OK, "2^60 pre_tokens must not be written");
+    p.pre_tokens = FR_TOKENS_MAX;
+    in.dy = rnd(FR_F32, 4, q1, rng);
+    CHECK(fr_case_write_parts(dir, FR_CASE_FWD, FR_F32, &p, &in, &e) != FR_OK, "dy in a forward case");
+    free_inputs(&in);
+}
+
+static void test_paths(void) {
+    const char *ok[] = {"q.npy", "a/b.npy", "./q.npy", "..q.npy", "a..b/c", "q..npy"};
+    const char *bad[] = {"", "/q.npy", "..", "../q.npy", "a/../q.npy", "a/..", "a\\b", "a/", "x/../.."};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) CHECK(fr_case_path_ok(ok[i]), "path '%s' should be ok", ok[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(!fr_case_path_ok(bad[i]), "path '%s' should be refused", bad[i]);
+}
+
+int main(void) {
+    uint64_t seed = io_seed();
+    printf("test_io_case: seed %llu\n", (unsigned long long)seed);
+    uint64_t rng = seed;
+    char tmp[] = "/tmp/fr_io_case_XXXXXX";
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_paths();
+    test_fwd_round_trip(tmp, &rng);
+    test_bwd_round_trip(tmp, &rng);
+    test_json_malformed();
+    test_load_errors(tmp, &rng);
+    remove_tree(tmp);
+    return io_report("test_io_case");
+}
