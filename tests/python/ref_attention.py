@@ -309,19 +309,22 @@ def pse_term(params, pse, dims, b, dtype):
         return pb[:, :, :s2]
     if rows == 1 and dims.layout != "TND":
         return np.broadcast_to(pb[:, :1, :s2], (dims.N1, s1, s2))
-    # Compressed Toeplitz form [.., N1, 1024, S2]: the last 1024 rows of the full pse (spec 5.2); S1_b == S2_b.
+    # Compressed Toeplitz form [.., N1, 1024, S]: the last 1024 rows of a full [S, S] pse whose value depends only on
+    # the diagonal j - i (spec 5.2); S is the tensor's column count. A batch (S1_b == S2_b, TND) reads the same
+    # diagonal: f(j - i) = C[r][(j - i) + (S - 1024) + r] for any valid row r.
     c = pb
-    rc = c.shape[1]
-    s = s1
+    rc, scol = c.shape[1], c.shape[2]
     out = np.zeros((dims.N1, s1, s2))
+    jj = np.arange(s2)
     for ii in range(s1):
-        if ii >= s - rc:
-            out[:, ii, :] = c[:, ii - (s - rc), :s2]
+        iv = ii + scol - s1  # the batch sits at the bottom-right of the full matrix (same diagonals)
+        jv = jj + scol - s1
+        if iv >= scol - rc:
+            r, col = iv - (scol - rc), jv
         else:
-            jj = np.arange(s2)
-            col = jj - ii + s - rc
-            ok = (col >= 0) & (col < c.shape[2])
-            out[:, ii, ok] = c[:, 0, col[ok]]
+            r, col = 0, jv - iv + scol - rc
+        ok = (col >= 0) & (col < scol)
+        out[:, ii, ok] = c[:, r, col[ok]]
     return out
 
 
@@ -511,14 +514,15 @@ def backward(params, inputs, dtype):
         dq = bt.scale * np.einsum("hij,hjd->hid", ds, bt.kh)
         dkh = bt.scale * np.einsum("hij,hid->hjd", ds, bt.q)
         s2 = dims.s2[b]
-        dk = dkh.reshape(n2, g, s2, -1).sum(axis=1)           # a kv head sums its G query heads
-        dv = dvh.reshape(n2, g, s2, -1).sum(axis=1)
+        dk = dkh.reshape(n2, g, s2, dims.Dk).sum(axis=1)      # a kv head sums its G query heads
+        dv = dvh.reshape(n2, g, s2, dims.Dv).sum(axis=1)
         dqs.append(dq)
         dks.append(dk)
         dvs.append(dv)
         if has_rope:
             dqrs.append(bt.scale * np.einsum("hij,hjd->hid", ds, bt.krh))
-            dkrs.append((bt.scale * np.einsum("hij,hid->hjd", ds, bt.qr)).reshape(n2, g, s2, -1).sum(axis=1))
+            dkr = bt.scale * np.einsum("hij,hid->hjd", ds, bt.qr)
+            dkrs.append(dkr.reshape(n2, g, s2, dkr.shape[2]).sum(axis=1))
         if bt.sink is not None:
             alive = l != FLT_MAX
             psink = np.where(alive, np.exp(bt.sink[:, None] - np.where(alive, m, 0.0)) / l, 0.0)
