@@ -1,8 +1,107 @@
-/* flashref run (placeholder until implemented) */
+/* flashref run DIR --engine golden|fast|emulate [--out DIR] [--threads N]: compute a case's outputs. */
 #include "cli.h"
+#include "io/casedir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Exit status for "this case is not supported by me" in the exec protocol (spec/case-format.md). */
+#define EXIT_SKIP 77
+
+static void run_usage(FILE *f) {
+    fprintf(f,
+            "usage: flashref run DIR --engine golden|fast|emulate [--out OUTDIR] [--threads N]\n"
+            "  Loads the case in DIR, allocates its outputs NaN-filled (golden: fp64; fast/emulate: the operator's\n"
+            "  dtypes, softmax max/sum fp32), runs the forward or backward with the engine, and writes\n"
+            "  attention_out.npy softmax_max.npy softmax_sum.npy (or dq.npy dk.npy dv.npy [dq_rope dk_rope dsink])\n"
+            "  into OUTDIR (default: DIR). Options may come before or after DIR, so\n"
+            "  `flashref suite --impl exec:\"flashref run --engine fast\"` works.\n"
+            "  --threads N   worker threads (0 = OpenMP default); results are identical for any N\n"
+            "exit status: 0 done; 2 usage, invalid case or engine not available in this build / on this CPU;\n"
+            "  77 the engine does not support this case (reported as SKIP by the suite).\n");
+}
 
 int cmd_run(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_not_available("run");
+    if (cli_wants_help(argc, argv)) {
+        run_usage(stdout);
+        return 0;
+    }
+    const char *dir = NULL, *out = NULL, *engine = NULL;
+    long threads = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--engine") && i + 1 < argc) {
+            engine = argv[++i];
+        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            char *end;
+            threads = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || threads < 0 || threads > 4096) {
+                fprintf(stderr, "flashref run: --threads: '%s' is not a count in 0..4096\n", argv[i]);
+                return 2;
+            }
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "flashref run: unknown or incomplete option '%s'\n", argv[i]);
+            run_usage(stderr);
+            return 2;
+        } else if (!dir) {
+            dir = argv[i];
+        } else {
+            fprintf(stderr, "flashref run: more than one case directory ('%s', '%s')\n", dir, argv[i]);
+            return 2;
+        }
+    }
+    if (!dir || !engine) {
+        run_usage(stderr);
+        return 2;
+    }
+    fr_engine_kind kind;
+    if (!strcmp(engine, "golden"))
+        kind = FR_ENGINE_GOLDEN;
+    else if (!strcmp(engine, "fast"))
+        kind = FR_ENGINE_FAST;
+    else if (!strcmp(engine, "emulate"))
+        kind = FR_ENGINE_EMULATE;
+    else {
+        fprintf(stderr, "flashref run: --engine: '%s' (golden, fast or emulate)\n", engine);
+        return 2;
+    }
+    fr_engine e = fr_engine_default(kind);
+    e.num_threads = (int)threads;
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    fr_status st = fr_engine_available(&e, &err);
+    if (st != FR_OK) {
+        fprintf(stderr, "flashref run: engine %s is not available: %s: %s\n", engine, fr_status_name(st), err.msg);
+        return 2;
+    }
+    fr_case c;
+    if ((st = fr_case_load(dir, &c, &err)) != FR_OK) {
+        fprintf(stderr, "flashref run: %s: %s: %s\n", dir, fr_status_name(st), err.msg);
+        return 2;
+    }
+    fr_case_outputs o;
+    if ((st = fr_case_alloc_outputs(&c, kind == FR_ENGINE_GOLDEN, &o, &err)) != FR_OK) {
+        fprintf(stderr, "flashref run: %s: invalid case: %s: %s\n", dir, fr_status_name(st), err.msg);
+        fr_case_free(&c);
+        return 2;
+    }
+    st = c.op == FR_CASE_FWD ? fr_fwd(&c.params, &c.in.fwd, &o.fwd, &e, &err)
+                             : fr_bwd(&c.params, &c.in, &o.bwd, &e, &err);
+    int rc = 0;
+    if (st == FR_E_UNSUPPORTED || st == FR_E_NOT_AVAILABLE) {
+        fprintf(stderr, "flashref run: %s: engine %s does not support this case: %s: %s\n", dir, engine,
+                fr_status_name(st), err.msg);
+        rc = EXIT_SKIP;
+    } else if (st != FR_OK) {
+        fprintf(stderr, "flashref run: %s: engine %s: %s: %s\n", dir, engine, fr_status_name(st), err.msg);
+        rc = 2;
+    } else if ((st = fr_case_write_outputs(out ? out : dir, &o, &err)) != FR_OK) {
+        fprintf(stderr, "flashref run: %s: %s\n", fr_status_name(st), err.msg);
+        rc = 2;
+    }
+    fr_case_outputs_free(&o);
+    fr_case_free(&c);
+    return rc;
 }
