@@ -1,0 +1,57 @@
+#!/bin/sh
+# golden_vs_numpy: the C golden engine against the independent numpy reference (tests/python/ref_attention.py).
+#   1. flashref golden --set xcheck writes >= 50 cases with their golden outputs (the generator computes them);
+#   2. the same set is written inputs-only and every case is computed by `flashref run CASE --engine golden`;
+#   3. check_cases.py recomputes every case in numpy and compares (1e-10 relative) both copies;
+#   4. negative control: one output perturbed by 1e-8 relative must make check_cases.py fail.
+# Fails (never skips) when FLASHREF_PYTHON is unset or has no numpy.
+# usage: golden_vs_numpy.sh FLASHREF_BINARY TESTS_PYTHON_DIR     (seed: $FLASHREF_SEED, default 20261129)
+set -u
+FR="$1"
+HERE="$2"
+SEED="${FLASHREF_SEED:-20261129}"
+echo "golden_vs_numpy: seed $SEED"
+PY="${FLASHREF_PYTHON:-}"
+if [ -z "$PY" ]; then
+    echo "FAIL: FLASHREF_PYTHON is not set (make test sets it to build/venv/bin/python, a Python with numpy)"
+    exit 1
+fi
+if ! "$PY" -c "import numpy" ; then
+    echo "FAIL: $PY cannot import numpy"
+    exit 1
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/golden_vs_numpy.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT INT TERM
+
+"$FR" golden --set xcheck --seed "$SEED" --out "$TMP/gen" > "$TMP/gen.log" 2>&1 || {
+    cat "$TMP/gen.log"; echo "FAIL: flashref golden --set xcheck"; exit 1; }
+N=$(find "$TMP/gen" -name case.json | wc -l)
+echo "generator wrote $N cases with golden outputs"
+if [ "$N" -lt 50 ]; then echo "FAIL: xcheck has $N < 50 cases"; exit 1; fi
+
+"$FR" golden --set xcheck --seed "$SEED" --no-outputs --out "$TMP/run" > "$TMP/run.log" 2>&1 || {
+    cat "$TMP/run.log"; echo "FAIL: flashref golden --set xcheck --no-outputs"; exit 1; }
+for d in "$TMP"/run/*/; do
+    if [ -f "$d/attention_out.npy" ] || [ -f "$d/dq.npy" ]; then
+        echo "FAIL: --no-outputs wrote outputs into $d"; exit 1
+    fi
+    "$FR" run "$d" --engine golden > "$TMP/one.log" 2>&1 || {
+        cat "$TMP/one.log"; echo "FAIL: flashref run $d --engine golden"; exit 1; }
+done
+echo "flashref run --engine golden computed $(ls -d "$TMP"/run/*/ | wc -l) cases"
+
+"$PY" "$HERE/check_cases.py" --quiet "$TMP/gen" "$TMP/run" || { echo "FAIL: golden and numpy disagree"; exit 1; }
+
+# Negative control: the comparison must be able to fail.
+cp -r "$TMP/gen/fwd_bnsd_fp32_gqa" "$TMP/neg" || exit 1
+"$PY" - "$TMP/neg/attention_out.npy" <<'PYEOF' || exit 1
+import sys, numpy as np
+a = np.load(sys.argv[1])
+a.flat[5] *= 1 + 1e-8
+np.save(sys.argv[1], a)
+PYEOF
+if "$PY" "$HERE/check_cases.py" --quiet "$TMP/neg" > "$TMP/neg.log" 2>&1; then
+    cat "$TMP/neg.log"; echo "FAIL: a 1e-8 perturbation went unnoticed"; exit 1
+fi
+echo "negative control: a 1e-8 relative perturbation is reported"
+echo "PASS"
