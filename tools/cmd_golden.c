@@ -52,7 +52,11 @@ static int mkdir_p(const char *path) {
 /* Writes one generated case into dir; computes and writes its golden outputs unless inputs_only. */
 static fr_status write_case(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err) {
     fr_case_op op = c->bwd ? FR_CASE_BWD : FR_CASE_FWD;
-    fr_status st = fr_case_write_parts(dir, op, c->dtype, &c->params, &c->in, err);
+    /* validate before writing anything: an invalid case leaves no half-written directory behind */
+    fr_status st = c->bwd ? fr_validate_bwd(&c->params, &c->in, NULL, err)
+                          : fr_validate_fwd(&c->params, &c->in.fwd, NULL, err);
+    if (st != FR_OK) return st;
+    st = fr_case_write_parts(dir, op, c->dtype, &c->params, &c->in, err);
     if (st != FR_OK || inputs_only) return st;
     fr_case view; /* a non-owning view of the generated case, for the output allocator */
     memset(&view, 0, sizeof view);

@@ -40,7 +40,22 @@ for d in "$TMP"/run/*/; do
 done
 echo "flashref run --engine golden computed $(ls -d "$TMP"/run/*/ | wc -l) cases"
 
-"$PY" "$HERE/check_cases.py" --quiet "$TMP/gen" "$TMP/run" || { echo "FAIL: golden and numpy disagree"; exit 1; }
+# Cases described by command-line parameters (the other way to call the generator), including empty dimensions.
+one() { "$FR" golden --seed "$SEED" --out "$TMP/cli" "$@" > "$TMP/one.log" 2>&1 || {
+    cat "$TMP/one.log"; echo "FAIL: flashref golden $*"; exit 1; }; }
+one --name tnd_bwd_sink_drop --bwd --layout TND --seq-q 3,0,4 --seq-kv 5,2,4 --N1 4 --N2 2 --D 8 --sparse-mode 3 \
+    --mask canonical --keep-prob 0.6 --sink --dtype bf16
+one --name bsh_pse1_band --layout BSH --B 2 --N1 2 --S1 6 --S2 9 --D 8 --pse-type 1 --pse bnss --mask ss \
+    --pre-tokens 2 --next-tokens 3 --dtype fp16
+one --name s2_zero --S1 3 --S2 0 --N1 2 --D 8
+one --name s2_zero_bwd --bwd --S1 3 --S2 0 --N1 2 --D 8
+one --name b_zero --B 0 --S1 3 --S2 4 --N1 2 --D 8
+if "$FR" golden --seed "$SEED" --out "$TMP/bad" --name bad --layout TND --seq-q 3 --seq-kv 0 --N1 1 --D 8 \
+    > "$TMP/one.log" 2>&1 || [ -e "$TMP/bad/bad/case.json" ]; then
+    cat "$TMP/one.log"; echo "FAIL: an invalid case was accepted or left a case.json"; exit 1
+fi
+
+"$PY" "$HERE/check_cases.py" --quiet "$TMP/gen" "$TMP/run" "$TMP/cli" || { echo "FAIL: golden and numpy disagree"; exit 1; }
 
 # Negative control: the comparison must be able to fail.
 cp -r "$TMP/gen/fwd_bnsd_fp32_gqa" "$TMP/neg" || exit 1
