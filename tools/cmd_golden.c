@@ -53,8 +53,8 @@ static int mkdir_p(const char *path) {
 static fr_status write_case(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err) {
     fr_case_op op = c->bwd ? FR_CASE_BWD : FR_CASE_FWD;
     /* validate before writing anything: an invalid case leaves no half-written directory behind */
-    fr_status st = c->bwd ? fr_validate_bwd(&c->params, &c->in, NULL, err)
-                          : fr_validate_fwd(&c->params, &c->in.fwd, NULL, err);
+    fr_status st =
+        c->bwd ? fr_validate_bwd(&c->params, &c->in, NULL, err) : fr_validate_fwd(&c->params, &c->in.fwd, NULL, err);
     if (st != FR_OK) return st;
     st = fr_case_write_parts(dir, op, c->dtype, &c->params, &c->in, err);
     if (st != FR_OK || inputs_only) return st;
@@ -68,8 +68,10 @@ static fr_status write_case(const fr_gen_case *c, const char *dir, bool inputs_o
     memset(&o, 0, sizeof o);
     if ((st = fr_case_alloc_outputs(&view, true, &o, err)) != FR_OK) return st;
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    if (c->bwd) st = fr_bwd(&c->params, &c->in, &o.bwd, &e, err);
-    else st = fr_fwd(&c->params, &c->in.fwd, &o.fwd, &e, err);
+    if (c->bwd)
+        st = fr_bwd(&c->params, &c->in, &o.bwd, &e, err);
+    else
+        st = fr_fwd(&c->params, &c->in.fwd, &o.fwd, &e, err);
     if (st == FR_OK) st = fr_case_write_outputs(dir, &o, err);
     fr_case_outputs_free(&o);
     return st;
@@ -108,17 +110,24 @@ static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char
     struct {
         const char *opt;
         int64_t *dst;
-    } ints[] = {{"--B", &s->B},           {"--N1", &s->N1},
-                {"--N2", &s->N2},         {"--S1", &s->S1},
-                {"--S2", &s->S2},         {"--D", &s->D},
-                {"--Dv", &s->Dv},         {"--Drope", &s->Drope},
-                {"--pre-tokens", &s->pre_tokens}, {"--next-tokens", &s->next_tokens},
-                {"--q-start", &s->q_start_idx},   {"--kv-start", &s->kv_start_idx},
+    } ints[] = {{"--B", &s->B},
+                {"--N1", &s->N1},
+                {"--N2", &s->N2},
+                {"--S1", &s->S1},
+                {"--S2", &s->S2},
+                {"--D", &s->D},
+                {"--Dv", &s->Dv},
+                {"--Drope", &s->Drope},
+                {"--pre-tokens", &s->pre_tokens},
+                {"--next-tokens", &s->next_tokens},
+                {"--q-start", &s->q_start_idx},
+                {"--kv-start", &s->kv_start_idx},
                 {"--topk", &s->topk_w}};
     struct {
         const char *opt;
         double *dst;
-    } dbls[] = {{"--scale", &s->scale}, {"--keep-prob", &s->keep_prob}, {"--beta", &s->beta}, {"--in-scale", &s->in_scale}};
+    } dbls[] = {
+        {"--scale", &s->scale}, {"--keep-prob", &s->keep_prob}, {"--beta", &s->beta}, {"--in-scale", &s->in_scale}};
     const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
         if (!strcmp(a, ints[k].opt)) {
@@ -196,9 +205,12 @@ int cmd_golden(int argc, char **argv) {
     one.D = 16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--out") && v) out = v, i++;
-        else if (!strcmp(a, "--set") && v) set = v, i++;
-        else if (!strcmp(a, "--only") && v) only = v, i++;
+        if (!strcmp(a, "--out") && v)
+            out = v, i++;
+        else if (!strcmp(a, "--set") && v)
+            set = v, i++;
+        else if (!strcmp(a, "--only") && v)
+            only = v, i++;
         else if (!strcmp(a, "--seed") && v) {
             char *end;
             seed = strtoull(v, &end, 0);
@@ -207,8 +219,10 @@ int cmd_golden(int argc, char **argv) {
                 return 2;
             }
             i++;
-        } else if (!strcmp(a, "--no-outputs")) inputs_only = true;
-        else if (!strcmp(a, "--list")) list = true;
+        } else if (!strcmp(a, "--no-outputs"))
+            inputs_only = true;
+        else if (!strcmp(a, "--list"))
+            list = true;
         else {
             int r = parse_param(argc, argv, &i, &one, &name);
             if (r <= 0) {

@@ -62,14 +62,15 @@ double fr_rng_normal01(uint64_t seed, uint64_t stream, uint64_t n) {
     return (n % 2 == 0) ? r * cos(a) : r * sin(a);
 }
 
-void fr_rng_uniform_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double lo,
-                        double hi) {
-    for (int64_t k = 0; k < n; k++) dst[k] = (float)(lo + (hi - lo) * fr_rng_uniform01(seed, stream, first + (uint64_t)k));
+void fr_rng_uniform_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double lo, double hi) {
+    for (int64_t k = 0; k < n; k++)
+        dst[k] = (float)(lo + (hi - lo) * fr_rng_uniform01(seed, stream, first + (uint64_t)k));
 }
 
 void fr_rng_normal_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double mean,
                        double stddev) {
-    for (int64_t k = 0; k < n; k++) dst[k] = (float)(mean + stddev * fr_rng_normal01(seed, stream, first + (uint64_t)k));
+    for (int64_t k = 0; k < n; k++)
+        dst[k] = (float)(mean + stddev * fr_rng_normal01(seed, stream, first + (uint64_t)k));
 }
 
 static uint64_t keep_threshold(double keep_prob) {

@@ -31,8 +31,7 @@ double fr_rng_uniform01(uint64_t seed, uint64_t stream, uint64_t n);
 double fr_rng_normal01(uint64_t seed, uint64_t stream, uint64_t n);
 
 /* dst[k] = (float)(lo + (hi - lo) * uniform01(seed, stream, first + k)), k in [0, n). n < 0 is treated as 0. */
-void fr_rng_uniform_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double lo,
-                        double hi);
+void fr_rng_uniform_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double lo, double hi);
 /* dst[k] = (float)(mean + stddev * normal01(seed, stream, first + k)). */
 void fr_rng_normal_f32(float *dst, int64_t n, uint64_t seed, uint64_t stream, uint64_t first, double mean,
                        double stddev);

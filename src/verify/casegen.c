@@ -46,11 +46,13 @@ static int64_t kv_len(const dims *d, int64_t b) { return d->cu_kv ? d->cu_kv[b] 
 static fr_status talloc(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shape, fr_error *err) {
     int64_t n = 1;
     for (int k = 0; k < ndim; k++) {
-        if (shape[k] < 0) return fr_fail(err, FR_E_INVALID_ARG, "casegen: negative dimension %lld", (long long)shape[k]);
+        if (shape[k] < 0)
+            return fr_fail(err, FR_E_INVALID_ARG, "casegen: negative dimension %lld", (long long)shape[k]);
         if (!fr_mul_ok(n, shape[k], &n)) return fr_fail(err, FR_E_OVERFLOW, "casegen: tensor size overflows");
     }
     int64_t bytes;
-    if (!fr_mul_ok(n, (int64_t)fr_dtype_size(dt), &bytes)) return fr_fail(err, FR_E_OVERFLOW, "casegen: tensor bytes overflow");
+    if (!fr_mul_ok(n, (int64_t)fr_dtype_size(dt), &bytes))
+        return fr_fail(err, FR_E_OVERFLOW, "casegen: tensor bytes overflow");
     void *p = calloc(1, (size_t)(bytes > 0 ? bytes : 1));
     if (!p) return fr_fail(err, FR_E_NOMEM, "casegen: cannot allocate %lld bytes", (long long)bytes);
     *t = fr_tensor_make(dt, p, ndim, shape);
@@ -81,7 +83,8 @@ static fr_status normal_f32(fr_tensor *t, int ndim, const int64_t *sh, uint64_t 
 static fr_status encode(const fr_tensor *src, fr_dtype to, fr_tensor *dst, fr_error *err) {
     fr_status st = talloc(dst, to, src->ndim, src->shape, err);
     if (st != FR_OK) return st;
-    st = fr_convert_array(to, dst->data, FR_F32, src->data, (size_t)fr_tensor_numel(src), FR_ROUND_NEAREST_EVEN, FR_SAT);
+    size_t n = (size_t)fr_tensor_numel(src);
+    st = fr_convert_array(to, dst->data, FR_F32, src->data, n, FR_ROUND_NEAREST_EVEN, FR_SAT);
     if (st != FR_OK) return fr_fail(err, st, "casegen: cannot encode fp32 to %s", fr_dtype_name(to));
     return FR_OK;
 }
@@ -242,7 +245,8 @@ void fr_gen_case_free(fr_gen_case *c) {
 }
 
 static fr_status check_spec(const fr_gen_spec *s, fr_error *err) {
-    if (s->N1 <= 0) return fr_fail(err, FR_E_INVALID_ARG, "casegen %s: N1 = %lld must be > 0", s->name, (long long)s->N1);
+    if (s->N1 <= 0)
+        return fr_fail(err, FR_E_INVALID_ARG, "casegen %s: N1 = %lld must be > 0", s->name, (long long)s->N1);
     int64_t n2 = s->N2 ? s->N2 : s->N1;
     if (s->N1 % n2) return fr_fail(err, FR_E_INVALID_ARG, "casegen %s: N1 = %lld not a multiple of N2 = %lld", s->name,
                                     (long long)s->N1, (long long)n2);

@@ -7,12 +7,12 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(c)                                                                                                  \
-    do {                                                                                                          \
-        if (!(c)) {                                                                                               \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);                                 \
-            failures++;                                                                                           \
-        }                                                                                                         \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);                                      \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static void test_kat(void) {
@@ -27,7 +27,8 @@ static void test_kat(void) {
         uint32_t out[4];
         fr_philox4x32_10(v[t], v[t] + 4, out);
         for (int k = 0; k < 4; k++) {
-            if (out[k] != v[t][6 + k]) fprintf(stderr, "kat %d word %d: got %08x want %08x\n", t, k, out[k], v[t][6 + k]);
+            if (out[k] != v[t][6 + k])
+                fprintf(stderr, "kat %d word %d: got %08x want %08x\n", t, k, out[k], v[t][6 + k]);
             CHECK(out[k] == v[t][6 + k]);
         }
     }
