@@ -1,4 +1,4 @@
-/* AVX-512 array conversions fp32 <-> bf16 and fp32 <-> fp16 (16 lanes). Encoders are the integer algorithm of
+/* AVX-512 array conversions fp32 <-> bf16, fp16, e4m3fn, e5m2 (16 lanes). Encoders are the integer algorithm of
  * convert.c on vectors, so results are bit-identical to the scalar encoders, whatever MXCSR says (the hardware
  * vcvtps2ph only rounds to nearest even and does not saturate; vcvtneps2bf16 flushes subnormals). */
 #include "core/convert.h"
@@ -26,34 +26,51 @@ static inline __m512i enc_bf16(__m512i u, fr_round r, fr_sat s) {
     return _mm512_mask_or_epi32(c, nan, _mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
 }
 
-static inline __m512i enc_f16(__m512i u, fr_round r, fr_sat s) {
+/* fp32 -> an IEEE-like format with MB stored mantissa bits, minimum normal exponent EMIN, largest finite code MAXC,
+ * non-saturated overflow code OVFC (Inf, or NaN for e4m3fn), canonical NaN NANC and sign bit SIGNB (0x8000 or 0x80).
+ * Called with constants, so each format gets its own straight-line code. Returns codes in 32-bit lanes. */
+static inline __attribute__((always_inline)) __m512i enc_ieee(__m512i u, fr_round r, fr_sat s, int MB, int EMIN,
+                                                              int MAXC, int OVFC, int NANC, int SIGNB) {
     const __m512i one = _mm512_set1_epi32(1);
     const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
-    const __m512i sign = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000));
-    /* fp16 normal range: rebias the exponent, round off 13 bits (carries run into the exponent). */
+    const __m512i sign = SIGNB == 0x8000 ? _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x8000))
+                                         : _mm512_and_si512(_mm512_srli_epi32(u, 24), _mm512_set1_epi32(0x80));
+    /* Normal range: rebias the exponent, round off 23 - MB bits (carries run into the exponent). */
     __m512i bias = r == FR_ROUND_HALF_AWAY
-                       ? _mm512_set1_epi32(0x1000)
-                       : _mm512_add_epi32(_mm512_set1_epi32(0xFFF), _mm512_and_si512(_mm512_srli_epi32(a, 13), one));
-    __m512i cn = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_add_epi32(a, bias), 13), _mm512_set1_epi32(0x1C000));
-    /* fp16 subnormal range (|x| < 2^-14): value = sig * 2^(E-150), quantum 2^-24, shift s = 126 - max(E, 1). */
+                       ? _mm512_set1_epi32(1 << (22 - MB))
+                       : _mm512_add_epi32(_mm512_set1_epi32((1 << (22 - MB)) - 1),
+                                          _mm512_and_si512(_mm512_srli_epi32(a, 23 - MB), one));
+    __m512i cn = _mm512_sub_epi32(_mm512_srli_epi32(_mm512_add_epi32(a, bias), 23 - MB),
+                                  _mm512_set1_epi32((127 + EMIN - 1) << MB));
+    /* Subnormal range (|x| < 2^EMIN): value = sig * 2^(E-150), quantum 2^(EMIN-MB), shift = 150+EMIN-MB - max(E,1). */
     __m512i E = _mm512_srli_epi32(a, 23);
     __mmask16 normal32 = _mm512_cmpneq_epi32_mask(E, _mm512_setzero_si512());
-    __m512i sig = _mm512_mask_or_epi32(_mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF)), normal32,
-                                       _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x800000));
-    __m512i sh = _mm512_min_epu32(_mm512_sub_epi32(_mm512_set1_epi32(126), _mm512_max_epu32(E, one)),
+    __m512i mant = _mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF));
+    __m512i sig = _mm512_mask_or_epi32(mant, normal32, mant, _mm512_set1_epi32(0x800000));
+    __m512i sh = _mm512_min_epu32(_mm512_sub_epi32(_mm512_set1_epi32(150 + EMIN - MB), _mm512_max_epu32(E, one)),
                                   _mm512_set1_epi32(31));
     __m512i half = _mm512_sllv_epi32(one, _mm512_sub_epi32(sh, one));
     __m512i add = r == FR_ROUND_HALF_AWAY
                       ? half
                       : _mm512_add_epi32(_mm512_sub_epi32(half, one), _mm512_and_si512(_mm512_srlv_epi32(sig, sh), one));
     __m512i cs = _mm512_srlv_epi32(_mm512_add_epi32(sig, add), sh);
-    __mmask16 sub = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x38800000));
+    __mmask16 sub = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32((127 + EMIN) << 23));
     __m512i c = _mm512_mask_blend_epi32(sub, cn, cs);
-    __mmask16 ovf = _mm512_cmpgt_epu32_mask(c, _mm512_set1_epi32(0x7BFF));
-    c = _mm512_mask_mov_epi32(c, ovf, _mm512_set1_epi32(s == FR_SAT ? 0x7BFF : 0x7C00));
+    __mmask16 ovf = _mm512_cmpgt_epu32_mask(c, _mm512_set1_epi32(MAXC)); /* also +-Inf inputs */
+    c = _mm512_mask_mov_epi32(c, ovf, _mm512_set1_epi32(s == FR_SAT ? MAXC : OVFC));
     __mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
-    c = _mm512_mask_mov_epi32(c, nan, _mm512_set1_epi32(0x7E00));
+    c = _mm512_mask_mov_epi32(c, nan, _mm512_set1_epi32(NANC));
     return _mm512_or_si512(c, sign);
+}
+
+static inline __m512i enc_f16(__m512i u, fr_round r, fr_sat s) {
+    return enc_ieee(u, r, s, 10, -14, 0x7BFF, 0x7C00, 0x7E00, 0x8000);
+}
+static inline __m512i enc_e4m3fn(__m512i u, fr_round r, fr_sat s) {
+    return enc_ieee(u, r, s, 3, -6, 0x7E, 0x7F, 0x7F, 0x80);
+}
+static inline __m512i enc_e5m2(__m512i u, fr_round r, fr_sat s) {
+    return enc_ieee(u, r, s, 2, -14, 0x7B, 0x7C, 0x7E, 0x80);
 }
 
 /* The rounding and saturation modes are hoisted out of the loop by inlining with constant arguments. */
@@ -71,16 +88,33 @@ static inline __m512i enc_f16(__m512i u, fr_round r, fr_sat s) {
         }                                                                                                         \
     } while (0)
 
-#define FR_ENC_DISPATCH(ENC)                                                                                      \
+/* The same for 8-bit codes. */
+#define FR_ENC8_LOOP(ENC, R, S)                                                                                   \
     do {                                                                                                          \
-        if (r == FR_ROUND_HALF_AWAY) {                                                                            \
-            if (s == FR_SAT) FR_ENC_LOOP(ENC, FR_ROUND_HALF_AWAY, FR_SAT);                                        \
-            else FR_ENC_LOOP(ENC, FR_ROUND_HALF_AWAY, FR_NO_SAT);                                                 \
-        } else {                                                                                                  \
-            if (s == FR_SAT) FR_ENC_LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_SAT);                                     \
-            else FR_ENC_LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_NO_SAT);                                              \
+        size_t i = 0;                                                                                             \
+        for (; i + 16 <= n; i += 16) {                                                                            \
+            __m512i u = _mm512_loadu_si512((const void *)(src + i));                                              \
+            _mm_storeu_si128((__m128i *)(dst + i), _mm512_cvtepi32_epi8(ENC(u, R, S)));                           \
+        }                                                                                                         \
+        if (i < n) {                                                                                              \
+            __mmask16 m = tail_mask(n - i);                                                                       \
+            __m512i u = _mm512_maskz_loadu_epi32(m, (const void *)(src + i));                                     \
+            _mm_mask_storeu_epi8((void *)(dst + i), m, _mm512_cvtepi32_epi8(ENC(u, R, S)));                       \
         }                                                                                                         \
     } while (0)
+
+#define FR_ENC_DISPATCH_(LOOP, ENC)                                                                               \
+    do {                                                                                                          \
+        if (r == FR_ROUND_HALF_AWAY) {                                                                            \
+            if (s == FR_SAT) LOOP(ENC, FR_ROUND_HALF_AWAY, FR_SAT);                                               \
+            else LOOP(ENC, FR_ROUND_HALF_AWAY, FR_NO_SAT);                                                        \
+        } else {                                                                                                  \
+            if (s == FR_SAT) LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_SAT);                                            \
+            else LOOP(ENC, FR_ROUND_NEAREST_EVEN, FR_NO_SAT);                                                     \
+        }                                                                                                         \
+    } while (0)
+#define FR_ENC_DISPATCH(ENC) FR_ENC_DISPATCH_(FR_ENC_LOOP, ENC)
+#define FR_ENC8_DISPATCH(ENC) FR_ENC_DISPATCH_(FR_ENC8_LOOP, ENC)
 
 void fr_cvt_f32_bf16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
     FR_ENC_DISPATCH(enc_bf16);
@@ -88,6 +122,14 @@ void fr_cvt_f32_bf16_avx512(uint16_t *dst, const float *src, size_t n, fr_round 
 
 void fr_cvt_f32_f16_avx512(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
     FR_ENC_DISPATCH(enc_f16);
+}
+
+void fr_cvt_f32_e4m3fn_avx512(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
+    FR_ENC8_DISPATCH(enc_e4m3fn);
+}
+
+void fr_cvt_f32_e5m2_avx512(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
+    FR_ENC8_DISPATCH(enc_e5m2);
 }
 
 void fr_cvt_bf16_f32_avx512(float *dst, const uint16_t *src, size_t n) {
@@ -114,3 +156,39 @@ void fr_cvt_f16_f32_avx512(float *dst, const uint16_t *src, size_t n) {
         _mm512_mask_storeu_ps(dst + i, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const void *)(src + i))));
     }
 }
+
+/* e5m2 is the top byte of fp16: widen to fp16 codes and use vcvtph2ps (as fr_e5m2_to_f32 does in scalar). */
+static inline __m512 dec_e5m2(__m128i c8) {
+    __m512i h = _mm512_slli_epi32(_mm512_cvtepu8_epi32(c8), 8);
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h));
+}
+
+/* e4m3fn: normal codes by rebiasing the fields, subnormals m * 2^-9 (exact in fp32), 0x7F/0xFF a quiet NaN. */
+static inline __m512 dec_e4m3fn(__m128i c8) {
+    __m512i x = _mm512_cvtepu8_epi32(c8);
+    __m512i sign = _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x80)), 24);
+    __m512i e = _mm512_and_si512(_mm512_srli_epi32(x, 3), _mm512_set1_epi32(0xF));
+    __m512i m = _mm512_and_si512(x, _mm512_set1_epi32(7));
+    __m512i nb = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(120)), 23),
+                                 _mm512_slli_epi32(m, 20));
+    __m512i sb = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-9f)));
+    __mmask16 subn = _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512());
+    __m512i b = _mm512_mask_blend_epi32(subn, nb, sb);
+    __mmask16 nan = _mm512_cmpeq_epi32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7F)), _mm512_set1_epi32(0x7F));
+    b = _mm512_mask_mov_epi32(b, nan, _mm512_set1_epi32(0x7FC00000));
+    return _mm512_castsi512_ps(_mm512_or_si512(b, sign));
+}
+
+#define FR_DEC8_LOOP(DEC)                                                                                         \
+    do {                                                                                                          \
+        size_t i = 0;                                                                                             \
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, DEC(_mm_loadu_si128((const __m128i *)(src + i)))); \
+        if (i < n) {                                                                                              \
+            __mmask16 m = tail_mask(n - i);                                                                       \
+            _mm512_mask_storeu_ps(dst + i, m, DEC(_mm_maskz_loadu_epi8(m, (const void *)(src + i))));            \
+        }                                                                                                         \
+    } while (0)
+
+void fr_cvt_e4m3fn_f32_avx512(float *dst, const uint8_t *src, size_t n) { FR_DEC8_LOOP(dec_e4m3fn); }
+
+void fr_cvt_e5m2_f32_avx512(float *dst, const uint8_t *src, size_t n) { FR_DEC8_LOOP(dec_e5m2); }
