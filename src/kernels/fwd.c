@@ -32,14 +32,17 @@ typedef struct fwd_ctx {
 
 typedef struct fwd_ws {
     float *q, *kt, *v, *s, *o, *pse;
+    float *t, *oc;                   /* one tile's P.V; Kahan compensation of o */
     uint8_t *keep, *drop;
     uint16_t *row16;                 /* one bf16 row */
     uint32_t *qb, *ktb, *pb2, *vb;   /* bf16 pair-packed Q [BM][DQ2], K^T [DQ2][BN], P [BM][BN/2], V [BN/2][Dv] */
     fr_osm_f32 st[FR_K_BM];
+    float lc[FR_K_BM];               /* Kahan compensation of each row's l */
     float dq[FR_K_BM];               /* fp8 d_scale_q of each row */
 } fwd_ws;
 
 static void ws_free(fwd_ws *w) {
+    free(w->t), free(w->oc);
     free(w->q), free(w->kt), free(w->v), free(w->s), free(w->o), free(w->pse), free(w->keep), free(w->drop);
     free(w->row16), free(w->qb), free(w->ktb), free(w->pb2), free(w->vb);
     memset(w, 0, sizeof *w);
@@ -53,10 +56,12 @@ static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     w->v = malloc(sizeof(float) * FR_K_BN * Dv);
     w->s = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
     w->o = malloc(sizeof(float) * FR_K_BM * Dv);
+    w->t = malloc(sizeof(float) * FR_K_BM * Dv);
+    w->oc = malloc(sizeof(float) * FR_K_BM * Dv);
     w->pse = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
     w->keep = malloc(FR_K_BM * FR_K_BN);
     w->drop = malloc(FR_K_BM * FR_K_BN);
-    bool ok = w->q && w->kt && w->v && w->s && w->o && w->pse && w->keep && w->drop;
+    bool ok = w->t && w->oc && w->q && w->kt && w->v && w->s && w->o && w->pse && w->keep && w->drop;
     if (c->bf16) {
         int64_t D2 = c->DQ2 > 0 ? c->DQ2 : 1;
         w->row16 = malloc(sizeof(uint16_t) * (size_t)(2 * D2 + 2 * Dv));
@@ -203,6 +208,7 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     pack_q(c, w, sb, h, i0, ni);
     for (int64_t r = 0; r < ni; r++) {
         w->st[r] = fr_osm_f32_init();
+        w->lc[r] = 0.0f;
         if (sem->sink) { /* the sink is one more logit with a zero value vector (D6) */
             float a, mu, sk = fr_sem_sink(sem, h);
             fr_osm_f32_update(&w->st[r], sk, 0.0f, &a, &mu);
@@ -210,6 +216,7 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
         }
     }
     memset(w->o, 0, sizeof(float) * (size_t)(ni * Dv));
+    memset(w->oc, 0, sizeof(float) * (size_t)(ni * Dv));
     for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
         int64_t nj = min64(FR_K_BN, sb->S2 - j0);
         fr_tile_class cls = fr_sem_tile_class(sem, sb, h, i0, ni, j0, nj);
@@ -225,10 +232,14 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
             float *x = w->s + r * FR_K_BN, alpha, mu;
             fr_osm_f32_update(&w->st[r], ops->max_f32(nj, x), 0.0f, &alpha, &mu);
             if (alpha != 1.0f) {
-                float *o = w->o + r * Dv;
-                for (int64_t d = 0; d < Dv; d++) o[d] *= alpha;
+                float *o = w->o + r * Dv, *oc = w->oc + r * Dv;
+                for (int64_t d = 0; d < Dv; d++) o[d] *= alpha, oc[d] *= alpha;
+                w->lc[r] *= alpha;
             }
-            fr_osm_f32_add_sum(&w->st[r], ops->expsum_f32(nj, x, mu));
+            /* l across tiles with Kahan compensation (the error then stays flat in S2) */
+            float y = ops->expsum_f32(nj, x, mu) - w->lc[r], l0 = w->st[r].l;
+            fr_osm_f32_add_sum(&w->st[r], y);
+            w->lc[r] = (w->st[r].l - l0) - y;
             if (sem->dropout) { /* after the sum: l excludes dropout (spec 3 steps 5-6) */
                 const uint8_t *dk = w->drop + r * FR_K_BN;
                 for (int64_t j = 0; j < nj; j++) x[j] = dk[j] ? x[j] * sem->rkeep : 0.0f;
@@ -247,16 +258,23 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
                     pr[p] = lo | (hi << 16);
                 }
             }
-            ops->gemm_bf16(ni, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->o, Dv, true);
+            ops->gemm_bf16(ni, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
         } else {
-            ops->gemm_f32(ni, Dv, nj, w->s, FR_K_BN, w->v, Dv, w->o, Dv, true);
+            ops->gemm_f32(ni, Dv, nj, w->s, FR_K_BN, w->v, Dv, w->t, Dv, false);
+        }
+        /* o += t with Kahan compensation */
+        for (int64_t e = 0; e < ni * Dv; e++) {
+            float y = w->t[e] - w->oc[e], tt = w->o[e] + y;
+            w->oc[e] = (tt - w->o[e]) - y;
+            w->o[e] = tt;
         }
     }
     const fr_fwd_outputs *out = c->out;
     for (int64_t r = 0; r < ni; r++) {
-        float inv_l, mx, sm, *o = w->o + r * Dv;
+        float inv_l, mx, sm, *o = w->o + r * Dv, *oc = w->oc + r * Dv;
+        fr_osm_f32_add_sum(&w->st[r], -w->lc[r]); /* the compensated sum */
         if (fr_osm_f32_finalize(&w->st[r], &inv_l, &mx, &sm)) {
-            for (int64_t d = 0; d < Dv; d++) o[d] = o[d] / sm; /* spec 3 step 8: acc / l in fp32 */
+            for (int64_t d = 0; d < Dv; d++) o[d] = (o[d] - oc[d]) / sm; /* spec 3 step 8: acc / l in fp32 */
         } else {
             for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */
         }

@@ -22,26 +22,35 @@ static inline __attribute__((always_inline)) void block_f32(const int MR, int64_
     __m256i mk[3];
 #pragma GCC unroll 3
     for (int v = 0; v < 3; v++) mk[v] = tail_mask8(nc - 8 * v);
+    for (int64_t k0 = 0; k0 < k || (k0 == 0 && !acc); k0 += FR_K_KB) {
+        int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 3
-        for (int v = 0; v < 3; v++) c[r][v] = acc ? _mm256_maskload_ps(C + r * ldc + 8 * v, mk[v]) : _mm256_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        const float *b = B + kk * ldb;
-        __m256 b0 = _mm256_maskload_ps(b, mk[0]), b1 = _mm256_maskload_ps(b + 8, mk[1]);
-        __m256 b2 = _mm256_maskload_ps(b + 16, mk[2]);
+            for (int v = 0; v < 3; v++) c[r][v] = _mm256_setzero_ps();
+        for (int64_t kk = k0; kk < ke; kk++) {
+            const float *b = B + kk * ldb;
+            __m256 b0 = _mm256_maskload_ps(b, mk[0]), b1 = _mm256_maskload_ps(b + 8, mk[1]);
+            __m256 b2 = _mm256_maskload_ps(b + 16, mk[2]);
 #pragma GCC unroll 4
-        for (int r = 0; r < MR; r++) {
-            __m256 a = _mm256_broadcast_ss(A + r * lda + kk);
-            c[r][0] = _mm256_fmadd_ps(a, b0, c[r][0]);
-            c[r][1] = _mm256_fmadd_ps(a, b1, c[r][1]);
-            c[r][2] = _mm256_fmadd_ps(a, b2, c[r][2]);
+            for (int r = 0; r < MR; r++) {
+                __m256 a = _mm256_broadcast_ss(A + r * lda + kk);
+                c[r][0] = _mm256_fmadd_ps(a, b0, c[r][0]);
+                c[r][1] = _mm256_fmadd_ps(a, b1, c[r][1]);
+                c[r][2] = _mm256_fmadd_ps(a, b2, c[r][2]);
+            }
         }
-    }
+        bool add = acc || k0 > 0;
 #pragma GCC unroll 4
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 3
-        for (int v = 0; v < 3; v++) _mm256_maskstore_ps(C + r * ldc + 8 * v, mk[v], c[r][v]);
+            for (int v = 0; v < 3; v++) {
+                float *cp = C + r * ldc + 8 * v;
+                __m256 x = add ? _mm256_add_ps(_mm256_maskload_ps(cp, mk[v]), c[r][v]) : c[r][v];
+                _mm256_maskstore_ps(cp, mk[v], x);
+            }
+        if (k == 0) break;
+    }
 }
 
 #define FR_BLOCK_FN(MR)                                                                                             \

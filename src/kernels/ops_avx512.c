@@ -18,28 +18,36 @@ static inline __attribute__((always_inline)) void block_f32(const int MR, int64_
     __mmask16 mk[4];
 #pragma GCC unroll 4
     for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+    for (int64_t k0 = 0; k0 < k || (k0 == 0 && !acc); k0 += FR_K_KB) {
+        int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
 #pragma GCC unroll 6
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; v++)
-            c[r][v] = acc ? _mm512_maskz_loadu_ps(mk[v], C + r * ldc + 16 * v) : _mm512_setzero_ps();
-    for (int64_t kk = 0; kk < k; kk++) {
-        const float *b = B + kk * ldb;
-        __m512 b0 = _mm512_maskz_loadu_ps(mk[0], b), b1 = _mm512_maskz_loadu_ps(mk[1], b + 16);
-        __m512 b2 = _mm512_maskz_loadu_ps(mk[2], b + 32), b3 = _mm512_maskz_loadu_ps(mk[3], b + 48);
+            for (int v = 0; v < 4; v++) c[r][v] = _mm512_setzero_ps();
+        for (int64_t kk = k0; kk < ke; kk++) {
+            const float *b = B + kk * ldb;
+            __m512 b0 = _mm512_maskz_loadu_ps(mk[0], b), b1 = _mm512_maskz_loadu_ps(mk[1], b + 16);
+            __m512 b2 = _mm512_maskz_loadu_ps(mk[2], b + 32), b3 = _mm512_maskz_loadu_ps(mk[3], b + 48);
 #pragma GCC unroll 6
-        for (int r = 0; r < MR; r++) {
-            __m512 a = _mm512_set1_ps(A[r * lda + kk]);
-            c[r][0] = _mm512_fmadd_ps(a, b0, c[r][0]);
-            c[r][1] = _mm512_fmadd_ps(a, b1, c[r][1]);
-            c[r][2] = _mm512_fmadd_ps(a, b2, c[r][2]);
-            c[r][3] = _mm512_fmadd_ps(a, b3, c[r][3]);
+            for (int r = 0; r < MR; r++) {
+                __m512 a = _mm512_set1_ps(A[r * lda + kk]);
+                c[r][0] = _mm512_fmadd_ps(a, b0, c[r][0]);
+                c[r][1] = _mm512_fmadd_ps(a, b1, c[r][1]);
+                c[r][2] = _mm512_fmadd_ps(a, b2, c[r][2]);
+                c[r][3] = _mm512_fmadd_ps(a, b3, c[r][3]);
+            }
         }
-    }
+        bool add = acc || k0 > 0;
 #pragma GCC unroll 6
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; v++) _mm512_mask_storeu_ps(C + r * ldc + 16 * v, mk[v], c[r][v]);
+            for (int v = 0; v < 4; v++) {
+                float *cp = C + r * ldc + 16 * v;
+                __m512 x = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[v], cp), c[r][v]) : c[r][v];
+                _mm512_mask_storeu_ps(cp, mk[v], x);
+            }
+        if (k == 0) break;
+    }
 }
 
 #define FR_BLOCK_FN(MR)                                                                                             \

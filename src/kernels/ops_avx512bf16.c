@@ -11,43 +11,51 @@ static inline __mmask16 tail_mask(int64_t rem) {
     return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
 }
 
-static inline __attribute__((always_inline)) void block_bf16(const int MR, int64_t k2, const uint32_t *A,
-                                                             int64_t lda2, const uint32_t *B, int64_t ldb, float *C,
+static inline __attribute__((always_inline)) void block_bf16(const int MR, int64_t k, const uint32_t *A,
+                                                             int64_t lda, const uint32_t *B, int64_t ldb, float *C,
                                                              int64_t ldc, int64_t nc, bool acc) {
     __m512 c[6][4];
     __mmask16 mk[4];
 #pragma GCC unroll 4
     for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+    for (int64_t k0 = 0; k0 < k || (k0 == 0 && !acc); k0 += FR_K_KB) {
+        int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
 #pragma GCC unroll 6
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; v++)
-            c[r][v] = acc ? _mm512_maskz_loadu_ps(mk[v], C + r * ldc + 16 * v) : _mm512_setzero_ps();
-    for (int64_t p = 0; p < k2; p++) {
-        const uint32_t *b = B + p * ldb;
-        __m512bh b0 = (__m512bh)_mm512_maskz_loadu_epi32(mk[0], b);
-        __m512bh b1 = (__m512bh)_mm512_maskz_loadu_epi32(mk[1], b + 16);
-        __m512bh b2 = (__m512bh)_mm512_maskz_loadu_epi32(mk[2], b + 32);
-        __m512bh b3 = (__m512bh)_mm512_maskz_loadu_epi32(mk[3], b + 48);
+            for (int v = 0; v < 4; v++) c[r][v] = _mm512_setzero_ps();
+        for (int64_t kk = k0; kk < ke; kk++) {
+            const uint32_t *b = B + kk * ldb;
+            __m512bh b0 = (__m512bh)_mm512_maskz_loadu_epi32(mk[0], b);
+            __m512bh b1 = (__m512bh)_mm512_maskz_loadu_epi32(mk[1], b + 16);
+            __m512bh b2 = (__m512bh)_mm512_maskz_loadu_epi32(mk[2], b + 32);
+            __m512bh b3 = (__m512bh)_mm512_maskz_loadu_epi32(mk[3], b + 48);
 #pragma GCC unroll 6
-        for (int r = 0; r < MR; r++) {
-            __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[r * lda2 + p]);
-            c[r][0] = _mm512_dpbf16_ps(c[r][0], a, b0);
-            c[r][1] = _mm512_dpbf16_ps(c[r][1], a, b1);
-            c[r][2] = _mm512_dpbf16_ps(c[r][2], a, b2);
-            c[r][3] = _mm512_dpbf16_ps(c[r][3], a, b3);
+            for (int r = 0; r < MR; r++) {
+                __m512bh a = (__m512bh)_mm512_set1_epi32((int)A[r * lda + kk]);
+                c[r][0] = _mm512_dpbf16_ps(c[r][0], a, b0);
+                c[r][1] = _mm512_dpbf16_ps(c[r][1], a, b1);
+                c[r][2] = _mm512_dpbf16_ps(c[r][2], a, b2);
+                c[r][3] = _mm512_dpbf16_ps(c[r][3], a, b3);
+            }
         }
-    }
+        bool add = acc || k0 > 0;
 #pragma GCC unroll 6
-    for (int r = 0; r < MR; r++)
+        for (int r = 0; r < MR; r++)
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; v++) _mm512_mask_storeu_ps(C + r * ldc + 16 * v, mk[v], c[r][v]);
+            for (int v = 0; v < 4; v++) {
+                float *cp = C + r * ldc + 16 * v;
+                __m512 x = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[v], cp), c[r][v]) : c[r][v];
+                _mm512_mask_storeu_ps(cp, mk[v], x);
+            }
+        if (k == 0) break;
+    }
 }
 
 #define FR_BLOCK_FN(MR)                                                                                             \
-    static void block_bf16_##MR(int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B, int64_t ldb,        \
+    static void block_bf16_##MR(int64_t k, const uint32_t *A, int64_t lda, const uint32_t *B, int64_t ldb,        \
                                 float *C, int64_t ldc, int64_t nc, bool acc) {                                      \
-        block_bf16(MR, k2, A, lda2, B, ldb, C, ldc, nc, acc);                                                       \
+        block_bf16(MR, k, A, lda, B, ldb, C, ldc, nc, acc);                                                       \
     }
 FR_BLOCK_FN(1)
 FR_BLOCK_FN(2)

@@ -4,17 +4,27 @@
 
 #include <math.h>
 
-/* C[m x n] = (acc ? C : 0) + A[m x k] . B[k x n]. */
+/* C[m x n] = (acc ? C : 0) + A[m x k] . B[k x n], k summed in blocks of FR_K_KB. */
 void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool acc) {
+    enum { NC = 64 };
+    float t[NC];
     for (int64_t i = 0; i < m; i++) {
         float *c = C + i * ldc;
         if (!acc)
             for (int64_t j = 0; j < n; j++) c[j] = 0.0f;
-        for (int64_t kk = 0; kk < k; kk++) {
-            float a = A[i * lda + kk];
-            const float *b = B + kk * ldb;
-            for (int64_t j = 0; j < n; j++) c[j] += a * b[j];
+        for (int64_t j0 = 0; j0 < n; j0 += NC) {
+            int64_t nc = n - j0 < NC ? n - j0 : NC;
+            for (int64_t k0 = 0; k0 < k; k0 += FR_K_KB) {
+                int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
+                for (int64_t j = 0; j < nc; j++) t[j] = 0.0f;
+                for (int64_t kk = k0; kk < ke; kk++) {
+                    float a = A[i * lda + kk];
+                    const float *b = B + kk * ldb + j0;
+                    for (int64_t j = 0; j < nc; j++) t[j] += a * b[j];
+                }
+                for (int64_t j = 0; j < nc; j++) c[j0 + j] += t[j];
+            }
         }
     }
 }
@@ -26,12 +36,13 @@ float fr_k_max_f32_scalar(int64_t n, const float *x) {
 }
 
 float fr_k_expsum_f32_scalar(int64_t n, float *x, float sub) {
-    float s = 0.0f;
+    float s[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* 8 interleaved partial sums, then a tree: as the SIMD variants do */
     for (int64_t j = 0; j < n; j++) {
         x[j] = expf(x[j] - sub);
-        s += x[j];
+        s[j & 7] += x[j];
     }
-    return s;
+    float a = s[0] + s[4], b = s[1] + s[5], c = s[2] + s[6], d = s[3] + s[7];
+    return (a + c) + (b + d);
 }
 
 const fr_kops fr_kops_scalar = {
