@@ -3,7 +3,8 @@
 #   1. flashref golden --set xcheck writes >= 50 cases with their golden outputs (the generator computes them);
 #   2. the same set is written inputs-only and every case is computed by `flashref run CASE --engine golden`;
 #   3. check_cases.py recomputes every case in numpy and compares (1e-10 relative) both copies;
-#   4. negative control: one output perturbed by 1e-8 relative must make check_cases.py fail.
+#   4. poisoned copies (NaN/Inf in K/V rows and Q rows that take part nowhere) must give the same, finite, results;
+#   5. negative control: one output perturbed by 1e-8 relative must make check_cases.py fail.
 # Fails (never skips) when FLASHREF_PYTHON is unset or has no numpy.
 # usage: golden_vs_numpy.sh FLASHREF_BINARY TESTS_PYTHON_DIR     (seed: $FLASHREF_SEED, default 20261129)
 set -u
@@ -56,6 +57,18 @@ if "$FR" golden --seed "$SEED" --out "$TMP/bad" --name bad --layout TND --seq-q 
 fi
 
 "$PY" "$HERE/check_cases.py" --quiet "$TMP/gen" "$TMP/run" "$TMP/cli" || { echo "FAIL: golden and numpy disagree"; exit 1; }
+
+# NaN/Inf where they must not matter (verification.md 4): masked-everywhere K/V rows and fully masked Q rows.
+"$FR" golden --set xcheck --seed "$SEED" --no-outputs --out "$TMP/poison" > "$TMP/poison.log" 2>&1 || {
+    cat "$TMP/poison.log"; echo "FAIL: flashref golden --set xcheck --no-outputs (poison)"; exit 1; }
+"$PY" "$HERE/poison_cases.py" "$TMP"/poison/*/ > "$TMP/poison.log" 2>&1 || {
+    cat "$TMP/poison.log"; echo "FAIL: poison_cases.py"; exit 1; }
+tail -n 1 "$TMP/poison.log"
+for d in "$TMP"/poison/*/; do
+    "$FR" run "$d" --engine golden > "$TMP/one.log" 2>&1 || {
+        cat "$TMP/one.log"; echo "FAIL: flashref run $d --engine golden (poisoned)"; exit 1; }
+done
+"$PY" "$HERE/check_cases.py" --quiet "$TMP/poison" || { echo "FAIL: poisoned inputs leak into the golden"; exit 1; }
 
 # Negative control: the comparison must be able to fail.
 cp -r "$TMP/gen/fwd_bnsd_fp32_gqa" "$TMP/neg" || exit 1

@@ -439,6 +439,19 @@ class _Batch:
         return m, l, e, alive
 
 
+def _excl_matmul(a, b, valid):
+    """out[h,i,d] = sum over valid (h,i,j) of a[h,i,j] * b[h,j,d]. Excluded positions never touch b, so NaN/Inf in a
+    masked or never-gathered K/V row cannot leak into the result (decision 3: masking is exclusion)."""
+    fin = np.isfinite(b)
+    out = np.einsum("hij,hjd->hid", np.where(valid, a, 0.0), np.where(fin, b, 0.0))
+    if not fin.all():
+        for h, j in zip(*np.nonzero(~fin.all(axis=2))):
+            rows = valid[h, :, j]
+            bad = np.where(fin[h, j], 0.0, b[h, j])  # only the non-finite entries; IEEE rules for those
+            out[h, rows] += a[h, rows, j][:, None] * bad[None, :]
+    return out
+
+
 def _softmax_pack(parts, dims, params):
     """Per-batch [N1, S1_b] values -> the spec's softmax_max/sum shape with 8 copies."""
     if dims.layout == "TND":
@@ -477,7 +490,7 @@ def forward(params, inputs, dtype):
         bt = _Batch(params, dtype, inputs, dims, b)
         m, l, e, alive = bt.stats()
         pe = e if bt.z is None else e * bt.z
-        o = np.einsum("hij,hjd->hid", pe, bt.vh) / l[:, :, None]
+        o = _excl_matmul(pe, bt.vh, bt.w > 0) / l[:, :, None]
         o = np.where(alive[:, :, None], o, 0.0)
         o[~np.any(bt.w > 0, axis=2)] = 0.0  # no key takes part (a sink alone carries no value): exactly 0
         outs.append(o)
@@ -507,12 +520,14 @@ def backward(params, inputs, dtype):
         part = bt.w > 0
         p = np.where(part, np.exp(np.where(part, bt.x, 0.0) - m[:, :, None]), 0.0) * bt.w / l[:, :, None]
         z = np.ones_like(p) if bt.z is None else bt.z
-        dvh = np.einsum("hij,hid->hjd", p * z, dy)          # per query head [N1, S2, Dv]
-        dp = np.einsum("hid,hjd->hij", dy, bt.vh) * z
+        part_t = part.transpose(0, 2, 1)
+        dvh = _excl_matmul((p * z).transpose(0, 2, 1), dy, part_t)  # per query head [N1, S2, Dv]
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN/Inf in excluded V rows is selected away
+            dp = np.where(part, np.einsum("hid,hjd->hij", dy, bt.vh), 0.0) * z
         dd = np.einsum("hid,hid->hi", dy, o)                  # D_i
-        ds = p * (dp - dd[:, :, None])
-        dq = bt.scale * np.einsum("hij,hjd->hid", ds, bt.kh)
-        dkh = bt.scale * np.einsum("hij,hid->hjd", ds, bt.q)
+        ds = np.where(part, p * (dp - dd[:, :, None]), 0.0)
+        dq = bt.scale * _excl_matmul(ds, bt.kh, part)
+        dkh = bt.scale * _excl_matmul(ds.transpose(0, 2, 1), bt.q, part_t)
         s2 = dims.s2[b]
         dk = dkh.reshape(n2, g, s2, dims.Dk).sum(axis=1)      # a kv head sums its G query heads
         dv = dvh.reshape(n2, g, s2, dims.Dv).sum(axis=1)
@@ -520,8 +535,8 @@ def backward(params, inputs, dtype):
         dks.append(dk)
         dvs.append(dv)
         if has_rope:
-            dqrs.append(bt.scale * np.einsum("hij,hjd->hid", ds, bt.krh))
-            dkr = bt.scale * np.einsum("hij,hid->hjd", ds, bt.qr)
+            dqrs.append(bt.scale * _excl_matmul(ds, bt.krh, part))
+            dkr = bt.scale * _excl_matmul(ds.transpose(0, 2, 1), bt.qr, part_t)
             dkrs.append(dkr.reshape(n2, g, s2, dkr.shape[2]).sum(axis=1))
         if bt.sink is not None:
             alive = l != FLT_MAX
