@@ -3,12 +3,13 @@
  * message that names the parameter. Valid rows: edge configurations (D8 empty dims, every layout, sparse mode with
  * its canonical mask, pse type, TND with empty sequences, ...) that must be accepted by the forward and the backward,
  * inputs and outputs. Nothing reads tensor data, so every tensor points at one small dummy buffer.
- * Deterministic: no random numbers (seed: none). */
+ * Plus seeded random mutations of the bases (seed printed; argv[1] overrides it). */
 #include "core/problem.h"
 #include "core/validate.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static unsigned char dummy[64];
@@ -717,14 +718,142 @@ static void test_resolution(void) {
     CHECK(fr_problem_from_fwd(&c.p, &c.in, &pb, NULL) == FR_E_HEADS, "NULL err");
 }
 
-int main(void) {
-    printf("test_validate: deterministic table (seed: none)\n");
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Seeded random mutations: 1-3 random fields of a valid base changed to boundary values. Whatever the result, nothing
+ * crashes or reads out of bounds (run under ASan), a failure names a parameter at the start of its message and sets
+ * err.status, and a success yields a problem satisfying fr_problem_is_valid. */
+
+static uint64_t rng_s;
+static uint64_t rnd(void) {
+    rng_s ^= rng_s << 13;
+    rng_s ^= rng_s >> 7;
+    rng_s ^= rng_s << 17;
+    return rng_s;
+}
+static int64_t rnd_dim(void) {
+    static const int64_t v[] = {-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 64, 200, 1024, 2048, 3072, 1048577, 2097153,
+                                INT64_C(1) << 40, INT64_MAX};
+    return v[rnd() % (sizeof v / sizeof v[0])];
+}
+
+static const char *const param_names[] = {
+    "params", "inputs", "problem", "outputs", "query", "key", "value", "head_num", "input_layout", "scale_value",
+    "keep_prob", "pse_type", "sparse_mode", "inner_precise", "softmax_layout", "q_start_idx", "kv_start_idx",
+    "prefix", "prefix_len", "actual_seq_len", "actual_seq_qlen", "actual_seq_kvlen", "out_dtype", "d_scale_q",
+    "d_scale_k", "d_scale_v", "query_rope", "key_rope", "atten_mask", "pre_tokens", "next_tokens", "real_shift",
+    "drop_mask", "sink", "topk_indices", "dy", "attention_in", "softmax_max", "softmax_sum", "attention_out", "dq",
+    "dk", "dv", "dq_rope", "dk_rope", "dsink"};
+
+static bool starts_with_param(const char *msg) {
+    for (size_t k = 0; k < sizeof param_names / sizeof param_names[0]; k++) {
+        size_t n = strlen(param_names[k]);
+        if (strncmp(msg, param_names[k], n) == 0 && (msg[n] == ':' || msg[n] == ' ' || msg[n] == '[')) return true;
+    }
+    return false;
+}
+
+static void add_optional(cfg *c) {
+    switch (rnd() % 10) {
+    case 0: c->in.atten_mask = MK(FR_BOOL, c->S1, c->S2); break;
+    case 1: c->in.atten_mask = MK(FR_U8, 2048, 2048); break;
+    case 2: c->in.real_shift = MK(c->dt, c->B, c->N1, c->S1, c->S2); break;
+    case 3: c->in.real_shift = MK(FR_F32, c->N1); break;
+    case 4: c->in.drop_mask = MK(FR_U8, 1 + (int64_t)(rnd() % 4096)); break;
+    case 5: c->in.sink = MK(FR_F32, c->N1); break;
+    case 6: c->in.topk_indices = MK(FR_I32, c->B, c->S1, 4); break;
+    case 7: c->in.query_rope = c->in.query, c->in.key_rope = c->in.key; break;
+    case 8: c->p.prefix = c->prefix, c->p.prefix_len = (int64_t)(rnd() % 4); break;
+    default: c->in.atten_mask = MK(FR_BOOL, 3072, 2048); break;
+    }
+}
+
+static fr_tensor *rnd_tensor(cfg *c) {
+    fr_tensor *all[] = {&c->in.query,        &c->in.key,         &c->in.value,     &c->in.atten_mask,
+                        &c->in.real_shift,   &c->in.drop_mask,   &c->in.sink,      &c->in.topk_indices,
+                        &c->in.query_rope,   &c->in.key_rope,    &c->in.d_scale_q, &c->in.d_scale_k,
+                        &c->in.d_scale_v,    &c->dy,             &c->ain,          &c->smax,
+                        &c->ssum,            &c->fo.attention_out, &c->fo.softmax_max, &c->fo.softmax_sum,
+                        &c->bo.dq,           &c->bo.dk,          &c->bo.dv,        &c->bo.dsink};
+    return all[rnd() % (sizeof all / sizeof all[0])];
+}
+
+static void mutate_random(cfg *c) {
+    fr_tensor *t = rnd_tensor(c);
+    switch (rnd() % 14) {
+    case 0:
+    case 1:
+    case 2:
+        if (t->ndim > 0 && t->ndim <= FR_MAX_DIMS) t->shape[rnd() % (uint64_t)t->ndim] = rnd_dim();
+        break;
+    case 3: t->dtype = (fr_dtype)(rnd() % FR_DTYPE_COUNT); break;
+    case 4: t->ndim = (int)(rnd() % 11) - 1; break;
+    case 5:
+        if (t->ndim > 0 && t->ndim <= FR_MAX_DIMS) t->strides[rnd() % (uint64_t)t->ndim] = rnd_dim() * (rnd() % 2 ? 1 : -1);
+        break;
+    case 6: t->data = NULL; break;
+    case 7: add_optional(c); break;
+    case 8: c->p.sparse_mode = (int)(rnd() % 11) - 1; add_optional(c); break;
+    case 9: c->p.pre_tokens = rnd_dim() * (rnd() % 2 ? 1 : -1); c->p.next_tokens = rnd_dim() * (rnd() % 3 ? 1 : -1); break;
+    case 10: c->p.head_num = rnd_dim(); break;
+    case 11: {
+        static const double kp[] = {1.0, 0.5, 0.0, 2.0, NAN, 1e-300};
+        c->p.keep_prob = kp[rnd() % 6];
+        break;
+    }
+    case 12:
+        c->cq[rnd() % 16] = rnd_dim();
+        c->ck[rnd() % 16] = (int64_t)(rnd() % 12);
+        c->prefix[rnd() % 16] = rnd_dim();
+        break;
+    default:
+        c->p.pse_type = (int)(rnd() % 6) - 1;
+        c->p.input_layout = (fr_layout)(rnd() % 7);
+        c->p.actual_seq_len = (int64_t)(rnd() % 17); /* the arrays hold 16 entries */
+        break;
+    }
+}
+
+static void test_random(uint64_t seed, int iters) {
+    rng_s = seed ? seed : 1;
+    int ok = 0;
+    for (int it = 0; it < iters; it++) {
+        cfg c;
+        base(&c, (base_id)(rnd() % (HUGE + 1)));
+        int nm = 1 + (int)(rnd() % 3);
+        for (int m = 0; m < nm; m++) mutate_random(&c);
+        if (c.p.actual_seq_len > 16 || (c.p.prefix == c.prefix && c.p.prefix_len > 16)) continue;
+        fr_bwd_inputs bi = bwd_inputs(&c);
+        fr_problem pb;
+        for (int op = 0; op < 2; op++) {
+            fr_error e = {FR_E_INTERNAL, "untouched"};
+            fr_status st = op == 0 ? fr_problem_from_fwd(&c.p, &c.in, &pb, &e) : fr_problem_from_bwd(&c.p, &bi, &pb, &e);
+            if (st == FR_OK) {
+                CHECK(fr_problem_is_valid(&pb), "random it %d op %d: accepted problem is not valid", it, op);
+                st = op == 0 ? fr_check_fwd_outputs(&pb, &c.p, &c.fo, &e) : fr_check_bwd_outputs(&pb, &c.p, &c.bo, &e);
+                ok += st == FR_OK;
+            }
+            if (st != FR_OK) {
+                CHECK(st > FR_OK && st < FR_STATUS_COUNT && e.status == st, "random it %d op %d: status %d / %d", it, op,
+                      (int)st, (int)e.status);
+                CHECK(starts_with_param(e.msg), "random it %d op %d: message does not start with a parameter: %s", it,
+                      op, e.msg);
+            }
+        }
+    }
+    printf("random mutations: %d iterations, %d accepted (fwd+bwd calls)\n", iters, ok);
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(0x5eed0002);
+    printf("test_validate: tables are deterministic; random mutations seed = 0x%llx (pass a seed as argv[1])\n",
+           (unsigned long long)seed);
     size_t ni = sizeof invalid_rows / sizeof invalid_rows[0], nv = sizeof valid_rows / sizeof valid_rows[0];
     printf("invalid configurations (%zu):\n", ni);
     for (size_t i = 0; i < ni; i++) run_invalid(&invalid_rows[i]);
     printf("valid edge configurations (%zu):\n", nv);
     for (size_t i = 0; i < nv; i++) run_valid(&valid_rows[i]);
     test_resolution();
+    test_random(seed, 20000);
     CHECK(ni >= 100 && nv >= 20, "table sizes %zu / %zu", ni, nv);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
