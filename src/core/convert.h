@@ -13,6 +13,8 @@ void fr_cvt_f32_e4m3fn_avx512(uint8_t *dst, const float *src, size_t n, fr_round
 void fr_cvt_f32_e5m2_avx512(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
 void fr_cvt_e4m3fn_f32_avx512(float *dst, const uint8_t *src, size_t n);
 void fr_cvt_e5m2_f32_avx512(float *dst, const uint8_t *src, size_t n);
+void fr_cvt_f32_hif8_avx512(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+void fr_cvt_hif8_f32_avx512(float *dst, const uint8_t *src, size_t n);
 
 void fr_cvt_f32_bf16_avx2(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
 void fr_cvt_f32_f16_avx2(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);

@@ -132,6 +132,7 @@ fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from
         else if (to == FR_F16 && v512) fr_cvt_f32_f16_avx512(dst, src, n, r, s);
         else if (to == FR_E4M3FN && v512) fr_cvt_f32_e4m3fn_avx512(dst, src, n, r, s);
         else if (to == FR_E5M2 && v512) fr_cvt_f32_e5m2_avx512(dst, src, n, r, s);
+        else if (to == FR_HIF8 && v512) fr_cvt_f32_hif8_avx512(dst, src, n, r, s);
         else if (to == FR_BF16 && v256) fr_cvt_f32_bf16_avx2(dst, src, n, r, s);
         else if (to == FR_F16 && v256) fr_cvt_f32_f16_avx2(dst, src, n, r, s);
         else encode_scalar(to, dst, src, n, r, s);
@@ -140,6 +141,7 @@ fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from
         else if (from == FR_F16 && v512) fr_cvt_f16_f32_avx512(dst, src, n);
         else if (from == FR_E4M3FN && v512) fr_cvt_e4m3fn_f32_avx512(dst, src, n);
         else if (from == FR_E5M2 && v512) fr_cvt_e5m2_f32_avx512(dst, src, n);
+        else if (from == FR_HIF8 && v512) fr_cvt_hif8_f32_avx512(dst, src, n);
         else if (from == FR_BF16 && v256) fr_cvt_bf16_f32_avx2(dst, src, n);
         else if (from == FR_F16 && v256) fr_cvt_f16_f32_avx2(dst, src, n);
         else decode_scalar(dst, from, src, n);

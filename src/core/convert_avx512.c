@@ -192,3 +192,114 @@ static inline __m512 dec_e4m3fn(__m128i c8) {
 void fr_cvt_e4m3fn_f32_avx512(float *dst, const uint8_t *src, size_t n) { FR_DEC8_LOOP(dec_e4m3fn); }
 
 void fr_cvt_e5m2_f32_avx512(float *dst, const uint8_t *src, size_t n) { FR_DEC8_LOOP(dec_e5m2); }
+
+/* ---- hif8 (spec 9.1, 9.3): the lane version of fr_f32_to_hif8 / fr_hif8_to_f32 ------------------------------------ */
+
+static inline __mmask16 gt(__m512i x, int c) { return _mm512_cmpgt_epi32_mask(x, _mm512_set1_epi32(c)); }
+
+static inline __m512i enc_hif8(__m512i u, fr_round r, fr_sat s) {
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
+    const __m512i signb = _mm512_and_si512(_mm512_srli_epi32(u, 24), _mm512_set1_epi32(0x80));
+    __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(a, 23), _mm512_set1_epi32(127));
+    __m512i ae = _mm512_abs_epi32(e);
+    /* shift = 23 - w: w = 3, 2, 1 for |e| <= 3, 7, 15; 0 in the denormal binades; -1 for e = -23 (2^-22 grid) */
+    __m512i sh = _mm512_set1_epi32(20);
+    sh = _mm512_mask_add_epi32(sh, gt(ae, 3), sh, one);
+    sh = _mm512_mask_add_epi32(sh, gt(ae, 7), sh, one);
+    sh = _mm512_mask_add_epi32(sh, gt(ae, 15), sh, one);
+    sh = _mm512_mask_add_epi32(sh, gt(ae, 22), sh, one);
+    __m512i sig = _mm512_or_si512(_mm512_and_si512(a, _mm512_set1_epi32(0x7FFFFF)), _mm512_set1_epi32(0x800000));
+    __m512i n = _mm512_srlv_epi32(sig, sh);
+    __m512i rem = _mm512_and_si512(sig, _mm512_sub_epi32(_mm512_sllv_epi32(one, sh), one));
+    __m512i half = _mm512_sllv_epi32(one, _mm512_sub_epi32(sh, one));
+    __mmask16 up;
+    if (r == FR_ROUND_HALF_AWAY) {
+        up = _mm512_cmpge_epu32_mask(rem, half);
+    } else {
+        /* tie: up when the lower candidate's code is odd: n's parity, or e + 23's in the denormal binades */
+        __mmask16 den = _mm512_cmpeq_epi32_mask(sh, _mm512_set1_epi32(23));
+        __m512i lower = _mm512_mask_add_epi32(n, den, e, _mm512_set1_epi32(23));
+        __mmask16 odd = _mm512_test_epi32_mask(lower, one);
+        up = _mm512_cmpgt_epu32_mask(rem, half) | (_mm512_cmpeq_epi32_mask(rem, half) & odd);
+    }
+    n = _mm512_mask_add_epi32(n, up, n, one);
+    /* carry into the next binade when n reaches 2^(w+1) (for e = -23: n = 1 is 2^-22) */
+    __mmask16 carry = _mm512_test_epi32_mask(_mm512_srlv_epi32(n, _mm512_sub_epi32(_mm512_set1_epi32(24), sh)),
+                                             _mm512_set1_epi32(-1));
+    __m512i e2 = _mm512_mask_add_epi32(e, carry, e, one);
+    __m512i mmask = _mm512_sub_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(_mm512_set1_epi32(23), sh)), one);
+    __m512i m = _mm512_maskz_and_epi32(~carry, n, mmask);
+    /* emit the fields (the mantissa always sits in the low w bits) */
+    __m512i ae2 = _mm512_abs_epi32(e2);
+    __m512i neg4 = _mm512_maskz_mov_epi32(_mm512_cmplt_epi32_mask(e2, _mm512_setzero_si512()),
+                                          _mm512_set1_epi32(0x10));
+    __m512i code = _mm512_add_epi32(e2, _mm512_set1_epi32(23)); /* denormals */
+    __m512i c0 = _mm512_or_si512(_mm512_set1_epi32(0x08), m);
+    __m512i c1 = _mm512_or_si512(_mm512_or_si512(_mm512_set1_epi32(0x10), _mm512_srli_epi32(neg4, 1)), m);
+    __m512i c2 = _mm512_or_si512(_mm512_or_si512(_mm512_set1_epi32(0x20), neg4),
+                                 _mm512_or_si512(_mm512_slli_epi32(_mm512_sub_epi32(ae2, _mm512_set1_epi32(2)), 3), m));
+    __m512i c4 = _mm512_or_si512(_mm512_or_si512(_mm512_set1_epi32(0x40), neg4),
+                                 _mm512_or_si512(_mm512_slli_epi32(_mm512_sub_epi32(ae2, _mm512_set1_epi32(4)), 2), m));
+    __m512i c8 = _mm512_or_si512(_mm512_or_si512(_mm512_set1_epi32(0x60), neg4),
+                                 _mm512_or_si512(_mm512_slli_epi32(_mm512_sub_epi32(ae2, _mm512_set1_epi32(8)), 1), m));
+    __mmask16 le15 = ~gt(ae2, 15);
+    code = _mm512_mask_mov_epi32(code, le15, c8);
+    code = _mm512_mask_mov_epi32(code, ~gt(ae2, 7), c4);
+    code = _mm512_mask_mov_epi32(code, ~gt(ae2, 3), c2);
+    code = _mm512_mask_mov_epi32(code, ~gt(ae2, 1), c1);
+    code = _mm512_mask_mov_epi32(code, _mm512_cmpeq_epi32_mask(ae2, _mm512_setzero_si512()), c0);
+    code = _mm512_or_si512(code, signb);
+    /* zero: |x| < 2^-23, or the e = -23 grid rounded down (no -0); before overflow, as n = 0 also for |x| >= 2^23 */
+    __mmask16 zero = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x34000000)) |
+                     _mm512_cmpeq_epi32_mask(n, _mm512_setzero_si512());
+    code = _mm512_mask_mov_epi32(code, zero, _mm512_setzero_si512());
+    /* overflow: |x| >= 2^16 (and Inf), or rounded past 2^15 (the virtual 49152) */
+    __mmask16 ovf = _mm512_cmpge_epu32_mask(a, _mm512_set1_epi32(0x47800000)) | gt(e2, 15) |
+                    (_mm512_cmpeq_epi32_mask(e2, _mm512_set1_epi32(15)) & _mm512_test_epi32_mask(m, m));
+    code = _mm512_mask_or_epi32(code, ovf, signb, _mm512_set1_epi32(s == FR_SAT ? 0x6E : 0x6F));
+    __mmask16 nan = _mm512_cmpgt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
+    return _mm512_mask_mov_epi32(code, nan, _mm512_set1_epi32(0x80));
+}
+
+void fr_cvt_f32_hif8_avx512(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s) {
+    FR_ENC8_DISPATCH(enc_hif8);
+}
+
+static inline __m512 dec_hif8(__m128i c8) {
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i x = _mm512_cvtepu8_epi32(c8);
+    __m512i sign = _mm512_slli_epi32(_mm512_and_si512(x, _mm512_set1_epi32(0x80)), 24);
+    __m512i b = _mm512_and_si512(x, _mm512_set1_epi32(0x7F));
+    /* dot 01/10/11 (b >= 0x20): k = dot exponent low bits, w = 4 - dot mantissa bits, field F of k + 1 bits */
+    __m512i dot = _mm512_srli_epi32(b, 5);
+    __m512i w = _mm512_sub_epi32(_mm512_set1_epi32(4), dot);
+    __m512i F = _mm512_and_si512(_mm512_srlv_epi32(b, w), _mm512_sub_epi32(_mm512_sllv_epi32(_mm512_set1_epi32(2), dot), one));
+    __m512i topk = _mm512_sllv_epi32(one, dot);
+    __m512i e = _mm512_mask_sub_epi32(_mm512_add_epi32(F, topk), _mm512_cmpge_epu32_mask(F, topk),
+                                      _mm512_setzero_si512(), F);
+    /* 001 s mmm (0x10..0x1F): e = +-1; 0001 mmm (0x08..0x0F): e = 0; both w = 3 */
+    __mmask16 lt20 = _mm512_cmplt_epu32_mask(b, _mm512_set1_epi32(0x20));
+    __mmask16 s1 = _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x08));
+    e = _mm512_mask_mov_epi32(e, lt20, _mm512_mask_mov_epi32(one, s1, _mm512_set1_epi32(-1)));
+    w = _mm512_mask_mov_epi32(w, lt20, _mm512_set1_epi32(3));
+    __mmask16 lt10 = _mm512_cmplt_epu32_mask(b, _mm512_set1_epi32(0x10));
+    e = _mm512_mask_mov_epi32(e, lt10, _mm512_setzero_si512());
+    /* denormals 0x01..0x07: 2^(b - 23), w = 0 */
+    __mmask16 lt08 = _mm512_cmplt_epu32_mask(b, _mm512_set1_epi32(0x08));
+    e = _mm512_mask_sub_epi32(e, lt08, b, _mm512_set1_epi32(23));
+    w = _mm512_mask_mov_epi32(w, lt08, _mm512_setzero_si512());
+    __m512i m = _mm512_and_si512(b, _mm512_sub_epi32(_mm512_sllv_epi32(one, w), one));
+    __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(127)), 23),
+                                   _mm512_sllv_epi32(m, _mm512_sub_epi32(_mm512_set1_epi32(23), w)));
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(b, _mm512_set1_epi32(0x6F)),
+                                 _mm512_set1_epi32(0x7F800000));
+    bits = _mm512_or_si512(bits, sign);
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(b, _mm512_setzero_si512()), sign);
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(x, _mm512_set1_epi32(0x80)),
+                                 _mm512_set1_epi32(0x7FC00000));
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(x, _mm512_setzero_si512()), _mm512_setzero_si512());
+    return _mm512_castsi512_ps(bits);
+}
+
+void fr_cvt_hif8_f32_avx512(float *dst, const uint8_t *src, size_t n) { FR_DEC8_LOOP(dec_hif8); }

@@ -349,6 +349,8 @@ static void test_arrays(void) {
                 /* mix raw bit patterns (NaN, Inf, subnormals) with values near the formats' grids and ties */
                 x[i] = (r & 3) ? f32((uint32_t)(r >> 32))
                                : ldexpf((float)((r >> 8) & 0xFFF) * 0x1p-11f, (int)((r >> 24) % 48) - 30);
+                /* exact powers of two over the whole fp32 range (ties and grid edges at every exponent) */
+                if ((r & 0x70) == 0) x[i] = f32(((uint32_t)(r >> 40) % 255u) << 23 | (uint32_t)(r & 0x80000000u));
             }
             for (int f = 0; f < REF_NFMT; f++) {
                 fr_dtype dt = ref_fmt_dtype[f];
