@@ -134,36 +134,32 @@ static void batch_lens(const fr_problem *pb, int64_t b, int64_t *s1, int64_t *s2
 static int64_t clamp_band(int64_t v) { return v > BAND_CLAMP ? BAND_CLAMP : (v < -BAND_CLAMP ? -BAND_CLAMP : v); }
 
 /* Spec 4.1 band rules with a top-left origin: kept iff -pre <= j - i <= next. `what` names the origin of the values
- * in messages (e.g. "sparse_mode 4 batch 0 after conversion"). */
+ * in messages (e.g. "sparse_mode 4 batch 0, top-left ..."). The rules that involve S1 or S2 apply only when both are
+ * nonzero: with an empty dimension nothing is computed (D8). */
 static fr_status band_rules(int64_t pre, int64_t next, int64_t S1, int64_t S2, const char *what, fr_error *err) {
     if (pre < 0 && next < 0)
         return fr_fail(err, FR_E_BAND, "pre_tokens = %lld and next_tokens = %lld are both negative (%s)", LL(pre),
                        LL(next), what);
-    if (next < 0) {
-        if (next <= -S2)
-            return fr_fail(err, FR_E_BAND, "next_tokens = %lld < 0 requires |next_tokens| < S2 = %lld (%s)", LL(next),
-                           LL(S2), what);
-        if (pre < -next)
-            return fr_fail(err, FR_E_BAND, "pre_tokens = %lld must be >= |next_tokens| = %lld when next_tokens < 0 (%s)",
-                           LL(pre), LL(-next), what);
-    }
-    if (pre < 0) {
-        if (pre <= -S1)
-            return fr_fail(err, FR_E_BAND, "pre_tokens = %lld < 0 requires |pre_tokens| < S1 = %lld (%s)", LL(pre),
-                           LL(S1), what);
-        if (next < -pre)
-            return fr_fail(err, FR_E_BAND, "next_tokens = %lld must be >= |pre_tokens| = %lld when pre_tokens < 0 (%s)",
-                           LL(next), LL(-pre), what);
-    }
-    if (S1 > 0 && S2 > 0) {
-        /* j - i spans [-(S1-1), S2-1]; the band [-pre, next] must meet it */
-        int64_t lo = -pre > -(S1 - 1) ? -pre : -(S1 - 1), hi = next < S2 - 1 ? next : S2 - 1;
-        if (lo > hi)
-            return fr_fail(err, FR_E_BAND,
-                           "pre_tokens = %lld, next_tokens = %lld: the band does not overlap the S1 x S2 = %lld x %lld "
-                           "scores (%s)",
-                           LL(pre), LL(next), LL(S1), LL(S2), what);
-    }
+    if (next < 0 && pre < -next)
+        return fr_fail(err, FR_E_BAND, "pre_tokens = %lld must be >= |next_tokens| = %lld when next_tokens < 0 (%s)",
+                       LL(pre), LL(-next), what);
+    if (pre < 0 && next < -pre)
+        return fr_fail(err, FR_E_BAND, "next_tokens = %lld must be >= |pre_tokens| = %lld when pre_tokens < 0 (%s)",
+                       LL(next), LL(-pre), what);
+    if (S1 == 0 || S2 == 0) return FR_OK;
+    if (next < 0 && next <= -S2)
+        return fr_fail(err, FR_E_BAND, "next_tokens = %lld < 0 requires |next_tokens| < S2 = %lld (%s)", LL(next),
+                       LL(S2), what);
+    if (pre < 0 && pre <= -S1)
+        return fr_fail(err, FR_E_BAND, "pre_tokens = %lld < 0 requires |pre_tokens| < S1 = %lld (%s)", LL(pre), LL(S1),
+                       what);
+    /* j - i spans [-(S1-1), S2-1]; the band [-pre, next] must meet it */
+    int64_t lo = -pre > -(S1 - 1) ? -pre : -(S1 - 1), hi = next < S2 - 1 ? next : S2 - 1;
+    if (lo > hi)
+        return fr_fail(err, FR_E_BAND,
+                       "pre_tokens = %lld, next_tokens = %lld: the band does not overlap the S1 x S2 = %lld x %lld "
+                       "scores (%s)",
+                       LL(pre), LL(next), LL(S1), LL(S2), what);
     return FR_OK;
 }
 

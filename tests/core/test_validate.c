@@ -498,6 +498,8 @@ enum { FWD_IN, FWD_OUT, BWD };
       c->p.next_tokens = 5)                                                                                            \
     X(mode0_causal_band, BNSD, c->in.atten_mask = MK(FR_BOOL, 8, 6); c->p.pre_tokens = 8; c->p.next_tokens = 0)        \
     X(mode0_tnd, TND, c->in.atten_mask = MK(FR_BOOL, 4, 5))                                                            \
+    X(mode0_negative_next_empty_S2, BNSD, dense(c, FR_BNSD, FR_F16, 2, 4, 2, 8, 0, 16, 8);                             \
+      c->in.atten_mask = MK(FR_BOOL, 8, 0); c->p.pre_tokens = 5; c->p.next_tokens = -3)                                \
     X(mode1, BNSD, c->p.sparse_mode = 1; c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6); c->p.pre_tokens = -100;           \
       c->p.next_tokens = -100)                                                                                         \
     X(mode2, BNSD, c->p.sparse_mode = 2; c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                                   \
