@@ -1,8 +1,375 @@
-/* Fused backward: placeholder until the two-pass kernel lands. */
+/* Fused backward (spec 8.2), two passes and no atomics, so every output is bit-identical for any thread count:
+ *   pass A, one task per (b, kv head, key tile): recompute S, P = exp(x - m) / l from the stored softmax_max/sum
+ *     (core/osm.h fr_osm_f32_bwd_row), dP = dY V^T, dS = P o (dP o Z - D_i), and own dK, dV of the tile, summed over
+ *     the G query heads of the group and every query tile, in a fixed order;
+ *   pass B, one task per (b, h, query tile): recompute the same and own dQ (+ the tile's part of dsink).
+ * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; the casts of P and dS to the
+ * input dtype before the matmuls are [U] in the spec and not applied); gradients carry the factor scale. No
+ * S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
+#include "core/osm.h"
 #include "kernels/kernels.h"
+#include "kernels/kio.h"
+#include "kernels/ktile.h"
+#include "semantics/semantics.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bwd_ctx {
+    const fr_kops *ops;
+    const fr_problem *pb;
+    const fr_bwd_inputs *in;
+    const fr_fwd_inputs *fin;
+    const fr_bwd_outputs *out;
+    fr_softmax_layout sl;
+    fr_sem sem;
+    int64_t DQ;
+    fr_sem_batch *batches; /* every batch (O(B): B <= 2M non-TND would be large, so only TND keeps them) */
+    int64_t *qtask0, *ktask0; /* TND: first task of batch b in pass B / pass A */
+    int64_t nqt, nkt;         /* non-TND tiles per (b, head) */
+    double *dsink_part;       /* pass B: each task's dsink contribution */
+} bwd_ctx;
+
+typedef struct bwd_ws {
+    float *q, *dy, *kt, *krow, *vt, *s, *dp, *tr, *t, *acc, *acc2, *comp, *comp2, *pse;
+    uint8_t *keep, *drop;
+    float di[FR_K_BM], msub[FR_K_BM], invl[FR_K_BM], dq[FR_K_BM];
+    bool live[FR_K_BM];
+} bwd_ws;
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static void ws_free(bwd_ws *w) {
+    float *f[] = {w->q, w->dy, w->kt, w->krow, w->vt, w->s, w->dp, w->tr, w->t, w->acc, w->acc2, w->comp, w->comp2,
+                  w->pse};
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) free(f[k]);
+    free(w->keep), free(w->drop);
+    memset(w, 0, sizeof *w);
+}
+
+static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
+    memset(w, 0, sizeof *w);
+    size_t DQ = (size_t)max64(c->DQ, 1), Dv = (size_t)max64(c->pb->Dv, 1), D = DQ > Dv ? DQ : Dv;
+    size_t T = FR_K_BM > FR_K_BN ? FR_K_BM : FR_K_BN, f = sizeof(float);
+    w->q = malloc(f * FR_K_BM * DQ);
+    w->dy = malloc(f * FR_K_BM * Dv);
+    w->kt = malloc(f * DQ * FR_K_BN);
+    w->krow = malloc(f * FR_K_BN * D);
+    w->vt = malloc(f * Dv * FR_K_BN);
+    w->s = malloc(f * FR_K_BM * FR_K_BN);
+    w->dp = malloc(f * FR_K_BM * FR_K_BN);
+    w->tr = malloc(f * FR_K_BM * FR_K_BN);
+    w->t = malloc(f * T * D);
+    w->acc = malloc(f * T * D);
+    w->acc2 = malloc(f * T * D);
+    w->comp = malloc(f * T * D);
+    w->comp2 = malloc(f * T * D);
+    w->pse = malloc(f * FR_K_BM * FR_K_BN);
+    w->keep = malloc(FR_K_BM * FR_K_BN);
+    w->drop = malloc(FR_K_BM * FR_K_BN);
+    bool ok = w->q && w->dy && w->kt && w->krow && w->vt && w->s && w->dp && w->tr && w->t && w->acc && w->acc2 &&
+              w->comp && w->comp2 && w->pse && w->keep && w->drop;
+    if (!ok) ws_free(w);
+    return ok;
+}
+
+/* acc += t (n elements) with Kahan compensation comp: the sum over many tiles keeps a flat error. */
+static void kahan_add(int64_t n, float *acc, float *comp, const float *t) {
+    for (int64_t e = 0; e < n; e++) {
+        float y = t[e] - comp[e], s = acc[e] + y;
+        comp[e] = (s - acc[e]) - y;
+        acc[e] = s;
+    }
+}
+
+/* One Q/K-like row with rope appended. */
+static void load_qk(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb, int64_t row0,
+                    int64_t n, int64_t i, float *dst) {
+    const fr_problem *pb = c->pb;
+    fr_kio_load_f32(t, fr_layout_offset(t, pb->layout, pb->Dk, row0, sb->b, n, i, 0), pb->Dk, dst);
+    if (pb->Drope > 0)
+        fr_kio_load_f32(rope, fr_layout_offset(rope, pb->layout, pb->Drope, row0, sb->b, n, i, 0), pb->Drope,
+                        dst + pb->Dk);
+}
+
+/* Query-side tile of head h: Q [ni x DQ], dY [ni x Dv], D_i, and the stored statistics. */
+static void pack_qside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni) {
+    const fr_problem *pb = c->pb;
+    const fr_bwd_inputs *in = c->in;
+    int64_t Dv = pb->Dv;
+    float *orow = w->t; /* scratch for one O row */
+    for (int64_t r = 0; r < ni; r++) {
+        int64_t i = i0 + r;
+        load_qk(c, &c->fin->query, &c->fin->query_rope, sb, sb->q0, h, i, w->q + r * c->DQ);
+        float *dy = w->dy + r * Dv;
+        fr_kio_load_f32(&in->dy, fr_layout_offset(&in->dy, pb->layout, Dv, sb->q0, sb->b, h, i, 0), Dv, dy);
+        fr_kio_load_f32(&in->attention_in, fr_layout_offset(&in->attention_in, pb->layout, Dv, sb->q0, sb->b, h, i, 0),
+                        Dv, orow);
+        double di = 0; /* D_i in double, rounded once to fp32 */
+        for (int64_t d = 0; d < Dv; d++) di += (double)dy[d] * (double)orow[d];
+        w->di[r] = (float)di;
+        float m = (float)fr_load_f64(&in->softmax_max,
+                                     fr_softmax_offset(&in->softmax_max, pb->layout, c->sl, sb->q0, sb->b, h, i, 0));
+        float l = (float)fr_load_f64(&in->softmax_sum,
+                                     fr_softmax_offset(&in->softmax_sum, pb->layout, c->sl, sb->q0, sb->b, h, i, 0));
+        w->live[r] = fr_osm_f32_bwd_row(m, l, &w->msub[r], &w->invl[r]);
+        w->dq[r] = pb->fp8 ? fr_sem_dscale_q(&c->sem, sb, h, i) : 1.0f;
+    }
+}
+
+/* Key-side tile of kv head kv: K^T [DQ x BN], V^T [Dv x BN]; with_rows: also K rows [nj x DQ] (pass B). */
+static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj,
+                       bool with_rows) {
+    const fr_problem *pb = c->pb;
+    const fr_fwd_inputs *fin = c->fin;
+    int64_t Dv = pb->Dv;
+    float *row = w->t;
+    for (int64_t j = 0; j < nj; j++) {
+        float *kr = with_rows ? w->krow + j * c->DQ : row;
+        load_qk(c, &fin->key, &fin->key_rope, sb, sb->kv0, kv, j0 + j, kr);
+        for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = kr[d];
+        fr_kio_load_f32(&fin->value, fr_layout_offset(&fin->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv,
+                        row);
+        for (int64_t d = 0; d < Dv; d++) w->vt[d * FR_K_BN + j] = row[d];
+    }
+}
+
+/* For the packed query rows and key columns: w->s := P o Z (what multiplies dY into dV), w->dp := dS. */
+static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
+                      int64_t ni, int64_t j0, int64_t nj, fr_tile_class cls) {
+    const fr_kops *ops = c->ops;
+    const fr_sem *sem = &c->sem;
+    int64_t Dv = c->pb->Dv;
+    ops->gemm_f32(ni, nj, c->DQ, w->q, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+    fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
+    ops->gemm_f32(ni, nj, Dv, w->dy, Dv, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+    if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
+    for (int64_t r = 0; r < ni; r++) {
+        float *p = w->s + r * FR_K_BN, *dp = w->dp + r * FR_K_BN;
+        if (!w->live[r]) { /* D1 row: P = 0, gradients 0 */
+            for (int64_t j = 0; j < nj; j++) p[j] = 0.0f, dp[j] = 0.0f;
+            continue;
+        }
+        ops->expsum_f32(nj, p, w->msub[r]);
+        float il = w->invl[r], di = w->di[r];
+        for (int64_t j = 0; j < nj; j++) {
+            float pj = p[j] * il;
+            float z = 1.0f;
+            if (sem->dropout) z = w->drop[r * FR_K_BN + j] ? sem->rkeep : 0.0f;
+            float dpz = dp[j] * z;
+            dp[j] = pj * (dpz - di); /* dS */
+            p[j] = pj * z;           /* P o Z */
+        }
+    }
+}
+
+/* dst[c * ldd + r] = src[r * FR_K_BN + c] for r < ni, c < nj. */
+static void transpose(int64_t ni, int64_t nj, const float *src, float *dst, int64_t ldd) {
+    for (int64_t r = 0; r < ni; r++)
+        for (int64_t cc = 0; cc < nj; cc++) dst[cc * ldd + r] = src[r * FR_K_BN + cc];
+}
+
+static void store_rows(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
+                       int64_t row0, int64_t n, int64_t i, const float *src, int64_t D, int64_t Drope) {
+    const fr_problem *pb = c->pb;
+    if (fr_tensor_present(t)) fr_kio_store_f32(t, fr_layout_offset(t, pb->layout, D, row0, sb->b, n, i, 0), D, src);
+    if (Drope > 0 && rope && fr_tensor_present(rope))
+        fr_kio_store_f32(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, n, i, 0), Drope, src + D);
+}
+
+/* Pass A: dK, dV of key rows [j0, j0 + nj) of kv head kv. */
+static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0) {
+    const fr_problem *pb = c->pb;
+    const fr_kops *ops = c->ops;
+    int64_t nj = min64(FR_K_BN, sb->S2 - j0), Dv = pb->Dv, DQ = c->DQ;
+    float *dk = w->acc, *dv = w->acc2;
+    memset(dk, 0, sizeof(float) * (size_t)(nj * DQ));
+    memset(dv, 0, sizeof(float) * (size_t)(nj * Dv));
+    memset(w->comp, 0, sizeof(float) * (size_t)(nj * DQ));
+    memset(w->comp2, 0, sizeof(float) * (size_t)(nj * Dv));
+    pack_kside(c, w, sb, kv, j0, nj, false);
+    for (int64_t g = 0; g < pb->G; g++) {
+        int64_t h = kv * pb->G + g;
+        for (int64_t i0 = 0; i0 < sb->S1; i0 += FR_K_BM) {
+            int64_t ni = min64(FR_K_BM, sb->S1 - i0);
+            fr_tile_class cls = fr_sem_tile_class(&c->sem, sb, h, i0, ni, j0, nj);
+            if (cls == FR_TILE_SKIP) continue;
+            pack_qside(c, w, sb, h, i0, ni);
+            tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
+            transpose(ni, nj, w->s, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
+            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, w->dy, Dv, w->t, Dv, false);
+            kahan_add(nj * Dv, dv, w->comp2, w->t);
+            transpose(ni, nj, w->dp, w->tr, FR_K_BM); /* dS^T */
+            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, w->q, DQ, w->t, DQ, false);
+            kahan_add(nj * DQ, dk, w->comp, w->t);
+        }
+    }
+    float scale = c->sem.scale;
+    for (int64_t j = 0; j < nj; j++) {
+        float *dkr = dk + j * DQ, *dvr = dv + j * Dv;
+        for (int64_t d = 0; d < DQ; d++) dkr[d] = (dkr[d] - w->comp[j * DQ + d]) * scale;
+        for (int64_t d = 0; d < Dv; d++) dvr[d] = dvr[d] - w->comp2[j * Dv + d];
+        store_rows(c, &c->out->dk, &c->out->dk_rope, sb, sb->kv0, kv, j0 + j, dkr, pb->Dk, pb->Drope);
+        store_rows(c, &c->out->dv, NULL, sb, sb->kv0, kv, j0 + j, dvr, Dv, 0);
+    }
+}
+
+/* Pass B: dQ of query rows [i0, i0 + ni) of head h; returns the rows' dsink contribution. */
+static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
+    const fr_problem *pb = c->pb;
+    const fr_kops *ops = c->ops;
+    int64_t ni = min64(FR_K_BM, sb->S1 - i0), DQ = c->DQ, kv = fr_sem_kv_head(&c->sem, h);
+    float *dq = w->acc;
+    memset(dq, 0, sizeof(float) * (size_t)(ni * DQ));
+    memset(w->comp, 0, sizeof(float) * (size_t)(ni * DQ));
+    pack_qside(c, w, sb, h, i0, ni);
+    for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
+        int64_t nj = min64(FR_K_BN, sb->S2 - j0);
+        fr_tile_class cls = fr_sem_tile_class(&c->sem, sb, h, i0, ni, j0, nj);
+        if (cls == FR_TILE_SKIP) continue;
+        pack_kside(c, w, sb, kv, j0, nj, true);
+        tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
+        ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->krow, DQ, w->t, DQ, false); /* dS K */
+        kahan_add(ni * DQ, dq, w->comp, w->t);
+    }
+    float scale = c->sem.scale;
+    double dsink = 0;
+    float sk = fr_sem_sink(&c->sem, h);
+    for (int64_t r = 0; r < ni; r++) {
+        float *row = dq + r * DQ;
+        for (int64_t d = 0; d < DQ; d++) row[d] = (row[d] - w->comp[r * DQ + d]) * scale;
+        store_rows(c, &c->out->dq, &c->out->dq_rope, sb, sb->q0, h, i0 + r, row, pb->Dk, pb->Drope);
+        if (c->sem.sink && w->live[r]) /* dsink_h = -sum_i exp(sink - m_i) / l_i * D_i (decision 7) */
+            dsink -= (double)(expf(sk - w->msub[r]) * w->invl[r]) * (double)w->di[r];
+    }
+    return dsink;
+}
+
+static void batch_of(const bwd_ctx *c, const int64_t *task0, int64_t t, int64_t *b) {
+    int64_t lo = 0, hi = c->pb->B - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (task0[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    *b = lo;
+}
+
+/* Task t of a pass -> (batch, head, first row); tile = FR_K_BN (pass A, heads N2) or FR_K_BM (pass B, heads N1). */
+static void task_of(const bwd_ctx *c, bool pass_a, int64_t t, fr_sem_batch *sb, int64_t *n, int64_t *r0) {
+    const fr_problem *pb = c->pb;
+    int64_t heads = pass_a ? pb->N2 : pb->N1, tile = pass_a ? FR_K_BN : FR_K_BM;
+    if (pb->layout != FR_TND) {
+        int64_t nt = pass_a ? c->nkt : c->nqt, per_b = heads * nt;
+        fr_sem_batch_get(&c->sem, t / per_b, sb);
+        *n = (t % per_b) / nt;
+        *r0 = (t % nt) * tile;
+        return;
+    }
+    const int64_t *task0 = pass_a ? c->ktask0 : c->qtask0;
+    int64_t b;
+    batch_of(c, task0, t, &b);
+    *sb = c->batches[b];
+    int64_t len = pass_a ? sb->S2 : sb->S1, nt = (len + tile - 1) / tile, k = t - task0[b];
+    *n = k / nt;
+    *r0 = (k % nt) * tile;
+}
 
 fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
-    return fr_fail(err, FR_E_NOT_AVAILABLE, "engine 'fast': backward not implemented yet");
+    bwd_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ops = ops;
+    c.pb = pb;
+    c.in = in;
+    c.fin = &in->fwd;
+    c.out = out;
+    c.sl = p->softmax_layout;
+    fr_status st = fr_sem_init(&c.sem, pb, p, &in->fwd, err);
+    if (st != FR_OK) return st;
+    if (c.sem.topk) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': topk_indices not supported yet");
+    if (pb->fp8) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': fp8 backward not supported (spec 7.2 is [U])");
+    c.DQ = pb->Dk + pb->Drope;
+    int64_t nA = 0, nB = 0;
+    if (pb->layout == FR_TND) {
+        size_t B = (size_t)(pb->B > 0 ? pb->B : 1);
+        c.batches = malloc(sizeof(fr_sem_batch) * B);
+        c.qtask0 = malloc(sizeof(int64_t) * (B + 1));
+        c.ktask0 = malloc(sizeof(int64_t) * (B + 1));
+        if (!c.batches || !c.qtask0 || !c.ktask0) {
+            free(c.batches), free(c.qtask0), free(c.ktask0);
+            return fr_fail(err, FR_E_NOMEM, "engine 'fast': %lld batch descriptors", (long long)pb->B);
+        }
+        for (int64_t b = 0; b < pb->B; b++) {
+            fr_sem_batch_get(&c.sem, b, &c.batches[b]);
+            c.qtask0[b] = nB, c.ktask0[b] = nA;
+            nB += pb->N1 * ((c.batches[b].S1 + FR_K_BM - 1) / FR_K_BM);
+            nA += pb->N2 * ((c.batches[b].S2 + FR_K_BN - 1) / FR_K_BN);
+        }
+        c.qtask0[pb->B] = nB, c.ktask0[pb->B] = nA;
+    } else {
+        c.nqt = (pb->S1 + FR_K_BM - 1) / FR_K_BM;
+        c.nkt = (pb->S2 + FR_K_BN - 1) / FR_K_BN;
+        int64_t t;
+        if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &nB) || !fr_mul_ok(pb->B, pb->N2, &t) ||
+            !fr_mul_ok(t, c.nkt, &nA))
+            return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': task count overflows");
+    }
+    if (c.sem.sink) {
+        c.dsink_part = calloc((size_t)(nB > 0 ? nB : 1), sizeof(double));
+        if (!c.dsink_part) {
+            free(c.batches), free(c.qtask0), free(c.ktask0);
+            return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
+        }
+    }
+    int failed = 0;
+    int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
+#pragma omp parallel num_threads(nt)
+    {
+        bwd_ws w;
+        bool ok = ws_alloc(&w, &c);
+        if (!ok) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < nA; t++) {
+            if (!ok) continue;
+            fr_sem_batch sb;
+            int64_t kv, j0;
+            task_of(&c, true, t, &sb, &kv, &j0);
+            task_kv(&c, &w, &sb, kv, j0);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < nB; t++) {
+            if (!ok) continue;
+            fr_sem_batch sb;
+            int64_t h, i0;
+            task_of(&c, false, t, &sb, &h, &i0);
+            double ds = task_q(&c, &w, &sb, h, i0);
+            if (c.dsink_part) c.dsink_part[t] = ds;
+        }
+        if (ok) ws_free(&w);
+    }
+    if (!failed && c.sem.sink && fr_tensor_present(&out->dsink)) {
+        /* per head, the tasks' partial sums in task order: independent of the thread count */
+        for (int64_t h = 0; h < pb->N1; h++) {
+            double s = 0;
+            for (int64_t t = 0; t < nB; t++) {
+                fr_sem_batch sb;
+                int64_t hh, i0;
+                task_of(&c, false, t, &sb, &hh, &i0);
+                if (hh == h) s += c.dsink_part[t];
+            }
+            float v = (float)s;
+            fr_kio_store_f32(&out->dsink, h * out->dsink.strides[0], 1, &v);
+        }
+    }
+    free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part);
+    if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
+    return FR_OK;
 }

@@ -7,6 +7,7 @@
 #include "core/osm.h"
 #include "kernels/kernels.h"
 #include "kernels/kio.h"
+#include "kernels/ktile.h"
 #include "semantics/dtype_inline.h"
 #include "semantics/semantics.h"
 
@@ -150,56 +151,6 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     }
 }
 
-/* x = scores of the tile from the raw products in w->s (spec 3 steps 1-3; docs/semantics-decisions.md 2-3). */
-static void scores(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
-                   int64_t ni, int64_t j0, int64_t nj, fr_tile_class cls) {
-    const fr_sem *sem = &c->sem;
-    float scale = sem->scale;
-    float *S = w->s;
-    if (sem->pse) fr_sem_tile_pse_f32(sem, sb, h, i0, ni, j0, nj, w->pse, FR_K_BN);
-    /* fp8 key scale: constant over the tile because FR_K_BN divides 256. */
-    float dk = c->pb->fp8 ? fr_sem_dscale_k(sem, sb, kv, j0) : 1.0f;
-    for (int64_t r = 0; r < ni; r++) {
-        float *x = S + r * FR_K_BN;
-        const float *ps = w->pse + r * FR_K_BN;
-        if (c->pb->fp8) {
-            if (sem->pse && sem->pse_type == 1) {
-                for (int64_t j = 0; j < nj; j++) {
-                    float t = x[j] * w->dq[r];
-                    t = t * dk;
-                    t = t + ps[j];
-                    x[j] = t * scale;
-                }
-            } else {
-                float f = scale * w->dq[r];
-                f = f * dk; /* one multiply by scale * dq * dk, the product formed in fp32 first (spec 3 step 2) */
-                for (int64_t j = 0; j < nj; j++) {
-                    float t = x[j] * f;
-                    x[j] = sem->pse ? t + ps[j] : t;
-                }
-            }
-        } else if (sem->pse && sem->pse_type == 1) {
-            for (int64_t j = 0; j < nj; j++) {
-                float t = x[j] + ps[j];
-                x[j] = t * scale;
-            }
-        } else if (sem->pse) {
-            for (int64_t j = 0; j < nj; j++) {
-                float t = x[j] * scale;
-                x[j] = t + ps[j];
-            }
-        } else {
-            for (int64_t j = 0; j < nj; j++) x[j] = x[j] * scale;
-        }
-    }
-    if (cls == FR_TILE_PARTIAL) {
-        fr_sem_tile_keep(sem, sb, h, i0, ni, j0, nj, w->keep, FR_K_BN);
-        for (int64_t r = 0; r < ni; r++)
-            for (int64_t j = 0; j < nj; j++)
-                if (!w->keep[r * FR_K_BN + j]) S[r * FR_K_BN + j] = -INFINITY; /* excluded (decision 3) */
-    }
-}
-
 static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
     const fr_problem *pb = c->pb;
     const fr_kops *ops = c->ops;
@@ -226,7 +177,7 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
             ops->gemm_bf16(ni, nj, c->DQ2, w->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
         else
             ops->gemm_f32(ni, nj, c->DQ, w->q, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
-        scores(c, w, sb, h, kv, i0, ni, j0, nj, cls);
+        fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
         if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
         for (int64_t r = 0; r < ni; r++) {
             float *x = w->s + r * FR_K_BN, alpha, mu;

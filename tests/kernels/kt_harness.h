@@ -61,21 +61,21 @@ static inline double kt_round_dt(fr_dtype dt, double v) {
 static inline void kt_put(const fr_tensor *t, int64_t off, double v) { fr_store_f64(t, off, v); }
 static inline double kt_get(const fr_tensor *t, int64_t off) { return fr_load_f64(t, off); }
 
-static fr_tensor kt_alloc(fr_dtype dt, int ndim, const int64_t *shape) {
+static inline fr_tensor kt_alloc(fr_dtype dt, int ndim, const int64_t *shape) {
     int64_t n = 1;
     for (int k = 0; k < ndim; k++) n *= shape[k];
     void *d = calloc((size_t)(n > 0 ? n : 1), fr_dtype_size(dt));
     return fr_tensor_make(dt, d, ndim, shape);
 }
-static int64_t kt_numel(const fr_tensor *t) { return fr_tensor_numel(t); }
-static void kt_fill_nan(const fr_tensor *t) {
+static inline int64_t kt_numel(const fr_tensor *t) { return fr_tensor_numel(t); }
+static inline void kt_fill_nan(const fr_tensor *t) {
     int64_t n = kt_numel(t);
     if (t->dtype == FR_F32 || t->dtype == FR_F64 || t->dtype == FR_F16 || t->dtype == FR_BF16)
         for (int64_t k = 0; k < n; k++) fr_store_f64(t, k, NAN);
 }
 
 /* A q/k/v-like tensor of the case's layout: n heads of dim D; rows: S (or T for TND). */
-static fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D) {
+static inline fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D) {
     int64_t sh[4];
     switch (c->layout) {
     case FR_BNSD: sh[0] = c->B, sh[1] = n, sh[2] = S, sh[3] = D; return kt_alloc(dt, 4, sh);
@@ -96,7 +96,7 @@ typedef struct kt_prob {
     uint8_t *umask;            /* the user mask as generated ([B|1, N1|1, S1, S2] or [S1,S2]) */
 } kt_prob;
 
-static void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0, int64_t *s2) {
+static inline void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0, int64_t *s2) {
     if (P->c.layout == FR_TND) {
         *q0 = b ? P->cuq[b - 1] : 0;
         *s1 = P->cuq[b] - *q0;
@@ -110,7 +110,7 @@ static void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64
 }
 
 /* Builds inputs (seeded). */
-static void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
+static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     memset(P, 0, sizeof *P);
     P->c = *c;
     kt_rng r = {seed};
@@ -242,7 +242,7 @@ static void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     pb->pse_type = c->pse_type, pb->sparse_mode = c->sparse_mode;
 }
 
-static void kt_free_prob(kt_prob *P) {
+static inline void kt_free_prob(kt_prob *P) {
     fr_tensor *all[11] = {&P->in.query,     &P->in.key,        &P->in.value,   &P->in.query_rope,
                           &P->in.key_rope,  &P->in.real_shift, &P->in.drop_mask, &P->in.atten_mask,
                           &P->in.sink,      &P->in.d_scale_q,  &P->in.topk_indices};
@@ -250,7 +250,7 @@ static void kt_free_prob(kt_prob *P) {
 }
 
 /* Forward outputs of the problem (attention_out in dtype dt). */
-static fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt) {
+static inline fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt) {
     fr_fwd_outputs o;
     memset(&o, 0, sizeof o);
     o.attention_out = kt_qkv(&P->c, dt, P->c.N1, P->pb.S1, P->T1, P->c.Dv);
@@ -269,14 +269,14 @@ static fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt) {
     kt_fill_nan(&o.softmax_sum);
     return o;
 }
-static void kt_free_outputs(fr_fwd_outputs *o) {
+static inline void kt_free_outputs(fr_fwd_outputs *o) {
     free(o->attention_out.data), free(o->softmax_max.data), free(o->softmax_sum.data);
 }
 
 /* ---- the spec, written out independently ------------------------------------------------------------------------ */
 
 /* Does (i, j) of batch b, head h take part? (docs/semantics-decisions.md 4, written from the table) */
-static bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
+static inline bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;
     int64_t mode = c->sparse_mode;
@@ -310,7 +310,7 @@ static bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int
     }
 }
 
-static double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b) {
+static inline double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b) {
     const kt_case *c = &P->c;
     const fr_tensor *t = &P->in.real_shift;
     switch (c->pse) {
@@ -331,7 +331,7 @@ static double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t 
     (void)S1b;
 }
 
-static bool kt_drop_keep(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
+static inline bool kt_drop_keep(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (c->keep_prob >= 1.0) return true;
     int64_t k;
@@ -359,7 +359,7 @@ static inline int64_t kt_row_index(const kt_prob *P, int64_t b, int64_t h, int64
 }
 
 /* fp64 oracle and straightforward fp32 implementation, per (b, h, i). */
-static void kt_reference(const kt_prob *P, kt_ref *R) {
+static inline void kt_reference(const kt_prob *P, kt_ref *R) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
     int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, G = c->N1 / c->N2;
@@ -458,12 +458,12 @@ static void kt_reference(const kt_prob *P, kt_ref *R) {
     }
     free(x), free(x32), free(part);
 }
-static void kt_free_ref(kt_ref *R) {
+static inline void kt_free_ref(kt_ref *R) {
     free(R->out), free(R->out32), free(R->mx), free(R->sm), free(R->pvabs), free(R->xmag), free(R->mx32), free(R->sm32);
 }
 
 /* Runs the fast engine on the problem with variant ops (NULL = auto) and threads. */
-static fr_status kt_run_fast(const kt_prob *P, const fr_kops *ops, int threads, const fr_fwd_outputs *out,
+static inline fr_status kt_run_fast(const kt_prob *P, const fr_kops *ops, int threads, const fr_fwd_outputs *out,
                              fr_error *err) {
     if (!ops) ops = fr_kops_get(FR_ISA_AUTO);
     return fr_k_fwd(ops, threads, &P->pb, &P->p, &P->in, out, err);

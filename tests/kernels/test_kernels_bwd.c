@@ -1,0 +1,268 @@
+/* Fast backward kernels against an fp64 backward written here from spec 8.2 (P from the given softmax_max/sum,
+ * D_i from the given attention_in, which come from the fast forward), every ISA variant, NaN-prefilled gradients
+ * fully written, bit-identical across thread counts.
+ * Bounds: fp32 gradients rel-L2 <= 1e-6 (dq, dk, dv, dq_rope, dk_rope), dsink relative 1e-5; 16-bit gradients
+ * rel-L2 <= 4e-3 (their final rounding alone is up to 2^-8 relative for bf16); rows of fully masked queries give
+ * exactly zero dq. */
+#include "kt_harness.h"
+
+static int g_fail = 0;
+
+#define NOLIM FR_TOKENS_MAX
+
+static const int64_t k_lq[4] = {65, 0, 1, 130};
+static const int64_t k_lkv[4] = {70, 5, 64, 129};
+
+typedef struct bgrads {
+    fr_bwd_outputs o;
+} bgrads;
+
+static fr_bwd_outputs alloc_grads(const kt_prob *P, fr_dtype dt) {
+    fr_bwd_outputs o;
+    memset(&o, 0, sizeof o);
+    const kt_case *c = &P->c;
+    o.dq = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Dk);
+    o.dk = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dk);
+    o.dv = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dv);
+    if (c->Drope) {
+        o.dq_rope = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Drope);
+        o.dk_rope = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Drope);
+    }
+    if (c->sink) {
+        int64_t sh[1] = {c->N1};
+        o.dsink = kt_alloc(FR_F32, 1, sh);
+    }
+    fr_tensor *all[6] = {&o.dq, &o.dk, &o.dv, &o.dq_rope, &o.dk_rope, &o.dsink};
+    for (int k = 0; k < 6; k++)
+        if (fr_tensor_present(all[k])) kt_fill_nan(all[k]);
+    return o;
+}
+static void free_grads(fr_bwd_outputs *o) {
+    free(o->dq.data), free(o->dk.data), free(o->dv.data), free(o->dq_rope.data), free(o->dk_rope.data),
+        free(o->dsink.data);
+}
+
+/* fp64 reference gradients, logical [b][n][row][d] arrays over the same index space as the tensors. */
+typedef struct bref {
+    double *dq, *dk, *dv, *dsink; /* dq: rows of query tensor (q and rope concatenated), dk/dv: key rows */
+    int64_t DQ;
+} bref;
+
+static int64_t qrow(const kt_prob *P, int64_t b, int64_t h, int64_t i) { return (b * P->c.N1 + h) * P->pb.S1 + i; }
+static int64_t krow(const kt_prob *P, int64_t b, int64_t n, int64_t j) { return (b * P->c.N2 + n) * P->pb.S2 + j; }
+
+static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows) {
+    const kt_case *c = &P->c;
+    const fr_fwd_inputs *in = &P->in;
+    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, DQ = c->Dk + c->Drope, G = c->N1 / c->N2;
+    R->DQ = DQ;
+    R->dq = calloc((size_t)(c->B * c->N1 * S1 * DQ + 1), sizeof(double));
+    R->dk = calloc((size_t)(c->B * c->N2 * S2 * DQ + 1), sizeof(double));
+    R->dv = calloc((size_t)(c->B * c->N2 * S2 * Dv + 1), sizeof(double));
+    R->dsink = calloc((size_t)c->N1 + 1, sizeof(double));
+    double scale = (double)(float)c->scale, rkeep = (double)(1.0f / (float)c->keep_prob);
+    double *qv = malloc(sizeof(double) * (size_t)DQ), *kvv = malloc(sizeof(double) * (size_t)DQ);
+    double *dy = malloc(sizeof(double) * (size_t)(Dv + 1));
+    for (int64_t b = 0; b < c->B; b++) {
+        int64_t q0, S1b, k0, S2b;
+        kt_rows(P, b, &q0, &S1b, &k0, &S2b);
+        for (int64_t h = 0; h < c->N1; h++) {
+            int64_t kv = h / G;
+            for (int64_t i = 0; i < S1b; i++) {
+                double m = kt_get(&bi->softmax_max, fr_softmax_offset(&bi->softmax_max, c->layout, 0, q0, b, h, i, 0));
+                double l = kt_get(&bi->softmax_sum, fr_softmax_offset(&bi->softmax_sum, c->layout, 0, q0, b, h, i, 0));
+                bool live = m > -FLT_MAX;
+                d1rows[qrow(P, b, h, i)] = !live;
+                if (!live) continue;
+                for (int64_t d = 0; d < DQ; d++) {
+                    const fr_tensor *t = d < c->Dk ? &in->query : &in->query_rope;
+                    int64_t D = d < c->Dk ? c->Dk : c->Drope, dd = d < c->Dk ? d : d - c->Dk;
+                    qv[d] = kt_get(t, fr_layout_offset(t, c->layout, D, q0, b, h, i, dd));
+                }
+                double Di = 0;
+                for (int64_t d = 0; d < Dv; d++) {
+                    dy[d] = kt_get(&bi->dy, fr_layout_offset(&bi->dy, c->layout, Dv, q0, b, h, i, d));
+                    Di += dy[d] * kt_get(&bi->attention_in,
+                                         fr_layout_offset(&bi->attention_in, c->layout, Dv, q0, b, h, i, d));
+                }
+                if (c->sink) R->dsink[h] -= exp((double)((float *)in->sink.data)[h] - m) / l * Di;
+                for (int64_t j = 0; j < S2b; j++) {
+                    if (!kt_takes_part(P, b, h, i, j, S1b, S2b)) continue;
+                    double s = 0;
+                    for (int64_t d = 0; d < DQ; d++) {
+                        const fr_tensor *t = d < c->Dk ? &in->key : &in->key_rope;
+                        int64_t D = d < c->Dk ? c->Dk : c->Drope, dd = d < c->Dk ? d : d - c->Dk;
+                        kvv[d] = kt_get(t, fr_layout_offset(t, c->layout, D, k0, b, kv, j, dd));
+                        s += qv[d] * kvv[d];
+                    }
+                    double pse = c->pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
+                    double x = c->pse && c->pse_type == 1 ? (s + pse) * scale : s * scale + pse;
+                    double p = exp(x - m) / l;
+                    double z = kt_drop_keep(P, b, h, i, j, S1b, S2b) ? (c->keep_prob < 1 ? rkeep : 1.0) : 0.0;
+                    double dp = 0;
+                    int64_t kr = krow(P, b, kv, j);
+                    for (int64_t d = 0; d < Dv; d++) {
+                        double vv = kt_get(&in->value, fr_layout_offset(&in->value, c->layout, Dv, k0, b, kv, j, d));
+                        dp += dy[d] * vv;
+                        R->dv[kr * Dv + d] += p * z * dy[d];
+                    }
+                    double ds = p * (dp * z - Di);
+                    int64_t qr = qrow(P, b, h, i);
+                    for (int64_t d = 0; d < DQ; d++) {
+                        R->dq[qr * DQ + d] += scale * ds * kvv[d];
+                        R->dk[kr * DQ + d] += scale * ds * qv[d];
+                    }
+                }
+            }
+        }
+    }
+    free(qv), free(kvv), free(dy);
+}
+
+/* rel-L2 of a gradient tensor pair (t, rope) against ref rows (logical index rowf(b, n, i)). */
+static double grad_rel(const kt_prob *P, const fr_tensor *t, const fr_tensor *rope, const double *ref, bool query,
+                       int64_t D, int64_t Drope, const bool *d1rows, int64_t *nnan, int64_t *nd1) {
+    const kt_case *c = &P->c;
+    double e2 = 0, r2 = 0;
+    int64_t heads = query ? c->N1 : c->N2, DD = D + Drope;
+    for (int64_t b = 0; b < c->B; b++) {
+        int64_t q0, S1b, k0, S2b;
+        kt_rows(P, b, &q0, &S1b, &k0, &S2b);
+        int64_t rows = query ? S1b : S2b, row0 = query ? q0 : k0;
+        for (int64_t n = 0; n < heads; n++)
+            for (int64_t i = 0; i < rows; i++) {
+                int64_t lr = query ? qrow(P, b, n, i) : krow(P, b, n, i);
+                for (int64_t d = 0; d < DD; d++) {
+                    const fr_tensor *tt = d < D ? t : rope;
+                    int64_t Dt = d < D ? D : Drope, dd = d < D ? d : d - D;
+                    double f = kt_get(tt, fr_layout_offset(tt, c->layout, Dt, row0, b, n, i, dd));
+                    double r = ref[lr * DD + d];
+                    if (isnan(f)) (*nnan)++;
+                    if (query && d1rows[lr] && f != 0.0) (*nd1)++;
+                    e2 += (f - r) * (f - r), r2 += r * r;
+                }
+            }
+    }
+    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
+}
+
+static bool same_bits(const fr_tensor *a, const fr_tensor *b) {
+    if (!fr_tensor_present(a)) return true;
+    return memcmp(a->data, b->data, (size_t)kt_numel(a) * fr_dtype_size(a->dtype)) == 0;
+}
+
+static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
+    kt_prob P;
+    kt_build(&P, c, seed);
+    /* forward (fp32 statistics, attention_out in the input dtype), then dy */
+    fr_fwd_outputs fo = kt_outputs(&P, c->dt);
+    fr_error err;
+    if (kt_run_fast(&P, NULL, 2, &fo, &err) != FR_OK) {
+        fprintf(stderr, "  [%s] forward failed: %s\n", c->name, err.msg);
+        g_fail = 1;
+        return;
+    }
+    fr_bwd_inputs bi;
+    memset(&bi, 0, sizeof bi);
+    bi.fwd = P.in;
+    bi.attention_in = fo.attention_out;
+    bi.softmax_max = fo.softmax_max;
+    bi.softmax_sum = fo.softmax_sum;
+    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
+    kt_rng r = {seed ^ 0xd1ull};
+    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, kt_sym(&r)));
+    bref R;
+    bool *d1rows = calloc((size_t)(c->B * c->N1 * P.pb.S1 + 1), sizeof(bool));
+    bwd_reference(&P, &bi, &R, d1rows);
+    double lim = c->dt == FR_F32 ? 1e-6 : 4e-3;
+    fr_bwd_outputs first;
+    bool have_first = false;
+    int bad = 0;
+#define FR_KVARIANT(vname, visa, str)                                                                               \
+    do {                                                                                                            \
+        const fr_kops *ops = fr_kops_get(visa);                                                                     \
+        if (!ops) {                                                                                                 \
+            printf("  %-24s %-10s SKIPPED: this CPU lacks it\n", c->name, str);                                    \
+            break;                                                                                                  \
+        }                                                                                                           \
+        fr_bwd_outputs o = alloc_grads(&P, c->dt);                                                                  \
+        fr_status st = fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &o, &err);                                                \
+        if (st != FR_OK) {                                                                                          \
+            fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, str, fr_status_name(st), err.msg);                \
+            bad = 1;                                                                                                \
+        } else {                                                                                                    \
+            int64_t nnan = 0, nd1 = 0;                                                                              \
+            double rq = grad_rel(&P, &o.dq, &o.dq_rope, R.dq, true, c->Dk, c->Drope, d1rows, &nnan, &nd1);          \
+            double rk = grad_rel(&P, &o.dk, &o.dk_rope, R.dk, false, c->Dk, c->Drope, d1rows, &nnan, &nd1);         \
+            double rv = grad_rel(&P, &o.dv, NULL, R.dv, false, c->Dv, 0, d1rows, &nnan, &nd1);                      \
+            double rs = 0;                                                                                          \
+            for (int64_t h = 0; c->sink && h < c->N1; h++) {                                                        \
+                double f = ((float *)o.dsink.data)[h], e = fabs(f - R.dsink[h]);                                    \
+                if (isnan(f)) nnan++;                                                                               \
+                if (e / (fabs(R.dsink[h]) + 1e-30) > rs) rs = e / (fabs(R.dsink[h]) + 1e-30);                       \
+            }                                                                                                       \
+            bool ok = rq <= lim && rk <= lim && rv <= lim && rs <= 1e-5 && nnan == 0 && nd1 == 0;                   \
+            printf("  %-24s %-10s rel-L2 dq %.3g dk %.3g dv %.3g dsink %.3g nan %lld d1 %lld%s\n", c->name, str,   \
+                   rq, rk, rv, rs, (long long)nnan, (long long)nd1, ok ? "" : "  FAIL");                            \
+            if (!ok) bad = 1;                                                                                       \
+        }                                                                                                           \
+        if (!have_first) {                                                                                          \
+            first = o;                                                                                              \
+            have_first = true;                                                                                      \
+        } else {                                                                                                    \
+            free_grads(&o);                                                                                         \
+        }                                                                                                           \
+    } while (0);
+#include "kernels/variants.inc"
+#undef FR_KVARIANT
+    if (threads_check) {
+        fr_bwd_outputs a = alloc_grads(&P, c->dt), b3 = alloc_grads(&P, c->dt);
+        const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);
+        fr_k_bwd(ops, 1, &P.pb, &P.p, &bi, &a, &err);
+        fr_k_bwd(ops, 3, &P.pb, &P.p, &bi, &b3, &err);
+        bool same = same_bits(&a.dq, &b3.dq) && same_bits(&a.dk, &b3.dk) && same_bits(&a.dv, &b3.dv) &&
+                    same_bits(&a.dsink, &b3.dsink);
+        printf("  %-24s threads 1 vs 3: %s\n", c->name, same ? "bit-identical" : "DIFFER  FAIL");
+        if (!same) bad = 1;
+        free_grads(&a), free_grads(&b3);
+    }
+    if (have_first) free_grads(&first);
+    free(R.dq), free(R.dk), free(R.dv), free(R.dsink), free(d1rows), free(bi.dy.data);
+    kt_free_outputs(&fo);
+    kt_free_prob(&P);
+    if (bad) g_fail = 1;
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261130u;
+    printf("test_kernels_bwd: seed %llu (rerun: test_kernels_bwd %llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
+                          .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
+                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
+    kt_case cs[32];
+    int n = 0;
+#define ADD(...)                                                                                                    \
+    do {                                                                                                            \
+        cs[n] = base;                                                                                               \
+        kt_case *k_ = &cs[n++];                                                                                     \
+        __VA_ARGS__;                                                                                                \
+    } while (0)
+    ADD(k_->name = "dense 1x1", k_->S1 = 1, k_->S2 = 1, k_->Dk = 1, k_->Dv = 1, k_->N1 = 1);
+    ADD(k_->name = "dense GQA 64x65 D64", k_->S1 = 64, k_->S2 = 65, k_->Dk = 64, k_->Dv = 48, k_->N1 = 4, k_->N2 = 2);
+    ADD(k_->name = "dense BSH 129x200", k_->layout = FR_BSH, k_->S1 = 129, k_->S2 = 200, k_->B = 2, k_->N1 = 3,
+        k_->N2 = 1, k_->Dk = 24, k_->Dv = 16);
+    ADD(k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
+    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
+    ADD(k_->name = "mode2 causal dropout", k_->mask = true, k_->sparse_mode = 2, k_->S1 = 130, k_->keep_prob = 0.7);
+    ADD(k_->name = "pse1 full", k_->pse = 1, k_->pse_type = 1);
+    ADD(k_->name = "alibi3 + sink", k_->pse = 5, k_->pse_type = 3, k_->S1 = 130, k_->S2 = 130, k_->sink = true);
+    ADD(k_->name = "rope 32+16", k_->Drope = 16);
+    ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
+        k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
+    ADD(k_->name = "bf16 dense GQA", k_->dt = FR_BF16, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 3);
+    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1);
+    printf("test_kernels_bwd: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+}
