@@ -165,7 +165,11 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     }
     if (c->mask) {
         int64_t sh[4];
-        if (c->layout == FR_TND || c->sparse_mode >= 2) {
+        bool compressed = c->sparse_mode >= 2 && c->sparse_mode != 5;
+        if (compressed) { /* the canonical compressed masks: [2048, 2048], mode 6 [3072, 2048] */
+            sh[0] = c->sparse_mode == 6 ? 3072 : 2048, sh[1] = 2048;
+            in->atten_mask = kt_alloc(FR_U8, 2, sh);
+        } else if (c->layout == FR_TND) {
             sh[0] = S1, sh[1] = S2;
             in->atten_mask = kt_alloc(FR_U8, 2, sh);
         } else {
@@ -174,8 +178,8 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         }
         int64_t n = kt_numel(&in->atten_mask);
         uint8_t *m = (uint8_t *)in->atten_mask.data;
-        /* modes >= 2 other than 5 never read the content (decision 4): fill it with noise to prove it */
-        for (int64_t k = 0; k < n; k++) m[k] = kt_unif(&r) < c->mask_density;
+        /* compressed masks are never read (decision 4): their content is noise here to prove it */
+        for (int64_t k = 0; k < n; k++) m[k] = kt_unif(&r) < (compressed ? 0.5 : c->mask_density);
         if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
             for (int64_t bh = 0; bh < c->B * c->N1; bh++)
                 for (int64_t j = 0; j < S2; j++) m[(bh * S1 + 2) * S2 + j] = 1;

@@ -1,0 +1,233 @@
+/* The fast engine through the public API (fr_fwd / fr_bwd: validation, dispatch, engine.isa) against the golden
+ * engine (fp64, written independently from the spec), on a seeded grid across tiles and semantics.
+ * Bounds: fp32 attention_out rel-L2 <= 2e-7 (cases with cancelling symmetric V: 1.25 x the straightforward fp32's)
+ * and max error <= 4 x the straightforward fp32's (kt_harness.h) + 2^-24 max|golden|; bf16/fp16 per element
+ * u (|golden| + A) + 2^-25 n vmax + 1e-5 A (test_kernels_fwd.c explains it); fp32 gradients rel-L2 <= 1e-6,
+ * 16-bit gradients 4e-3. Also: engine.isa forcing every variant the CPU has, and refusing an unknown one. */
+#include "kt_harness.h"
+
+static int g_fail = 0;
+
+#define NOLIM FR_TOKENS_MAX
+
+static const int64_t k_lq[4] = {65, 0, 1, 130};
+static const int64_t k_lkv[4] = {70, 5, 64, 129};
+static const int64_t k_pref[2] = {70, 150};
+
+static fr_fwd_outputs outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats) {
+    fr_fwd_outputs o = kt_outputs(P, out);
+    if (stats != FR_F32) {
+        fr_tensor m = o.softmax_max, s = o.softmax_sum;
+        o.softmax_max = kt_alloc(stats, m.ndim, m.shape);
+        o.softmax_sum = kt_alloc(stats, s.ndim, s.shape);
+        free(m.data), free(s.data);
+    }
+    return o;
+}
+
+static double rel_l2(const fr_tensor *a, const fr_tensor *g, double *emax, double *gmax, int64_t *nnan) {
+    double e2 = 0, r2 = 0;
+    int64_t n = kt_numel(a);
+    for (int64_t k = 0; k < n; k++) {
+        double x = kt_get(a, k), r = kt_get(g, k);
+        if (isnan(x) != isnan(r)) (*nnan)++;
+        if (isnan(x) || isnan(r)) continue;
+        e2 += (x - r) * (x - r), r2 += r * r;
+        if (fabs(x - r) > *emax) *emax = fabs(x - r);
+        if (fabs(r) > *gmax) *gmax = fabs(r);
+    }
+    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
+}
+
+static void fwd_case(const kt_case *c, uint64_t seed, fr_isa isa) {
+    kt_prob P;
+    kt_build(&P, c, seed);
+    kt_ref R;
+    kt_reference(&P, &R);
+    fr_fwd_outputs fo = outputs_as(&P, c->dt, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+    fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+    ef.isa = isa;
+    ef.num_threads = 2;
+    fr_error err;
+    fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err);
+    fr_status sg = fr_fwd(&P.p, &P.in, &go, &eg, &err);
+    bool ok = st == FR_OK && sg == FR_OK;
+    if (!ok) fprintf(stderr, "  [%s] fast %s golden %s: %s\n", c->name, fr_status_name(st), fr_status_name(sg), err.msg);
+    double emax = 0, gmax = 0, rel = 0, nmax = 0, n2 = 0, r2 = 0;
+    int64_t nnan = 0, nbad = 0;
+    if (ok) {
+        rel = rel_l2(&fo.attention_out, &go.attention_out, &emax, &gmax, &nnan);
+        double u = c->dt == FR_BF16 ? 0x1p-8 : 0x1p-11;
+        /* the straightforward fp32 against the golden, and the 16-bit per-element bound */
+        for (int64_t b = 0; b < c->B; b++) {
+            int64_t q0, S1b, k0, S2b;
+            kt_rows(&P, b, &q0, &S1b, &k0, &S2b);
+            for (int64_t h = 0; h < c->N1; h++)
+                for (int64_t i = 0; i < S1b; i++)
+                    for (int64_t d = 0; d < c->Dv; d++) {
+                        int64_t off = fr_layout_offset(&go.attention_out, c->layout, c->Dv, q0, b, h, i, d);
+                        int64_t row = kt_row_index(&P, b, h, i);
+                        double g = kt_get(&go.attention_out, off), f = kt_get(&fo.attention_out, off);
+                        double n32 = R.out32[row * c->Dv + d];
+                        if (fabs(n32 - g) > nmax) nmax = fabs(n32 - g);
+                        n2 += (n32 - g) * (n32 - g), r2 += g * g;
+                        if (c->dt != FR_F32) {
+                            double A = R.pvabs[row];
+                            if (fabs(f - g) > u * (fabs(g) + A) + 0x1p-25 * (double)S2b * c->amp + 1e-5 * A + 1e-30)
+                                nbad++;
+                        }
+                    }
+        }
+        double nrel = r2 > 0 ? sqrt(n2 / r2) : 0;
+        if (c->dt == FR_F32) {
+            double lim = c->vsym ? 1.25 * nrel : 2e-7;
+            ok = rel <= lim && emax <= 4 * nmax + 0x1p-24 * gmax;
+        } else {
+            ok = nbad == 0;
+        }
+        double e1 = 0, g1 = 0;
+        double rm = rel_l2(&fo.softmax_max, &go.softmax_max, &e1, &g1, &nnan);
+        double rs = rel_l2(&fo.softmax_sum, &go.softmax_sum, &e1, &g1, &nnan);
+        ok = ok && nnan == 0 && rm <= 1e-6 && rs <= 1e-5;
+        printf("  %-24s fwd isa %d: rel-L2 out %.3g (naive fp32 %.3g) max %.3g (naive %.3g) max/sum %.3g %.3g%s\n",
+               c->name, (int)isa, rel, nrel, emax, nmax, rm, rs, ok ? "" : "  FAIL");
+    }
+    if (!ok) g_fail = 1;
+    kt_free_outputs(&fo), kt_free_outputs(&go);
+    kt_free_ref(&R);
+    kt_free_prob(&P);
+}
+
+static fr_bwd_outputs grads_as(const kt_prob *P, fr_dtype dt) {
+    fr_bwd_outputs o;
+    memset(&o, 0, sizeof o);
+    const kt_case *c = &P->c;
+    o.dq = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Dk);
+    o.dk = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dk);
+    o.dv = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dv);
+    if (c->Drope) {
+        o.dq_rope = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Drope);
+        o.dk_rope = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Drope);
+    }
+    if (c->sink) {
+        int64_t sh[1] = {c->N1};
+        o.dsink = kt_alloc(dt == FR_F64 ? FR_F64 : FR_F32, 1, sh);
+    }
+    fr_tensor *all[6] = {&o.dq, &o.dk, &o.dv, &o.dq_rope, &o.dk_rope, &o.dsink};
+    for (int k = 0; k < 6; k++)
+        if (fr_tensor_present(all[k])) kt_fill_nan(all[k]);
+    return o;
+}
+static void free_grads(fr_bwd_outputs *o) {
+    free(o->dq.data), free(o->dk.data), free(o->dv.data), free(o->dq_rope.data), free(o->dk_rope.data),
+        free(o->dsink.data);
+}
+
+static void bwd_case(const kt_case *c, uint64_t seed) {
+    kt_prob P;
+    kt_build(&P, c, seed);
+    fr_fwd_outputs fo = outputs_as(&P, c->dt, FR_F32);
+    fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+    ef.num_threads = 2;
+    fr_error err;
+    fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err);
+    fr_bwd_inputs bi;
+    memset(&bi, 0, sizeof bi);
+    bi.fwd = P.in;
+    bi.attention_in = fo.attention_out;
+    bi.softmax_max = fo.softmax_max;
+    bi.softmax_sum = fo.softmax_sum;
+    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
+    kt_rng r = {seed ^ 0xd1ull};
+    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, kt_sym(&r)));
+    fr_bwd_outputs fg = grads_as(&P, c->dt), gg = grads_as(&P, FR_F64);
+    fr_status sf = st == FR_OK ? fr_bwd(&P.p, &bi, &fg, &ef, &err) : st;
+    fr_status sg = st == FR_OK ? fr_bwd(&P.p, &bi, &gg, &eg, &err) : st;
+    bool ok = sf == FR_OK && sg == FR_OK;
+    if (!ok) fprintf(stderr, "  [%s] bwd fast %s golden %s: %s\n", c->name, fr_status_name(sf), fr_status_name(sg),
+                     err.msg);
+    if (ok) {
+        double lim = c->dt == FR_F32 ? 1e-6 : 4e-3, worst = 0, e = 0, g = 0;
+        int64_t nnan = 0;
+        const fr_tensor *a[6] = {&fg.dq, &fg.dk, &fg.dv, &fg.dq_rope, &fg.dk_rope, &fg.dsink};
+        const fr_tensor *b[6] = {&gg.dq, &gg.dk, &gg.dv, &gg.dq_rope, &gg.dk_rope, &gg.dsink};
+        double rl[6] = {0};
+        for (int k = 0; k < 6; k++) {
+            if (!fr_tensor_present(a[k])) continue;
+            rl[k] = rel_l2(a[k], b[k], &e, &g, &nnan);
+            double kl = k == 5 ? 1e-5 : lim;
+            if (rl[k] / kl > worst) worst = rl[k] / kl;
+        }
+        ok = worst <= 1.0 && nnan == 0;
+        printf("  %-24s bwd: rel-L2 dq %.3g dk %.3g dv %.3g dq_rope %.3g dk_rope %.3g dsink %.3g%s\n", c->name,
+               rl[0], rl[1], rl[2], rl[3], rl[4], rl[5], ok ? "" : "  FAIL");
+    }
+    if (!ok) g_fail = 1;
+    free_grads(&fg), free_grads(&gg);
+    free(bi.dy.data);
+    kt_free_outputs(&fo);
+    kt_free_prob(&P);
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261131u;
+    printf("test_kernels_golden: seed %llu (rerun: test_kernels_golden %llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
+                          .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
+                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
+    kt_case cs[32];
+    int n = 0;
+#define ADD(...)                                                                                                    \
+    do {                                                                                                            \
+        cs[n] = base;                                                                                               \
+        kt_case *k_ = &cs[n++];                                                                                     \
+        __VA_ARGS__;                                                                                                \
+    } while (0)
+    ADD(k_->name = "dense GQA 129x200 BSH", k_->layout = FR_BSH, k_->S1 = 129, k_->S2 = 200, k_->B = 2, k_->N1 = 4,
+        k_->N2 = 2, k_->Dk = 24, k_->Dv = 16);
+    ADD(k_->name = "dense symmetric V", k_->vsym = true, k_->S1 = 64, k_->S2 = 257);
+    ADD(k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
+    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
+    ADD(k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = 4, k_->pre = 30, k_->next = 10, k_->S1 = 100,
+        k_->S2 = 180);
+    ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = 6, k_->prefix = k_pref, k_->B = 2,
+        k_->S1 = 140, k_->S2 = 200);
+    ADD(k_->name = "pse0 full + dropout", k_->pse = 1, k_->pse_type = 0, k_->keep_prob = 0.7);
+    ADD(k_->name = "alibi2 + sink", k_->pse = 5, k_->pse_type = 2, k_->S1 = 130, k_->S2 = 130, k_->q_start = 2,
+        k_->sink = true);
+    ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
+        k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
+    ADD(k_->name = "bf16 causal", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = 2, k_->S1 = 130, k_->N1 = 4,
+        k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "fp16 dense", k_->dt = FR_F16, k_->Dk = 48, k_->Dv = 40);
+    int ncases = n;
+    ADD(k_->name = "TND rope 128+64", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->Dk = 128,
+        k_->Dv = 128, k_->Drope = 64, k_->N1 = 2, k_->N2 = 2);
+    for (int k = 0; k < n; k++) fwd_case(&cs[k], seed + (uint64_t)k, FR_ISA_AUTO);
+    /* every variant through engine.isa */
+    static const fr_isa isas[] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
+    for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
+        fr_engine e = fr_engine_default(FR_ENGINE_FAST);
+        e.isa = isas[k];
+        fr_error err;
+        if (fr_engine_available(&e, &err) != FR_OK) {
+            printf("  isa %d SKIPPED: %s\n", (int)isas[k], err.msg);
+            continue;
+        }
+        fwd_case(&cs[0], seed, isas[k]);
+        fwd_case(&cs[9], seed + 9, isas[k]);
+    }
+    {
+        fr_engine e = fr_engine_default(FR_ENGINE_FAST);
+        e.isa = (fr_isa)42;
+        fr_error err;
+        fr_status st = fr_engine_available(&e, &err);
+        printf("  engine.isa = 42: %s (%s)%s\n", fr_status_name(st), err.msg, st == FR_E_INVALID_ARG ? "" : "  FAIL");
+        if (st != FR_E_INVALID_ARG) g_fail = 1;
+    }
+    for (int k = 0; k < n; k++)
+        if (k < ncases || cs[k].Drope) bwd_case(&cs[k], seed + 100 + (uint64_t)k);
+    printf("test_kernels_golden: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+}
