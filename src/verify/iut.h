@@ -1,0 +1,38 @@
+/* Implementation under test (IUT): one interface over every way an attention implementation can be judged
+ * (design.md, issue 6). Specs, as given to --impl:
+ *   fast | golden | emulate[:PRESET]       built-in engines (determinism suites apply to these)
+ *   plugin:PATH.so                         a shared library exporting the ABI of include/flashref_plugin.h
+ *   exec:CMD ARGS                          a command run as `CMD ARGS CASE_DIR` on a fresh copy of the case's inputs
+ *                                          (case-format.md); exit 0 = outputs written, 77 = SKIP, else FAIL
+ *   mutant:NAME                            a built-in broken implementation (mutants.h)
+ * Outputs already on disk are judged with fr_iut_open_disk (flashref verify DIR...).
+ */
+#ifndef FR_VERIFY_IUT_H
+#define FR_VERIFY_IUT_H
+
+#include "io/casedir.h"
+
+typedef struct fr_iut fr_iut;
+
+typedef enum fr_iut_kind { FR_IUT_ENGINE, FR_IUT_PLUGIN, FR_IUT_EXEC, FR_IUT_MUTANT, FR_IUT_DISK } fr_iut_kind;
+
+/* Opens an IUT from its spec string. FR_E_INVALID_ARG for an unknown spec (message lists the forms),
+ * FR_E_NOT_AVAILABLE for a plugin that cannot be loaded or has the wrong ABI version. */
+fr_status fr_iut_open(const char *spec, fr_iut **iut, fr_error *err);
+/* An IUT whose outputs are already in each case directory (fr_iut_run reads them). */
+fr_status fr_iut_open_disk(fr_iut **iut, fr_error *err);
+void fr_iut_close(fr_iut *iut);
+
+fr_iut_kind fr_iut_get_kind(const fr_iut *iut);
+const char *fr_iut_name(const fr_iut *iut);   /* the spec, or the plugin's name */
+/* The numerics of a built-in engine / mutant's nearest ideal (NULL otherwise): the judge uses it to know which
+ * dtype's ideal pipeline bounds it. */
+bool fr_iut_is_builtin(const fr_iut *iut);    /* engine or mutant: in-process, thread count settable */
+
+/* Runs one case. c holds the inputs (a loaded or generated case; c->dir is used by the disk IUT and as the source
+ * of the exec protocol's copy). On FR_OK, o holds the outputs in the operator's dtypes (allocated here, NaN-prefilled,
+ * with guard words checked: an overwritten guard is FR_E_OUTPUT). FR_E_UNSUPPORTED means SKIP. threads: 0 default.
+ * The IUT's own messages (exec stderr, plugin err) are in err->msg. */
+fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
+
+#endif

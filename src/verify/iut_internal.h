@@ -1,0 +1,25 @@
+/* The IUT vtable: each kind of implementation lives in its own file (iut.c: engines, mutants and disk;
+ * iut_plugin.c: dlopen'd plugins; iut_exec.c: the exec protocol). */
+#ifndef FR_VERIFY_IUT_INTERNAL_H
+#define FR_VERIFY_IUT_INTERNAL_H
+
+#include "verify/iut.h"
+
+typedef struct fr_iut_ops {
+    /* Computes case c into o (already allocated by fr_iut_run in the operator's dtypes, NaN-prefilled, guarded). */
+    fr_status (*run)(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
+    void (*close)(fr_iut *iut);
+} fr_iut_ops;
+
+struct fr_iut {
+    fr_iut_kind kind;
+    const fr_iut_ops *ops;
+    char name[256];
+    void *impl; /* owned by the kind's file */
+};
+
+/* Openers of the other files: spec is what follows "plugin:" / "exec:". */
+fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err);
+fr_status fr_iut_exec_open(const char *cmd, fr_iut *iut, fr_error *err);
+
+#endif

@@ -1,0 +1,54 @@
+/* Verdicts and diagnoses (verification.md section 3): what one case of a suite concluded, with the numbers that
+ * decided it. Shared by the judge, the suites, the mutant zoo (each mutant names the diagnosis it must get) and the
+ * reports. */
+#ifndef FR_VERIFY_VERDICT_H
+#define FR_VERIFY_VERDICT_H
+
+#include "flashref.h"
+
+typedef enum fr_verdict { FR_PASS = 0, FR_WARN = 1, FR_FAIL = 2, FR_SKIP = 3 } fr_verdict;
+const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
+
+/* The likeliest cause, from the error's shape (verification.md 3 and 5). One per known failure class. */
+#define FR_DIAGNOSES(X)                                                                                             \
+    X(NONE, "none", "no defect found")                                                                              \
+    X(ERROR_STATUS, "error-status", "the implementation returned an error or crashed")                              \
+    X(SHAPE, "shape", "output shape or dtype wrong")                                                                \
+    X(UNWRITTEN, "unwritten", "output elements left unwritten (still NaN prefill) or guard words overwritten")      \
+    X(NAN_FULLY_MASKED, "nan-fully-masked", "NaN/Inf on fully masked rows or tiles")                                \
+    X(FULLY_MASKED, "fully-masked", "fully masked rows do not follow D1 (out 0, max -FLT_MAX, sum FLT_MAX)")         \
+    X(MASK_SENTINEL, "mask-sentinel", "mask written as a finite additive sentinel that collides with real scores")  \
+    X(NAN_LEAK, "nan-leak", "NaN/Inf in masked-out K/V leaks into the output")                                      \
+    X(OVERFLOW, "overflow", "overflow with large logits or narrow accumulators")                                    \
+    X(CAUSAL_ALIGN, "causal-align", "causal mask aligned top-left where bottom-right was meant (or vice versa)")     \
+    X(TILE_TAIL, "tile-tail", "error confined to a tile tail / unaligned length (off by one)")                       \
+    X(HEAD_DIM, "head-dim", "error only for head dims not a multiple of the vector width")                          \
+    X(INDEX32, "index32", "32-bit index overflow past 2^31 elements")                                                \
+    X(VARLEN, "varlen", "varlen batches: zero-length sequences or reads past cu_seqlens")                           \
+    X(DROPOUT, "dropout", "dropout mask or scaling differs (forward vs backward, or 1/keep_prob)")                   \
+    X(STALE_MAX, "stale-max", "whole rows scaled: stale running max with rounded P (coherent row gain)")            \
+    X(GQA_MAP, "gqa-map", "GQA head mapping wrong (h % N2 instead of h / G)")                                       \
+    X(PSE_ORDER, "pse-order", "scale applied before vs after pse (pse_type 0 vs 1)")                                \
+    X(LSE_FOR_SUM, "lse-for-sum", "log-sum-exp stored where the sum was expected (softmax_sum)")                    \
+    X(SOFTMAX_STATS, "softmax-stats", "softmax_max / softmax_sum wrong while the output is right")                  \
+    X(ORDER_DEPENDENCE, "order-dependence", "result changes with KV order beyond the noise floor")                  \
+    X(NONDETERMINISM, "nondeterminism", "results differ between repeated runs or thread counts")                    \
+    X(GRADIENT, "gradient", "gradients wrong while the forward is right")                                           \
+    X(PRECISION, "precision", "error above the ideal pipeline's by more than the allowed factor")                   \
+    X(GROWTH, "growth", "error grows with sequence length faster than the ideal pipeline's")                       \
+    X(MASK, "mask", "error confined to masked / band positions (mask or sparse mode wrong)")                        \
+    X(PSE, "pse", "error that follows the position bias")                                                           \
+    X(SCALE, "scale", "every row off by a smooth factor: scale_value applied wrongly")
+
+typedef enum fr_diag {
+#define FR_DIAG_ENUM(id, name, text) FR_DIAG_##id,
+    FR_DIAGNOSES(FR_DIAG_ENUM)
+#undef FR_DIAG_ENUM
+    FR_DIAG_COUNT
+} fr_diag;
+
+const char *fr_diag_name(fr_diag d); /* "stale-max" */
+const char *fr_diag_text(fr_diag d); /* one line for people */
+fr_diag fr_diag_from_name(const char *name); /* FR_DIAG_COUNT when unknown */
+
+#endif
