@@ -149,14 +149,20 @@ int64_t emu_tile_at(const emu_ctx *c, int64_t ntiles, int64_t t) {
  * like a vector unit; every partial rounded to the compute dtype. */
 double emu_dot(bool f32, const void *a, const void *b, int64_t n) {
     double lane[16] = {0};
+    int64_t d = 0;
     if (f32) {
         const float *x = a, *y = b;
-        for (int64_t d = 0; d < n; d++) lane[d & 15] = (double)(float)(lane[d & 15] + (double)x[d] * (double)y[d]);
+        /* products are exact in double; each lane sum is rounded to fp32 (an fp32 FMA per step) */
+        for (; d + 16 <= n; d += 16)
+            for (int k = 0; k < 16; k++) lane[k] = (double)(float)(lane[k] + (double)x[d + k] * (double)y[d + k]);
+        for (; d < n; d++) lane[d & 15] = (double)(float)(lane[d & 15] + (double)x[d] * (double)y[d]);
         for (int w = 8; w >= 1; w /= 2)
             for (int k = 0; k < w; k++) lane[k] = (double)(float)(lane[k] + lane[k + w]);
     } else {
         const double *x = a, *y = b;
-        for (int64_t d = 0; d < n; d++) lane[d & 15] += x[d] * y[d];
+        for (; d + 16 <= n; d += 16)
+            for (int k = 0; k < 16; k++) lane[k] += x[d + k] * y[d + k];
+        for (; d < n; d++) lane[d & 15] += x[d] * y[d];
         for (int w = 8; w >= 1; w /= 2)
             for (int k = 0; k < w; k++) lane[k] += lane[k + w];
     }

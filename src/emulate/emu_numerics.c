@@ -129,7 +129,7 @@ fr_status fr_numerics_preset(const char *name, fr_numerics *out, fr_error *err) 
         n.ds_round = FR_ROUND_HALF_AWAY;
         n.grad_round = FR_ROUND_HALF_AWAY;
     } else if (!strcmp(name, "fa4-sm100-fwd-inference") || !strcmp(name, "fa4-sm100-fwd-train")) {
-        bool train = name[16] == 't';
+        bool train = !strcmp(name, "fa4-sm100-fwd-train");
         n = fr_numerics_ideal(FR_BF16);
         n.p_dtype = FR_DT_NONE;             /* P.V operand in the input dtype (bf16/fp16), cvt RNE */
         n.exp_base = FR_EMU_EXP_2;          /* exp2 with scale * log2(e) folded (softmax.py) */
