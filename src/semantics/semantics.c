@@ -150,15 +150,16 @@ fr_tile_class fr_sem_tile_class(const fr_sem *s, const fr_sem_batch *sb, int64_t
     if (sb->band) {
         int64_t dmin = j0 - (i0 + ni - 1), dmax = j0 + nj - 1 - i0;
         bool any_prefix = j0 < sb->prefix, all_prefix = j0 + nj <= sb->prefix;
-        if ((dmax < sb->lo || dmin > sb->hi) && !any_prefix) return FR_TILE_SKIP;
+        if ((dmax < sb->lo || dmin > sb->hi || sb->lo > sb->hi) && !any_prefix) return FR_TILE_SKIP;
         all_kept = all_prefix || (dmin >= sb->lo && dmax <= sb->hi);
     }
-    if (sb->user_mask) {
-        int64_t nmask = 0;
+    if (sb->user_mask) { /* exact: scan the tile with both rules */
+        int64_t nkept = 0;
         for (int64_t r = 0; r < ni; r++)
-            for (int64_t c = 0; c < nj; c++) nmask += user_masked(s, sb, h, i0 + r, j0 + c);
-        if (nmask == ni * nj) return FR_TILE_SKIP;
-        if (nmask != 0) all_kept = false;
+            for (int64_t c = 0; c < nj; c++)
+                nkept += rule_keeps(sb, i0 + r, j0 + c) && !user_masked(s, sb, h, i0 + r, j0 + c);
+        if (nkept == 0) return FR_TILE_SKIP;
+        all_kept = nkept == ni * nj;
     }
     if (s->topk) return FR_TILE_PARTIAL;
     return all_kept ? FR_TILE_FULL : FR_TILE_PARTIAL;
