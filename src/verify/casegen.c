@@ -287,6 +287,15 @@ static fr_status make_bwd_stats(fr_gen_case *c, const dims *d, fr_error *err) {
     return fr_fwd(&c->params, &c->in.fwd, &o, &e, err);
 }
 
+uint64_t fr_gen_case_seed(uint64_t seed, const char *name) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a of the name */
+    for (const char *p = name ? name : ""; *p; p++) h = (h ^ (uint8_t)*p) * UINT64_C(0x100000001b3);
+    uint64_t z = seed ^ h; /* splitmix64 finalizer */
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
 fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_error *err) {
     if (!s || !c) return fr_fail(err, FR_E_NULL, "casegen: NULL spec or case");
     memset(c, 0, sizeof *c);
@@ -294,6 +303,7 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
     if (st != FR_OK) return st;
     snprintf(c->name, sizeof c->name, "%s", s->name ? s->name : "case");
     c->bwd = s->bwd;
+    seed = fr_gen_case_seed(seed, s->name);
     c->seed = seed;
     dims d;
     memset(&d, 0, sizeof d);

@@ -85,8 +85,12 @@ typedef struct fr_gen_case {
     fr_params params;
     fr_bwd_inputs in;
     int64_t *prefix, *cu_q, *cu_kv;
-    uint64_t seed;
+    uint64_t seed; /* fr_gen_case_seed(seed, name): the seed of every stream of this case */
 } fr_gen_case;
+
+/* The seed a case's tensors are drawn with: a hash of (seed, spec name), so that cases of one set are independent
+ * of each other while (set seed, case name) still reproduces each one. Stored in fr_gen_case.seed. */
+uint64_t fr_gen_case_seed(uint64_t seed, const char *name);
 
 /* Builds the case of `spec` with `seed` (every tensor's stream is fixed, so (spec, seed) determines the case).
  * Backward cases run the golden forward to make attention_in / softmax_max / softmax_sum (fp8 backward:
