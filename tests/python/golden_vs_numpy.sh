@@ -4,7 +4,7 @@
 #   2. the same set is written inputs-only and every case is computed by `flashref run CASE --engine golden`;
 #   3. check_cases.py recomputes every case in numpy and compares (1e-10 relative) both copies;
 #   4. poisoned copies (NaN/Inf in K/V rows and Q rows that take part nowhere) must give the same, finite, results;
-#   5. negative control: one output perturbed by 1e-8 relative must make check_cases.py fail.
+#   5. negative controls: a 1e-8 change, a wrong D1 value, a NaN, a wrong shape, a missing file must all fail.
 # Fails (never skips) when FLASHREF_PYTHON is unset or has no numpy.
 # usage: golden_vs_numpy.sh FLASHREF_BINARY TESTS_PYTHON_DIR     (seed: $FLASHREF_SEED, default 20261129)
 set -u
@@ -70,16 +70,27 @@ for d in "$TMP"/poison/*/; do
 done
 "$PY" "$HERE/check_cases.py" --quiet "$TMP/poison" || { echo "FAIL: poisoned inputs leak into the golden"; exit 1; }
 
-# Negative control: the comparison must be able to fail.
-cp -r "$TMP/gen/fwd_bnsd_fp32_gqa" "$TMP/neg" || exit 1
-"$PY" - "$TMP/neg/attention_out.npy" <<'PYEOF' || exit 1
-import sys, numpy as np
+# Negative controls: the comparison must be able to fail. Each mutation of a correct case must be reported.
+mutate() {  # mutate CASE FILE PYTHON-STATEMENT(a) WHAT
+    rm -rf "$TMP/neg" && cp -r "$TMP/gen/$1" "$TMP/neg" || exit 1
+    "$PY" -c "import sys, numpy as np
 a = np.load(sys.argv[1])
-a.flat[5] *= 1 + 1e-8
-np.save(sys.argv[1], a)
-PYEOF
+$3
+np.save(sys.argv[1], a)" "$TMP/neg/$2" || exit 1
+    if "$PY" "$HERE/check_cases.py" --quiet "$TMP/neg" > "$TMP/neg.log" 2>&1; then
+        cat "$TMP/neg.log"; echo "FAIL: negative control not reported: $4"; exit 1
+    fi
+    echo "negative control reported: $4"
+}
+mutate fwd_bnsd_fp32_gqa attention_out.npy "a.flat[5] *= 1 + 1e-8" "1e-8 relative change of one output"
+mutate m3_s1_gt_s2_d1rows softmax_max.npy "a[0, 0, 0, :] = -1e38" "D1 row max -FLT_MAX replaced by -1e38"
+mutate m3_s1_gt_s2_d1rows attention_out.npy "a[0, 0, 0, 0] = np.nan" "NaN in a fully masked row's output"
+mutate bwd_bsh_bf16 dk.npy "a = a[:, :-1]" "dk of the wrong shape"
+mutate bwd_bsnd_bf16_sink dsink.npy "a[1] = -a[1]" "dsink sign"
+mutate topk_bsnd_bf16 attention_out.npy "a[0, 0, 0] = a[0, 0, 1]" "one head's output row replaced by another head's"
+rm -rf "$TMP/neg" && cp -r "$TMP/gen/bwd_bsh_bf16" "$TMP/neg" && rm "$TMP/neg/dv.npy" || exit 1
 if "$PY" "$HERE/check_cases.py" --quiet "$TMP/neg" > "$TMP/neg.log" 2>&1; then
-    cat "$TMP/neg.log"; echo "FAIL: a 1e-8 perturbation went unnoticed"; exit 1
+    cat "$TMP/neg.log"; echo "FAIL: negative control not reported: missing dv.npy"; exit 1
 fi
-echo "negative control: a 1e-8 relative perturbation is reported"
+echo "negative control reported: missing dv.npy"
 echo "PASS"
