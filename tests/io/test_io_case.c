@@ -4,9 +4,11 @@
 #define _XOPEN_SOURCE 700
 #include "io/casedir.h"
 
+#include "core/core.h"
 #include "io/npy.h"
 #include "io_test_util.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,6 +400,87 @@ static void test_load_errors(const char *tmp, uint64_t *rng) {
     free_inputs(&in);
 }
 
+static bool all_nan(const fr_tensor *t) {
+    int64_t n = fr_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!isnan(fr_load_f64(t, i))) return false;
+    return true;
+}
+
+static bool shape_is(const fr_tensor *t, int ndim, int64_t a, int64_t b, int64_t c, int64_t d) {
+    int64_t w[4] = {a, b, c, d};
+    if (t->ndim != ndim) return false;
+    for (int k = 0; k < ndim; k++)
+        if (t->shape[k] != w[k]) return false;
+    return true;
+}
+
+/* fr_case_alloc_outputs: spec shapes and dtypes, every element NaN (needs validation: a valid case). */
+static void test_alloc_outputs(uint64_t *rng) {
+    fr_case c;
+    fr_case_outputs o;
+    fr_error e;
+    /* BSH bf16, GQA, Dk 8 != Dv 4: attention_out [B, S1, N1*Dv] bf16, softmax [B,N1,S1,8] fp32 */
+    memset(&c, 0, sizeof c);
+    c.op = FR_CASE_FWD;
+    c.dtype = FR_BF16;
+    c.params = fr_params_default();
+    c.params.head_num = 4;
+    c.params.input_layout = FR_BSH;
+    int64_t qs[3] = {2, 3, 32}, ks[3] = {2, 5, 16}, vs[3] = {2, 5, 8};
+    c.in.fwd.query = rnd(FR_BF16, 3, qs, rng);
+    c.in.fwd.key = rnd(FR_BF16, 3, ks, rng);
+    c.in.fwd.value = rnd(FR_BF16, 3, vs, rng);
+    for (int fp64 = 0; fp64 < 2; fp64++) {
+        fr_status st = fr_case_alloc_outputs(&c, fp64, &o, &e);
+        CHECK(st == FR_OK, "alloc BSH: %s", e.msg);
+        if (st != FR_OK) continue;
+        CHECK(o.fwd.attention_out.dtype == (fp64 ? FR_F64 : FR_BF16) &&
+                  shape_is(&o.fwd.attention_out, 3, 2, 3, 16, 0),
+              "BSH attention_out dtype %s shape [%lld,%lld,%lld]", fr_dtype_name(o.fwd.attention_out.dtype),
+              (long long)o.fwd.attention_out.shape[0], (long long)o.fwd.attention_out.shape[1],
+              (long long)o.fwd.attention_out.shape[2]);
+        CHECK(o.fwd.softmax_max.dtype == (fp64 ? FR_F64 : FR_F32) && shape_is(&o.fwd.softmax_sum, 4, 2, 4, 3, 8),
+              "BSH softmax");
+        CHECK(all_nan(&o.fwd.attention_out) && all_nan(&o.fwd.softmax_max) && all_nan(&o.fwd.softmax_sum),
+              "outputs NaN-prefilled");
+        fr_case_outputs_free(&o);
+    }
+    c.params.head_num = 3; /* 32 is not a multiple of 3: validation's status comes through */
+    CHECK(fr_case_alloc_outputs(&c, false, &o, &e) != FR_OK && o.fwd.attention_out.data == NULL,
+          "alloc of an invalid case must fail");
+    fr_case_free(&c);
+
+    /* TND fp16, softmax same_as_input: [T, N1, 8] */
+    memset(&c, 0, sizeof c);
+    c.op = FR_CASE_FWD;
+    c.dtype = FR_F16;
+    c.params = fr_params_default();
+    c.params.head_num = 2;
+    c.params.input_layout = FR_TND;
+    c.params.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+    c.actual_seq_qlen = malloc(2 * sizeof(int64_t));
+    c.actual_seq_kvlen = malloc(2 * sizeof(int64_t));
+    c.actual_seq_qlen[0] = 2, c.actual_seq_qlen[1] = 5, c.actual_seq_kvlen[0] = 3, c.actual_seq_kvlen[1] = 6;
+    c.params.actual_seq_qlen = c.actual_seq_qlen;
+    c.params.actual_seq_kvlen = c.actual_seq_kvlen;
+    c.params.actual_seq_len = 2;
+    int64_t tq[3] = {5, 2, 8}, tk[3] = {6, 2, 8};
+    c.in.fwd.query = rnd(FR_F16, 3, tq, rng);
+    c.in.fwd.key = rnd(FR_F16, 3, tk, rng);
+    c.in.fwd.value = rnd(FR_F16, 3, tk, rng);
+    CHECK_OK(fr_case_alloc_outputs(&c, false, &o, &e), e);
+    CHECK(shape_is(&o.fwd.softmax_max, 3, 5, 2, 8, 0) && shape_is(&o.fwd.attention_out, 3, 5, 2, 8, 0) &&
+              o.fwd.attention_out.dtype == FR_F16,
+          "TND same_as_input shapes");
+    fr_case_outputs_free(&o);
+    c.params.softmax_layout = FR_SOFTMAX_DEFAULT;
+    CHECK_OK(fr_case_alloc_outputs(&c, false, &o, &e), e);
+    CHECK(shape_is(&o.fwd.softmax_max, 3, 2, 5, 8, 0), "TND default softmax [N1,T,8]");
+    fr_case_outputs_free(&o);
+    fr_case_free(&c);
+}
+
 static void test_paths(void) {
     const char *ok[] = {"q.npy", "a/b.npy", "./q.npy", "..q.npy", "a..b/c", "q..npy"};
     const char *bad[] = {"", "/q.npy", "..", "../q.npy", "a/../q.npy", "a/..", "a\\b", "a/", "x/../.."};
@@ -420,6 +503,7 @@ int main(void) {
     test_bwd_round_trip(tmp, &rng);
     test_json_malformed();
     test_load_errors(tmp, &rng);
+    test_alloc_outputs(&rng);
     remove_tree(tmp);
     return io_report("test_io_case");
 }
