@@ -38,7 +38,8 @@ const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
     X(GROWTH, "growth", "error grows with sequence length faster than the ideal pipeline's")                       \
     X(MASK, "mask", "error confined to masked / band positions (mask or sparse mode wrong)")                        \
     X(PSE, "pse", "error that follows the position bias")                                                           \
-    X(SCALE, "scale", "every row off by a smooth factor: scale_value applied wrongly")
+    X(SCALE, "scale", "every row off by a smooth factor: scale_value applied wrongly")                             \
+    X(NAN, "nan", "NaN/Inf where the golden is finite (no more specific cause found)")
 
 typedef enum fr_diag {
 #define FR_DIAG_ENUM(id, name, text) FR_DIAG_##id,

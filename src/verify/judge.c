@@ -1,0 +1,633 @@
+/* The judge: verdict and diagnosis of one case (judge.h, verification.md 3). */
+#include "verify/judge.h"
+
+#include "core/core.h"
+#include "core/problem.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+fr_judge_opts fr_judge_opts_default(void) {
+    fr_judge_opts o = {.k_out = 2.0, .k_max = 4.0, .k_grad = 3.0, .k_stats = 4.0, .gain_warn = 2.0,
+                       .external = false};
+    return o;
+}
+
+void fr_judgement_free(fr_judgement *j) {
+    if (!j) return;
+    free(j->gains);
+    j->gains = NULL;
+    j->n_gains = 0;
+}
+
+/* Unit roundoff of a dtype (half an ulp at 1). */
+static double unit_roundoff(fr_dtype dt) {
+    switch (dt) {
+    case FR_F64: return ldexp(1.0, -53);
+    case FR_F32: return ldexp(1.0, -24);
+    case FR_F16: return ldexp(1.0, -11);
+    case FR_BF16: return ldexp(1.0, -8);
+    case FR_E4M3FN: return ldexp(1.0, -4);
+    case FR_E5M2: return ldexp(1.0, -3);
+    case FR_HIF8: return ldexp(1.0, -4);
+    default: return ldexp(1.0, -24);
+    }
+}
+
+/* Every element of a contiguous tensor widened to fp64 (NULL with *n = 0 for an absent or empty tensor). */
+static double *load_all(const fr_tensor *t, int64_t *n) {
+    *n = 0;
+    if (!fr_tensor_present(t)) return NULL;
+    int64_t cnt = fr_tensor_numel(t);
+    if (cnt <= 0) return NULL;
+    double *v = malloc(sizeof(double) * (size_t)cnt);
+    if (!v) return NULL;
+    for (int64_t k = 0; k < cnt; k++) v[k] = fr_load_f64(t, k);
+    *n = cnt;
+    return v;
+}
+
+static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
+static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
+
+/* Row maps: for the per-(b, h, i) rows of attention_out (forward) or dq (backward), whether the golden row is fully
+ * masked and its query head; the same flag for the softmax rows (8 copies each). */
+typedef struct rowmap {
+    int64_t nrows, row_len; /* out-like rows */
+    uint8_t *d1;
+    int32_t *head;
+    int64_t nsm; /* softmax rows */
+    uint8_t *sm_d1;
+    int64_t d1_count;
+} rowmap;
+
+static void rowmap_free(rowmap *r) {
+    free(r->d1);
+    free(r->head);
+    free(r->sm_d1);
+}
+
+/* out: a contiguous tensor of the out-like shape (row length D); sm: the reference softmax max (any float dtype). */
+static fr_status rowmap_build(const fr_problem *pb, const fr_params *p, const fr_tensor *out, int64_t D,
+                              const fr_tensor *sm, rowmap *r, fr_error *err) {
+    memset(r, 0, sizeof *r);
+    int64_t n = fr_tensor_numel(out);
+    r->row_len = D;
+    r->nrows = D > 0 ? n / D : 0;
+    r->nsm = fr_tensor_present(sm) ? fr_tensor_numel(sm) / 8 : 0;
+    r->d1 = calloc((size_t)r->nrows + 1, 1);
+    r->head = calloc((size_t)r->nrows + 1, sizeof(int32_t));
+    r->sm_d1 = calloc((size_t)r->nsm + 1, 1);
+    if (!r->d1 || !r->head || !r->sm_d1) {
+        rowmap_free(r);
+        return fr_fail(err, FR_E_NOMEM, "judge: row maps");
+    }
+    for (int64_t b = 0; b < pb->B; b++) {
+        int64_t row0, len;
+        fr_problem_q_rows(pb, b, &row0, &len);
+        for (int64_t h = 0; h < pb->N1; h++)
+            for (int64_t i = 0; i < len; i++) {
+                bool d1 = false;
+                if (r->nsm) {
+                    int64_t so = fr_softmax_offset(sm, pb->layout, p->softmax_layout, row0, b, h, i, 0);
+                    d1 = is_d1_max(fr_load_f64(sm, so));
+                    if (so / 8 < r->nsm) r->sm_d1[so / 8] = d1;
+                }
+                if (D > 0) {
+                    int64_t oo = fr_layout_offset(out, pb->layout, D, row0, b, h, i, 0) / D;
+                    if (oo < r->nrows) {
+                        r->d1[oo] = d1;
+                        r->head[oo] = (int32_t)h;
+                    }
+                }
+                r->d1_count += d1;
+            }
+    }
+    return FR_OK;
+}
+
+/* Row length of an output of case c. */
+static int64_t out_row_len(const fr_problem *pb, fr_case_output k) {
+    switch (k) {
+    case FR_CO_ATTENTION_OUT: return pb->Dv;
+    case FR_CO_SOFTMAX_MAX:
+    case FR_CO_SOFTMAX_SUM: return 8;
+    case FR_CO_DQ:
+    case FR_CO_DK: return pb->Dk;
+    case FR_CO_DV: return pb->Dv;
+    case FR_CO_DQ_ROPE:
+    case FR_CO_DK_ROPE: return pb->Drope;
+    case FR_CO_DSINK: return pb->N1;
+    default: return 1;
+    }
+}
+
+/* The rows of output k that follow the query rows (and so the D1 map): attention_out, softmax, dq, dq_rope. */
+static const uint8_t *d1_rows_of(const rowmap *rm, fr_case_output k, int64_t rows) {
+    if ((k == FR_CO_SOFTMAX_MAX || k == FR_CO_SOFTMAX_SUM) && rows == rm->nsm) return rm->sm_d1;
+    if ((k == FR_CO_ATTENTION_OUT || k == FR_CO_DQ) && rows == rm->nrows) return rm->d1;
+    return NULL;
+}
+
+typedef struct ctx {
+    const fr_case *c;
+    unsigned tags;
+    const fr_judge_opts *opt;
+    fr_problem pb;
+    rowmap rm;
+    double *a[FR_CASE_NUM_OUTPUTS], *r[FR_CASE_NUM_OUTPUTS], *e[FR_CASE_NUM_OUTPUTS];
+    int64_t n[FR_CASE_NUM_OUTPUTS];
+} ctx;
+
+static void ctx_free(ctx *x) {
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        free(x->a[k]);
+        free(x->r[k]);
+        free(x->e[k]);
+    }
+    rowmap_free(&x->rm);
+}
+
+#define WHY(j, ...) snprintf((j)->why, sizeof (j)->why, __VA_ARGS__)
+
+static void set(fr_judgement *j, fr_verdict v, fr_diag d) {
+    j->verdict = v;
+    j->diag = d;
+}
+
+/* Largest |x| over a contiguous tensor; max row norm over rows of length d. */
+static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *maxnorm) {
+    *maxabs = 0;
+    *maxnorm = 0;
+    if (!fr_tensor_present(t)) return;
+    int64_t n = fr_tensor_numel(t);
+    double ss = 0;
+    for (int64_t k = 0; k < n; k++) {
+        double v = fr_load_f64(t, k);
+        if (!isfinite(v)) continue;
+        if (fabs(v) > *maxabs) *maxabs = fabs(v);
+        ss += v * v;
+        if (d > 0 && (k + 1) % d == 0) {
+            if (ss > *maxnorm) *maxnorm = ss;
+            ss = 0;
+        }
+    }
+    *maxnorm = sqrt(*maxnorm);
+}
+
+/* A-priori ceiling on attention_out's max abs error (verification.md 1: Blanchard-Higham-Higham softmax bound with
+ * the GEMM bounds): per row the weights carry a relative error below (n + 2 + 2 range) u_acc plus one rounding of P
+ * (u_p), the output is a convex combination of V rows (times 1/keep_prob), plus one rounding of the output. */
+static double apriori_abs(const ctx *x, fr_dtype out_dt) {
+    const fr_fwd_inputs *in = &x->c->in.fwd;
+    double qa, qn, ka, kn, va, vn, pa = 0, pn;
+    tensor_stats(&in->query, x->pb.Dk, &qa, &qn);
+    tensor_stats(&in->key, x->pb.Dk, &ka, &kn);
+    tensor_stats(&in->value, x->pb.Dv, &va, &vn);
+    if (x->pb.has_pse && x->pb.pse_type <= 1) tensor_stats(&in->real_shift, 0, &pa, &pn);
+    double qr = 0, kr = 0, t;
+    if (x->pb.has_rope) {
+        tensor_stats(&in->query_rope, x->pb.Drope, &t, &qr);
+        tensor_stats(&in->key_rope, x->pb.Drope, &t, &kr);
+    }
+    double sc = fabs(x->c->params.scale_value);
+    double R = sc * (qn * kn + qr * kr + pa);
+    if (x->pb.has_pse && x->pb.pse_type >= 2) R += 1e4; /* ALiBi: bounded by slope x distance; be generous */
+    if (x->pb.fp8) R *= 1e3;                             /* dequant scales (kept generous rather than exact) */
+    double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
+    double uacc = ldexp(1.0, -24);
+    double up = x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64 ? 0.0 : unit_roundoff(x->pb.dtype);
+    double n = (double)x->pb.S2 + (double)x->pb.Dk + 2.0;
+    double rel = (n + 4.0 * R) * uacc + 2.0 * up;
+    return rel * va / kp + fr_ulp_of(out_dt, va / kp) + DBL_MIN;
+}
+
+/* Metrics of a (and the ideal e) against r for output k, with the D1 rows already neutralised. */
+static fr_status compare(ctx *x, fr_judgement *j, fr_case_output k, fr_error *err) {
+    fr_out_judgement *oj = &j->out[k];
+    int64_t len = out_row_len(&x->pb, k);
+    if (len <= 0 || x->n[k] == 0) return FR_OK;
+    int64_t rows = x->n[k] / len;
+    fr_metrics_opts mo = fr_metrics_opts_default();
+    fr_status st = fr_metrics_compute(x->a[k], x->r[k], rows, len, &mo, &oj->m, err);
+    if (st == FR_OK && x->e[k]) {
+        st = fr_metrics_compute(x->e[k], x->r[k], rows, len, &mo, &oj->ideal, err);
+        oj->have_ideal = st == FR_OK;
+    }
+    return st;
+}
+
+/* Relative L2 of a against r restricted to one head's rows (attention_out). */
+static double head_rel_l2(const ctx *x, const double *a, const double *r, int64_t h) {
+    double ee = 0, rr = 0;
+    const int64_t L = x->rm.row_len;
+    for (int64_t i = 0; i < x->rm.nrows; i++) {
+        if (x->rm.head[i] != h) continue;
+        for (int64_t d = 0; d < L; d++) {
+            double av = a[i * L + d], rv = r[i * L + d];
+            if (!isfinite(av) || !isfinite(rv)) continue;
+            ee += (av - rv) * (av - rv);
+            rr += rv * rv;
+        }
+    }
+    return rr > 0 ? sqrt(ee / rr) : sqrt(ee);
+}
+
+static double rel_l2(const double *a, const double *r, int64_t n) {
+    double ee = 0, rr = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (!isfinite(a[k]) || !isfinite(r[k])) continue;
+        ee += (a[k] - r[k]) * (a[k] - r[k]);
+        rr += r[k] * r[k];
+    }
+    return rr > 0 ? sqrt(ee / rr) : sqrt(ee);
+}
+
+/* Re-runs the golden forward with modified params and returns the rel-L2 of the IUT's attention_out against it
+ * (+Inf when the alternative is not a valid problem). D1 rows are compared too (they are part of the hypothesis). */
+static double hypothesis(const ctx *x, const fr_params *alt, const fr_case_outputs *iut) {
+    fr_case_outputs g;
+    fr_error e2;
+    fr_case alt_case = *x->c;
+    alt_case.params = *alt;
+    if (fr_case_alloc_outputs(&alt_case, true, &g, &e2) != FR_OK) return INFINITY;
+    fr_engine ge = fr_engine_default(FR_ENGINE_GOLDEN);
+    double r = INFINITY;
+    if (fr_fwd(alt, &x->c->in.fwd, &g.fwd, &ge, &e2) == FR_OK) {
+        int64_t n, m;
+        double *gv = load_all(&g.fwd.attention_out, &n);
+        double *av = load_all(&iut->fwd.attention_out, &m);
+        if (gv && av && n == m) r = rel_l2(av, gv, n);
+        free(gv);
+        free(av);
+    }
+    fr_case_outputs_free(&g);
+    return r;
+}
+
+/* Why attention_out is beyond its bound: hypotheses first (they are proofs), then the error's shape, then what the
+ * case exercises. */
+static fr_diag diag_forward(const ctx *x, const fr_judgement *j, const fr_case_outputs *iut) {
+    const fr_params *p = &x->c->params;
+    const fr_out_judgement *oj = &j->out[FR_CO_ATTENTION_OUT];
+    double bound = oj->bound_l2;
+    if (x->c->op == FR_CASE_FWD) {
+        bool s_ne = x->pb.S1 != x->pb.S2;
+        if (x->pb.layout == FR_TND)
+            for (int64_t b = 0; b < x->pb.B; b++) {
+                int64_t r0, l1, r1, l2;
+                fr_problem_q_rows(&x->pb, b, &r0, &l1);
+                fr_problem_kv_rows(&x->pb, b, &r1, &l2);
+                if (l1 != l2) s_ne = true;
+            }
+        if (x->pb.has_mask && s_ne && (p->sparse_mode == 2 || p->sparse_mode == 3)) {
+            fr_params alt = *p;
+            alt.sparse_mode = p->sparse_mode == 2 ? 3 : 2;
+            if (hypothesis(x, &alt, iut) <= bound) return FR_DIAG_CAUSAL_ALIGN;
+        }
+        if (x->pb.has_pse && p->pse_type <= 1) {
+            fr_params alt = *p;
+            alt.pse_type = 1 - p->pse_type;
+            if (hypothesis(x, &alt, iut) <= bound) return FR_DIAG_PSE_ORDER;
+        }
+    }
+    /* GQA: heads whose kv head is the same under h / G and h % N2 are clean, the others are not. */
+    if (x->pb.G > 1 && x->pb.N2 > 1) {
+        const double *a = x->a[FR_CO_ATTENTION_OUT], *r = x->r[FR_CO_ATTENTION_OUT];
+        bool same_ok = true, diff_bad = false;
+        for (int64_t h = 0; h < x->pb.N1; h++) {
+            double e = head_rel_l2(x, a, r, h);
+            if (h / x->pb.G == h % x->pb.N2) same_ok &= e <= bound;
+            else diff_bad |= e > bound;
+        }
+        if (same_ok && diff_bad) return FR_DIAG_GQA_MAP;
+    }
+    /* Every row scaled by the same factor. */
+    const fr_metrics *m = &oj->m;
+    if (m->rows_used >= 2 && fabs(m->gain_mean) > 0.9 * m->gain_rms && fabs(m->gain_mean) > bound &&
+        m->gain_p50 > 0.5 * fabs(m->gain_mean))
+        return (x->tags & FR_TAG_DROPOUT) ? FR_DIAG_DROPOUT : FR_DIAG_SCALE;
+    /* Scores scaled wrongly: the stored max of every row off by one common factor. */
+    if (x->c->op == FR_CASE_FWD && !x->pb.has_pse && x->n[FR_CO_SOFTMAX_MAX]) {
+        const double *sa = x->a[FR_CO_SOFTMAX_MAX], *sr = x->r[FR_CO_SOFTMAX_MAX];
+        double lo = INFINITY, hi = -INFINITY;
+        int cnt = 0;
+        for (int64_t k = 0; k < x->n[FR_CO_SOFTMAX_MAX]; k += 8)
+            if (fabs(sr[k]) > 1e-3 && isfinite(sa[k]) && !is_d1_max(sr[k])) {
+                double q = sa[k] / sr[k];
+                lo = fmin(lo, q);
+                hi = fmax(hi, q);
+                cnt++;
+            }
+        if (cnt >= 4 && hi - lo < 1e-3 * fabs(hi) && fabs(hi - 1.0) > 1e-2) return FR_DIAG_SCALE;
+    }
+    static const struct {
+        unsigned tag;
+        fr_diag d;
+    } kTagDiag[] = {
+        {FR_TAG_SENTINEL, FR_DIAG_MASK_SENTINEL}, {FR_TAG_NAN_KV, FR_DIAG_NAN_LEAK}, {FR_TAG_LARGE, FR_DIAG_OVERFLOW},
+        {FR_TAG_VARLEN, FR_DIAG_VARLEN},          {FR_TAG_INDEX64, FR_DIAG_INDEX32}, {FR_TAG_HEADDIM, FR_DIAG_HEAD_DIM},
+        {FR_TAG_TAIL, FR_DIAG_TILE_TAIL},         {FR_TAG_DROPOUT, FR_DIAG_DROPOUT}, {FR_TAG_CAUSAL_NE, FR_DIAG_MASK},
+        {FR_TAG_MASK, FR_DIAG_MASK},              {FR_TAG_PSE, FR_DIAG_PSE},
+    };
+    for (size_t k = 0; k < sizeof kTagDiag / sizeof kTagDiag[0]; k++)
+        if (x->tags & kTagDiag[k].tag) return kTagDiag[k].d;
+    return FR_DIAG_PRECISION;
+}
+
+static void fill_heat(const ctx *x, fr_judgement *j, fr_dtype dt) {
+    const double *a = x->a[FR_CO_ATTENTION_OUT], *r = x->r[FR_CO_ATTENTION_OUT];
+    int64_t L = x->rm.row_len, R = x->rm.nrows;
+    if (!a || L <= 0 || R <= 0) return;
+    j->heat_rows = (int)(R < FR_HEAT_R ? R : FR_HEAT_R);
+    j->heat_cols = (int)(L < FR_HEAT_C ? L : FR_HEAT_C);
+    for (int64_t i = 0; i < R; i++)
+        for (int64_t d = 0; d < L; d++) {
+            int hr = (int)(i * j->heat_rows / R), hc = (int)(d * j->heat_cols / L);
+            double u = fr_ulp_of(dt, r[i * L + d]);
+            double v = fabs(a[i * L + d] - r[i * L + d]) / (u > 0 ? u : 1.0);
+            if (!isfinite(v)) v = 1e30;
+            if (v > j->heat[hr][hc]) j->heat[hr][hc] = (float)v;
+        }
+    /* Row gains for the histogram. */
+    j->gains = malloc(sizeof(double) * (size_t)R);
+    if (!j->gains) return;
+    for (int64_t i = 0; i < R; i++) {
+        double er = 0, rr = 0;
+        for (int64_t d = 0; d < L; d++) {
+            double av = a[i * L + d], rv = r[i * L + d];
+            if (!isfinite(av) || !isfinite(rv)) continue;
+            er += (av - rv) * rv;
+            rr += rv * rv;
+        }
+        if (rr > 0) j->gains[j->n_gains++] = er / rr;
+    }
+}
+
+fr_status fr_judge(const fr_case *c, unsigned tags, const fr_judge_opts *opt_in, fr_status iut_st, const char *iut_msg,
+                   const fr_case_outputs *iut, const fr_case_outputs *golden, const fr_case_outputs *ideal,
+                   fr_judgement *j, fr_error *err) {
+    memset(j, 0, sizeof *j);
+    fr_judge_opts opt = opt_in ? *opt_in : fr_judge_opts_default();
+    if (iut_st == FR_E_UNSUPPORTED || iut_st == FR_E_NOT_AVAILABLE) {
+        set(j, FR_SKIP, FR_DIAG_NONE);
+        WHY(j, "not supported by the implementation: %s", iut_msg ? iut_msg : "");
+        return FR_OK;
+    }
+    if (iut_st != FR_OK) {
+        bool hyg = iut_st == FR_E_OUTPUT && iut_msg && (!strncmp(iut_msg, "guard:", 6) || !strncmp(iut_msg, "unwritten:", 10));
+        set(j, FR_FAIL, hyg ? FR_DIAG_UNWRITTEN : FR_DIAG_ERROR_STATUS);
+        WHY(j, "%s: %s", fr_status_name(iut_st), iut_msg ? iut_msg : "");
+        j->ratio = INFINITY;
+        return FR_OK;
+    }
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.c = c;
+    x.tags = tags;
+    x.opt = &opt;
+    fr_status st = c->op == FR_CASE_FWD ? fr_problem_from_fwd(&c->params, &c->in.fwd, &x.pb, err)
+                                        : fr_problem_from_bwd(&c->params, &c->in, &x.pb, err);
+    if (st != FR_OK) return st;
+
+    /* Shapes and dtypes: against the allocation the operator's dtypes call for. */
+    fr_case_outputs want;
+    if ((st = fr_case_alloc_outputs(c, false, &want, err)) != FR_OK) return st;
+    int first = c->op == FR_CASE_FWD ? FR_CO_ATTENTION_OUT : FR_CO_DQ;
+    int last = c->op == FR_CASE_FWD ? FR_CO_SOFTMAX_SUM : FR_CO_DSINK;
+    for (int k = first; k <= last; k++) {
+        const fr_tensor *w = fr_case_output_cslot(&want, (fr_case_output)k);
+        const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
+        if (!fr_tensor_present(w)) continue;
+        if (!fr_tensor_present(a) || a->dtype != w->dtype || !same_shape(a, w)) {
+            set(j, FR_FAIL, FR_DIAG_SHAPE);
+            WHY(j, "%s: %s%s, expected dtype %s with %d dims", fr_case_output_name((fr_case_output)k),
+                fr_tensor_present(a) ? "dtype " : "missing", fr_tensor_present(a) ? fr_dtype_name(a->dtype) : "",
+                fr_dtype_name(w->dtype), w->ndim);
+            j->ratio = INFINITY;
+            fr_case_outputs_free(&want);
+            return FR_OK;
+        }
+    }
+    fr_case_outputs_free(&want);
+
+    /* Load everything as fp64 and build the row maps. */
+    for (int k = first; k <= last; k++) {
+        const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
+        if (!fr_tensor_present(a) || fr_tensor_numel(a) == 0) continue;
+        int64_t na, nr, ne = 0;
+        x.a[k] = load_all(a, &na);
+        x.r[k] = load_all(fr_case_output_cslot(golden, (fr_case_output)k), &nr);
+        if (ideal) x.e[k] = load_all(fr_case_output_cslot(ideal, (fr_case_output)k), &ne);
+        if (!x.a[k] || !x.r[k] || na != nr) {
+            ctx_free(&x);
+            return fr_fail(err, FR_E_NOMEM, "judge: %s: cannot load", fr_case_output_name((fr_case_output)k));
+        }
+        if (x.e[k] && ne != na) {
+            free(x.e[k]);
+            x.e[k] = NULL;
+        }
+        x.n[k] = na;
+        j->out[k].present = true;
+    }
+    const fr_tensor *smref = c->op == FR_CASE_FWD ? &golden->fwd.softmax_max : &c->in.softmax_max;
+    const fr_tensor *outlike = c->op == FR_CASE_FWD ? &golden->fwd.attention_out : &golden->bwd.dq;
+    if ((st = rowmap_build(&x.pb, &c->params, outlike, c->op == FR_CASE_FWD ? x.pb.Dv : x.pb.Dk, smref, &x.rm,
+                           err)) != FR_OK) {
+        ctx_free(&x);
+        return st;
+    }
+    j->d1_rows = x.rm.d1_count;
+
+    /* D1 rows: checked, then taken out of every norm. */
+    for (int k = first; k <= last && j->verdict == FR_PASS; k++) {
+        if (!x.a[k]) continue;
+        int64_t len = out_row_len(&x.pb, (fr_case_output)k);
+        int64_t rows = len > 0 ? x.n[k] / len : 0;
+        const uint8_t *d1 = d1_rows_of(&x.rm, (fr_case_output)k, rows);
+        if (!d1) continue;
+        for (int64_t i = 0; i < rows && j->verdict == FR_PASS; i++) {
+            if (!d1[i]) continue;
+            for (int64_t d = 0; d < len; d++) {
+                double v = x.a[k][i * len + d], want_v = x.r[k][i * len + d];
+                if (!isfinite(v)) {
+                    set(j, FR_FAIL, FR_DIAG_NAN_FULLY_MASKED);
+                    WHY(j, "%s: %g on a fully masked row (row %lld of %lld; %lld fully masked rows)",
+                        fr_case_output_name((fr_case_output)k), v, (long long)i, (long long)rows,
+                        (long long)x.rm.d1_count);
+                    break;
+                }
+                if (!opt.external && !(v == want_v || (k != FR_CO_ATTENTION_OUT && k != FR_CO_DQ &&
+                                                       fabs(v - want_v) <= 1e-6 * fabs(want_v)))) {
+                    set(j, FR_FAIL, FR_DIAG_FULLY_MASKED);
+                    WHY(j, "%s: %.9g on a fully masked row where D1 gives %.9g (row %lld; %lld such rows)",
+                        fr_case_output_name((fr_case_output)k), v, want_v, (long long)i, (long long)x.rm.d1_count);
+                    break;
+                }
+            }
+            for (int64_t d = 0; d < len; d++) {
+                x.a[k][i * len + d] = 0;
+                x.r[k][i * len + d] = 0;
+                if (x.e[k]) x.e[k][i * len + d] = 0;
+            }
+        }
+    }
+    for (int k = first; k <= last && st == FR_OK; k++) st = compare(&x, j, (fr_case_output)k, err);
+    if (st != FR_OK) {
+        ctx_free(&x);
+        return st;
+    }
+    fr_dtype out_dt = fr_case_output_cslot(iut, c->op == FR_CASE_FWD ? FR_CO_ATTENTION_OUT : FR_CO_DQ)->dtype;
+    fill_heat(&x, j, out_dt);
+    if (j->verdict != FR_PASS) {
+        j->ratio = INFINITY;
+        ctx_free(&x);
+        return FR_OK;
+    }
+
+    /* NaN / Inf where the golden has none (or the reverse). */
+    for (int k = first; k <= last; k++) {
+        const fr_metrics *m = &j->out[k].m;
+        if (!j->out[k].present || m->n_anomaly_mismatch == 0) continue;
+        double v = x.a[k][m->first_mismatch], g = x.r[k][m->first_mismatch];
+        fr_diag d = (tags & FR_TAG_NAN_KV) ? FR_DIAG_NAN_LEAK
+                    : (tags & FR_TAG_LARGE) || isinf(v) ? FR_DIAG_OVERFLOW
+                    : (tags & FR_TAG_D1) ? FR_DIAG_NAN_FULLY_MASKED
+                                         : FR_DIAG_NAN;
+        set(j, FR_FAIL, d);
+        WHY(j, "%s: %lld NaN/Inf mismatches, first at %lld: %g where the golden has %g",
+            fr_case_output_name((fr_case_output)k), (long long)m->n_anomaly_mismatch, (long long)m->first_mismatch, v,
+            g);
+        j->ratio = INFINITY;
+        ctx_free(&x);
+        return FR_OK;
+    }
+
+    /* Bounds. */
+    double worst = 0;
+    fr_diag fail_d = FR_DIAG_NONE;
+    char fail_why[384] = "";
+    for (int k = first; k <= last; k++) {
+        fr_out_judgement *oj = &j->out[k];
+        if (!oj->present) continue;
+        fr_dtype dt = fr_case_output_cslot(iut, (fr_case_output)k)->dtype;
+        const char *nm = fr_case_output_name((fr_case_output)k);
+        double il2 = oj->have_ideal ? oj->ideal.rel_l2 : 0, iabs = oj->have_ideal ? oj->ideal.max_abs : 0;
+        double rmax = 0;
+        for (int64_t q = 0; q < x.n[k]; q++)
+            if (isfinite(x.r[k][q]) && fabs(x.r[k][q]) > rmax) rmax = fabs(x.r[k][q]);
+        double ratio = 0;
+        if (k == FR_CO_SOFTMAX_MAX || k == FR_CO_SOFTMAX_SUM) {
+            /* Relative per element: max to (1 + |m|), sum to |l|. */
+            double ea = 0, ee = 0;
+            for (int64_t q = 0; q < x.n[k]; q++) {
+                double den = k == FR_CO_SOFTMAX_MAX ? 1.0 + fabs(x.r[k][q]) : fmax(fabs(x.r[k][q]), DBL_MIN);
+                ea = fmax(ea, fabs(x.a[k][q] - x.r[k][q]) / den);
+                if (x.e[k]) ee = fmax(ee, fabs(x.e[k][q] - x.r[k][q]) / den);
+            }
+            oj->bound_abs = fmax(opt.k_stats * ee, k == FR_CO_SOFTMAX_MAX ? ldexp(1.0, -20) : ldexp(1.0, -18));
+            oj->bound_l2 = 0;
+            ratio = ea / oj->bound_abs;
+            if (ratio > 1 && fail_d == FR_DIAG_NONE) {
+                fail_d = FR_DIAG_SOFTMAX_STATS;
+                if (k == FR_CO_SOFTMAX_SUM) {
+                    /* lse stored as the sum: l' = m + log(l) (or log(l)). */
+                    double d_lse = 0, d_log = 0;
+                    const double *mr = x.r[FR_CO_SOFTMAX_MAX];
+                    for (int64_t q = 0; q < x.n[k]; q++) {
+                        if (x.r[k][q] <= 0) continue;
+                        double l = log(x.r[k][q]);
+                        d_lse = fmax(d_lse, fabs(x.a[k][q] - (mr ? mr[q] : 0) - l) / (1 + fabs(l + (mr ? mr[q] : 0))));
+                        d_log = fmax(d_log, fabs(x.a[k][q] - l) / (1 + fabs(l)));
+                    }
+                    if (d_lse < 1e-3 || d_log < 1e-3) fail_d = FR_DIAG_LSE_FOR_SUM;
+                }
+                snprintf(fail_why, sizeof fail_why, "%s: max rel error %.3g > bound %.3g (= max(%g x ideal %.3g, floor))",
+                         nm, ea, oj->bound_abs, opt.k_stats, ee);
+            }
+        } else {
+            bool fwd_out = k == FR_CO_ATTENTION_OUT;
+            double kl2 = fwd_out ? opt.k_out : opt.k_grad;
+            oj->bound_l2 = kl2 * fmax(il2, unit_roundoff(dt));
+            double r_l2 = oj->m.rel_l2 / oj->bound_l2;
+            double r_abs = 0;
+            if (fwd_out) {
+                oj->bound_abs = opt.k_max * fmax(iabs, fr_ulp_of(dt, rmax));
+                oj->apriori_abs = apriori_abs(&x, dt);
+                r_abs = fmax(oj->m.max_abs / oj->bound_abs, oj->m.max_abs / oj->apriori_abs);
+            }
+            ratio = fmax(r_l2, r_abs);
+            if (ratio > 1 && fail_d == FR_DIAG_NONE) {
+                if (fwd_out) fail_d = diag_forward(&x, j, iut);
+                else fail_d = (tags & FR_TAG_DROPOUT) ? FR_DIAG_DROPOUT : FR_DIAG_GRADIENT;
+                if (r_l2 >= r_abs)
+                    snprintf(fail_why, sizeof fail_why, "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u %.3g))",
+                             nm, oj->m.rel_l2, oj->bound_l2, kl2, il2, unit_roundoff(dt));
+                else
+                    snprintf(fail_why, sizeof fail_why,
+                             "%s: max abs %.3g > bound %.3g (= %g x max(ideal %.3g, ulp %.3g); a-priori %.3g)", nm,
+                             oj->m.max_abs, fmin(oj->bound_abs, oj->apriori_abs), opt.k_max, iabs, fr_ulp_of(dt, rmax),
+                             oj->apriori_abs);
+            }
+        }
+        oj->ratio = ratio;
+        worst = fmax(worst, ratio);
+    }
+    j->ratio = worst;
+    /* A forward output inside its bounds makes stats / gradient failures the diagnosis; an out failure wins. */
+    if (fail_d != FR_DIAG_NONE) {
+        set(j, FR_FAIL, fail_d);
+        snprintf(j->why, sizeof j->why, "%s", fail_why);
+        ctx_free(&x);
+        return FR_OK;
+    }
+    /* Coherent row gain: a precision defect, not a failure. */
+    const fr_out_judgement *oo = &j->out[first];
+    if (oo->present && oo->m.rows_used >= 4 && oo->m.noise_floor > 0) {
+        double g = oo->m.gain_rms, fl = oo->m.noise_floor, ig = oo->have_ideal ? oo->ideal.gain_rms : 0;
+        if (g > opt.gain_warn * fl && g > opt.gain_warn * ig) {
+            set(j, FR_WARN, FR_DIAG_STALE_MAX);
+            WHY(j, "%s: row-gain rms %.3g = %.2f x noise floor %.3g (ideal %.3g; warn above %g x both); rel-L2 %.3g "
+                   "(%.2f of bound)",
+                fr_case_output_name((fr_case_output)first), g, g / fl, fl, ig, opt.gain_warn, oo->m.rel_l2,
+                oo->m.rel_l2 / oo->bound_l2);
+            ctx_free(&x);
+            return FR_OK;
+        }
+    }
+    set(j, FR_PASS, FR_DIAG_NONE);
+    if (oo->present)
+        WHY(j, "%s: rel-L2 %.3g (ideal %.3g, bound %.3g), max abs %.3g (bound %.3g), gain/floor %.2f; worst ratio %.2f",
+            fr_case_output_name((fr_case_output)first), oo->m.rel_l2, oo->ideal.rel_l2, oo->bound_l2, oo->m.max_abs,
+            oo->bound_abs, oo->m.gain_over_floor, worst);
+    else
+        WHY(j, "empty outputs");
+    ctx_free(&x);
+    return FR_OK;
+}
+
+bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, int *first) {
+    if (first) *first = -1;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        const fr_tensor *x = fr_case_output_cslot(a, (fr_case_output)k), *y = fr_case_output_cslot(b, (fr_case_output)k);
+        if (fr_tensor_present(x) != fr_tensor_present(y)) goto differ;
+        if (!fr_tensor_present(x)) continue;
+        if (x->dtype != y->dtype || !same_shape(x, y)) goto differ;
+        int64_t n = fr_tensor_numel(x);
+        if (n > 0 && memcmp(x->data, y->data, (size_t)n * fr_dtype_size(x->dtype))) goto differ;
+        continue;
+    differ:
+        if (first) *first = k;
+        return false;
+    }
+    return true;
+}
