@@ -7,6 +7,7 @@
  * minus the bytes of every input and output tensor minus the RSS before any tensor was allocated. Every tensor is
  * written before the run so that it is resident. The golden must stay within 64 MiB of working memory at
  * S1 = S2 = 65536, D = 128 (it holds O(rows x D) per thread, never S1 x S2). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "flashref.h"
 
 #include <stdio.h>

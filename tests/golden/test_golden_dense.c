@@ -472,12 +472,15 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
 
 static int run_case(int64_t k, gt_case *c, int verbose) {
     fr_error err;
-    fr_status st = gt_run_fwd(c, 2, &err);
+    /* one thread mostly (tiny problems; the machine is shared), two now and then (test_golden_props checks that
+     * thread counts give the same bits) */
+    int threads = k % 8 == 0 ? 2 : 1;
+    fr_status st = gt_run_fwd(c, threads, &err);
     if (st != FR_OK) {
         printf("case %lld: fr_fwd %s: %s\n", (long long)k, fr_status_name(st), err.msg);
         return 0;
     }
-    st = gt_run_bwd(c, 2, &err);
+    st = gt_run_bwd(c, threads, &err);
     if (st != FR_OK) {
         printf("case %lld: fr_bwd %s: %s\n", (long long)k, fr_status_name(st), err.msg);
         return 0;
