@@ -52,7 +52,7 @@ fr_status gd_ctx_init(gd_ctx *c, const fr_problem *pb, const fr_params *p, const
     c->dropfac = (double)(1.0f / (float)p->keep_prob);
     c->has_mask = pb->has_mask;
     c->has_pse = pb->has_pse;
-    c->has_topk = pb->has_topk && pb->W > 0;
+    c->has_topk = pb->has_topk; /* W = 0: no listed position, every row is D1 */
     c->has_sink = pb->has_sink;
     c->has_rope = pb->has_rope && pb->Drope > 0;
     c->fp8 = pb->fp8;

@@ -238,6 +238,19 @@ static void test_d1(gt_rng *r) {
         if (run(&c, 2, 1))
             for (int64_t h = 0; h < c.N1; h++) expect_d1_row(&c, 0, h, 1, "top-k all -1"), nrows++;
         gt_case_free(&c);
+
+        /* (g) top-k of width W = 0: no row lists a key */
+        base_case(&c, FR_BSH, 2, 2, 1, 3, 4, 2, 2);
+        memset(&o, 0, sizeof o);
+        c.W = 0;
+        o.topk = 1, o.sink = sink;
+        gt_make_inputs(&c, &o, r);
+        gt_make_outputs(&c, 1, r);
+        if (run(&c, 1, 1))
+            for (int64_t b = 0; b < c.B; b++)
+                for (int64_t h = 0; h < c.N1; h++)
+                    for (int64_t i = 0; i < c.S1; i++) expect_d1_row(&c, b, h, i, "top-k W = 0"), nrows++;
+        gt_case_free(&c);
     }
     printf("D1: %lld fully masked rows checked\n", (long long)nrows);
 }
