@@ -115,8 +115,9 @@ fr_status emu_row_alloc(emu_row *r, int64_t n, int64_t ntiles_max) {
     r->y = malloc(m * sizeof(double));
     r->z = malloc(m * sizeof(double));
     r->p = malloc(m * sizeof(double));
+    r->pu = malloc(m * sizeof(double));
     r->alpha = malloc((size_t)(ntiles_max + 2) * sizeof(double));
-    if (!r->j || !r->step || !r->y || !r->z || !r->p || !r->alpha) {
+    if (!r->j || !r->step || !r->y || !r->z || !r->p || !r->pu || !r->alpha) {
         emu_row_free(r);
         return FR_E_NOMEM;
     }
@@ -129,6 +130,7 @@ void emu_row_free(emu_row *r) {
     free(r->y);
     free(r->z);
     free(r->p);
+    free(r->pu);
     free(r->alpha);
     memset(r, 0, sizeof *r);
 }
@@ -353,6 +355,7 @@ bool emu_fwd_row(const emu_ctx *c, const fr_sem_batch *sb, int64_t h, int64_t i,
                                          ? fr_emu_round(pj, c->p_dt, nc->p_round, FR_SAT)
                                          : pj));
             r->p[u] = pr;
+            r->pu[u] = r->z[u] == 1.0 ? pr : fr_emu_round(pj, c->p_dt, nc->p_round, FR_SAT);
             r->step[u] = t;
             if (pr == 0.0) continue;
             int64_t krow = emu_krow(c, sb, r->j[u]);

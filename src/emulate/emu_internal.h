@@ -38,7 +38,8 @@ typedef struct emu_row {
     int64_t *j;
     double *y;
     double *z;
-    double *p;   /* scratch: forward P (rounded, as consumed) or backward P */
+    double *p;   /* forward replay: rounded P as P.V consumed it (dropout applied) */
+    double *pu;  /* forward replay: rounded P without dropout */
     int64_t *step; /* forward replay: the step that processed each slot */
     double *alpha; /* forward replay: alpha applied at each step (size ntiles + 1) */
 } emu_row;

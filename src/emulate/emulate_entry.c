@@ -195,12 +195,14 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
         for (int64_t u = 0; u < r->n; u++) {
             int64_t j = r->j[u];
             if (j < 0) continue;
-            double z = r->z[u], P;
-            if (nc->bwd_p == FR_EMU_P_LOADED) {
-                double pz = lrep > 0 ? emu_rc(c, emu_rc(c, r->p[u] * pv[r->step[u]]) / lrep) : 0.0;
-                P = z > 0 ? emu_rc(c, pz / z) : 0.0;
+            double z = r->z[u], P, Pz;
+            if (nc->bwd_p == FR_EMU_P_LOADED) { /* the forward's rounded p, times the later rescales, over l */
+                double sfx = pv[r->step[u]];
+                P = lrep > 0 ? emu_rc(c, emu_rc(c, r->pu[u] * sfx) / lrep) : 0.0;
+                Pz = lrep > 0 ? emu_rc(c, emu_rc(c, r->p[u] * sfx) / lrep) : 0.0;
             } else {
                 P = emu_rc(c, emu_exp(c, emu_rc(c, r->y[u] - msub)) * inv_l);
+                Pz = z == 1.0 ? P : emu_rc(c, P * z);
             }
             int64_t krow = emu_krow(c, sb, j);
             const char *kvp = (const char *)c->ops.k + (size_t)((n2 * c->ops.Tk + krow) * Dk) * esz;
@@ -212,7 +214,7 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
             double dPz = z == 1.0 ? dP : emu_rc(c, dP * z);
             double dS = emu_rc(c, P * emu_rc(c, dPz - D));
             double dSr = fr_emu_round(dS, c->ds_dt, nc->ds_round, FR_SAT);
-            double Pr = fr_emu_round(z == 1.0 ? P : emu_rc(c, P * z), c->ds_dt, nc->ds_round, FR_SAT);
+            double Pr = fr_emu_round(Pz, c->ds_dt, nc->ds_round, FR_SAT);
             double *pj = part + (j * Dp);
             if (dSr != 0.0) {
                 axpy(c->f32, pb->fp8 ? emu_rc(c, dSr * dks) : dSr, kvp, Dk, dqa);

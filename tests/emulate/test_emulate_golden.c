@@ -8,8 +8,13 @@
 static int failures = 0, ran = 0, skipped = 0;
 static const char *preset = "exact"; /* argv[3]: another preset must FAIL this test (it has teeth) */
 
-/* max |a - r| / max |r| over the finite elements; a NaN/Inf mismatch counts as Inf. */
-static double normwise(const fr_tensor *a, const fr_tensor *r) {
+/* max |a - r| / max(max |r|, floor) over the finite elements; a NaN/Inf mismatch counts as Inf. The floor keeps
+ * gradients that cancel to ~0 (e.g. every row has one key: dS = P (dP - D) = 0 up to rounding) from turning fp64
+ * rounding noise into a large relative error; inputs are O(1), so typical gradients are O(1). */
+static double normwise_floor(const fr_tensor *a, const fr_tensor *r, double floor_);
+static double normwise(const fr_tensor *a, const fr_tensor *r) { return normwise_floor(a, r, 0.0); }
+static double gnorm(const fr_tensor *a, const fr_tensor *r) { return normwise_floor(a, r, 1e-3); }
+static double normwise_floor(const fr_tensor *a, const fr_tensor *r, double floor_) {
     if (!fr_tensor_present(r)) return 0.0;
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
     double emax = 0, rmax = 0;
@@ -24,6 +29,7 @@ static double normwise(const fr_tensor *a, const fr_tensor *r) {
             idx[k] = 0;
         }
     }
+    rmax = fmax(rmax, floor_);
     return rmax > 0 ? emax / rmax : emax;
 }
 
@@ -137,6 +143,8 @@ static void one_case(uint64_t seed, int id) {
     fr_numerics_preset(preset, &nc, NULL);
     nc.kv_tile = gt_range(r, 1, 16); /* the tiling must not matter in fp64 */
     nc.order = (fr_emu_order)gt_int(r, 2);
+    nc.bwd_p = (fr_emu_bwd_p)gt_int(r, 2); /* P recomputed from the stats, or replayed as the forward used it */
+    if (getenv("EMU_BWD_P")) nc.bwd_p = (fr_emu_bwd_p)atoi(getenv("EMU_BWD_P"));
     fr_tensor eo = like(&c.out, r), em = like(&c.smax, r), es = like(&c.ssum, r);
     fr_fwd_outputs fo = {eo, em, es};
     fr_engine e = fr_engine_default(FR_ENGINE_EMULATE);
@@ -167,8 +175,8 @@ static void one_case(uint64_t seed, int id) {
         printf("FAIL case %d: emulate bwd: %s\n", id, err.msg);
         failures++;
     } else {
-        double g1 = normwise(&gq, &c.dq), g2 = normwise(&gk, &c.dk), g3 = normwise(&gv, &c.dv);
-        double g4 = normwise(&gqr, &c.dqr), g5 = normwise(&gkr, &c.dkr), g6 = normwise(&gs, &c.dsink);
+        double g1 = gnorm(&gq, &c.dq), g2 = gnorm(&gk, &c.dk), g3 = gnorm(&gv, &c.dv);
+        double g4 = gnorm(&gqr, &c.dqr), g5 = gnorm(&gkr, &c.dkr), g6 = gnorm(&gs, &c.dsink);
         double eg = fmax(fmax(g1, g2), fmax(fmax(g3, g4), fmax(g5, g6)));
         if (!(eg <= 1e-12)) {
             printf("FAIL case %d (layout %s dtype %s mode %d pse %d drop %d sink %d rope %d topk %d): bwd dq %.3g "
@@ -236,7 +244,9 @@ int main(int argc, char **argv) {
     int cases = argc > 2 ? atoi(argv[2]) : 150;
     if (argc > 3) preset = argv[3];
     printf("test_emulate_golden seed=%llu cases=%d\n", (unsigned long long)seed, cases);
-    for (int k = 0; k < cases; k++) one_case(seed, k);
+    int only = getenv("EMU_CASE") ? atoi(getenv("EMU_CASE")) : -1;
+    for (int k = 0; k < cases; k++)
+        if (only < 0 || k == only) one_case(seed, k);
     thread_invariance(seed);
     printf("%d cases ran, %d refused by validation, %d failures\n", ran, skipped, failures);
     if (ran < cases / 3) {
