@@ -652,14 +652,21 @@ static fr_status alloc_nan(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *s
 
 fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o, fr_error *err) {
     if (!c || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL");
+    return fr_case_alloc_outputs_parts(c->op, &c->params, &c->in, fp64, o, err);
+}
+
+fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
+                                      fr_case_outputs *o, fr_error *err) {
+    if (!p || !bin || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
     memset(o, 0, sizeof *o);
-    o->op = c->op;
+    if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
+    o->op = op;
     fr_problem pb;
-    fr_status st = c->op == FR_CASE_FWD ? fr_problem_from_fwd(&c->params, &c->in.fwd, &pb, err)
-                                        : fr_problem_from_bwd(&c->params, &c->in, &pb, err);
+    fr_status st = op == FR_CASE_FWD ? fr_problem_from_fwd(p, &bin->fwd, &pb, err)
+                                     : fr_problem_from_bwd(p, bin, &pb, err);
     if (st != FR_OK) return st;
-    const fr_fwd_inputs *in = &c->in.fwd;
-    if (c->op == FR_CASE_FWD) {
+    const fr_fwd_inputs *in = &bin->fwd;
+    if (op == FR_CASE_FWD) {
         int64_t sh[FR_MAX_DIMS];
         int nd = in->query.ndim;
         memcpy(sh, in->query.shape, sizeof sh);
@@ -669,8 +676,8 @@ fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o,
         int snd = 4;
         if (pb.layout == FR_TND) {
             snd = 3;
-            ss[0] = c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.T1 : pb.N1;
-            ss[1] = c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.N1 : pb.T1;
+            ss[0] = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.T1 : pb.N1;
+            ss[1] = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.N1 : pb.T1;
             ss[2] = 8;
         }
         if (st == FR_OK) st = alloc_nan(&o->fwd.softmax_max, fp64 ? FR_F64 : FR_F32, snd, ss, "softmax_max", err);

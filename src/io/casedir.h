@@ -117,6 +117,9 @@ const fr_tensor *fr_case_output_cslot(const fr_case_outputs *o, fr_case_output i
  * max/sum fp32, gradients in the input dtype (fp8 inputs: the out dtype), dsink fp32. Shapes follow the spec
  * (softmax [B,N1,S1,8]; TND [N1,T,8] or [T,N1,8]). Validates the case first (FR_E_* of validation on failure). */
 fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o, fr_error *err);
+/* The same from parts the caller owns (a generator that has not loaded a case). */
+fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *in, bool fp64,
+                                      fr_case_outputs *o, fr_error *err);
 void fr_case_outputs_free(fr_case_outputs *o);
 /* Writes every present output into DIR as <output name>.npy (dtype as the tensor has it). */
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err);
