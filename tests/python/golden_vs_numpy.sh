@@ -3,6 +3,7 @@
 #   1. flashref golden --set xcheck writes >= 50 cases with their golden outputs (the generator computes them);
 #   2. the same set is written inputs-only and every case is computed by `flashref run CASE --engine golden`;
 #   3. check_cases.py recomputes every case in numpy and compares (1e-10 relative) both copies;
+#   3b. ref_runner.py (the reference as an exec implementation) writes operator-dtype outputs that check;
 #   4. poisoned copies (NaN/Inf in K/V rows and Q rows that take part nowhere) must give the same, finite, results;
 #   5. negative controls: a 1e-8 change, a wrong D1 value, a NaN, a wrong shape, a missing file must all fail.
 # Fails (never skips) when FLASHREF_PYTHON is unset or has no numpy.
@@ -57,6 +58,14 @@ if "$FR" golden --seed "$SEED" --out "$TMP/bad" --name bad --layout TND --seq-q 
 fi
 
 "$PY" "$HERE/check_cases.py" --quiet "$TMP/gen" "$TMP/run" "$TMP/cli" || { echo "FAIL: golden and numpy disagree"; exit 1; }
+
+# The reference as an implementation by command (ref_runner.py): operator dtypes, judged with each dtype's rounding.
+mkdir "$TMP/runner" || exit 1
+for c in fwd_bsh_bf16_mqa fwd_e4m3fn_bnsd fwd_sbh_fp16_gqa bwd_tnd_fp16_drop bwd_bsnd_bf16_sink topk_tnd_per_kv_fp32; do
+    cp -r "$TMP/gen/$c" "$TMP/runner/$c" && "$PY" "$HERE/ref_runner.py" "$TMP/runner/$c" || {
+        echo "FAIL: ref_runner.py $c"; exit 1; }
+done
+"$PY" "$HERE/check_cases.py" --quiet "$TMP/runner" || { echo "FAIL: ref_runner.py outputs"; exit 1; }
 
 # NaN/Inf where they must not matter (verification.md 4): masked-everywhere K/V rows and fully masked Q rows.
 # The already checked run/ copy is poisoned in place (cases with nothing to poison are removed).

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 
 import ref_attention as ra
+import ref_runner as rr
 
 FAILS = []
 
@@ -298,6 +299,20 @@ def test_gradients_fd(rng):
         check(err < 1e-6, "finite differences %s: %.3e" % (gname, err))
 
 
+def test_runner_rounding():
+    """ref_runner's output encoders: fp32 -> bf16 / fp16 rounding half away from zero, saturating (spec D3)."""
+    x = np.array([1 + 2.0 ** -8, -(1 + 2.0 ** -8), 1 + 2.0 ** -9, 1 + 3 * 2.0 ** -8, 3.4e38, np.inf, -np.inf, np.nan, 0.0])
+    want = [0x3F81, 0xBF81, 0x3F80, 0x3F82, 0x7F7F, 0x7F7F, 0xFF7F, 0x7FC0, 0x0000]
+    got = rr.bf16_half_away(x).tolist()
+    check(got == want, "bf16 half away: %s, want %s" % ([hex(v) for v in got], [hex(v) for v in want]))
+    x = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 1 + 2.0 ** -12, 65520.0, -70000.0, 2.0 ** -25, -(2.0 ** -25),
+                  2.0 ** -26, np.inf])
+    want = [1 + 2.0 ** -10, 1 + 2.0 ** -9, 1.0, 65504.0, -65504.0, 2.0 ** -24, -(2.0 ** -24), 0.0, 65504.0]
+    got = rr.f16_half_away(x).astype(np.float64).tolist()
+    check(got == want, "fp16 half away: %r, want %r" % (got, want))
+    check(bool(np.isnan(rr.f16_half_away(np.array([np.nan]))[0])), "fp16 NaN")
+
+
 def main():
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 20261129
     print("test_ref_attention: seed", seed)
@@ -310,6 +325,7 @@ def main():
     test_layouts(rng)
     test_compressed_pse(rng)
     test_gradients_fd(rng)
+    test_runner_rounding()
     print("FAIL (%d)" % len(FAILS) if FAILS else "PASS")
     return 1 if FAILS else 0
 
