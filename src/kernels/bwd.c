@@ -31,11 +31,14 @@ typedef struct bwd_ctx {
     int64_t *qtask0, *ktask0; /* TND: first task of batch b in pass B / pass A */
     int64_t nqt, nkt;         /* non-TND tiles per (b, head) */
     double *dsink_part;       /* pass B: each task's dsink contribution */
+    float *di_all;            /* D_i of every query row: [N1][T1] (T1 = B * S1 outside TND) */
 } bwd_ctx;
 
 typedef struct bwd_ws {
     float *q, *dy, *kt, *krow, *vt, *s, *dp, *tr, *t, *acc, *acc2, *comp, *comp2, *pse;
     uint8_t *keep, *drop;
+    const float *qv, *dyv, *kv_rows; /* Q, dY, K rows of the tiles: packed buffers or the fp32 inputs in place */
+    int64_t ldq, lddy, ldk;
     float di[FR_K_BM], msub[FR_K_BM], invl[FR_K_BM], dq[FR_K_BM];
     bool live[FR_K_BM];
 } bwd_ws;
@@ -77,41 +80,42 @@ static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
     return ok;
 }
 
-/* acc += t (n elements) with Kahan compensation comp: the sum over many tiles keeps a flat error. */
-static void kahan_add(int64_t n, float *acc, float *comp, const float *t) {
-    for (int64_t e = 0; e < n; e++) {
-        float y = t[e] - comp[e], s = acc[e] + y;
-        comp[e] = (s - acc[e]) - y;
-        acc[e] = s;
-    }
+/* Index of query row i of (b, h) in di_all. */
+static inline int64_t di_index(const bwd_ctx *c, const fr_sem_batch *sb, int64_t h, int64_t i) {
+    return h * c->pb->T1 + (c->pb->layout == FR_TND ? sb->q0 : sb->b * c->pb->S1) + i;
 }
 
-/* One Q/K-like row with rope appended. */
-static void load_qk(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb, int64_t row0,
-                    int64_t n, int64_t i, float *dst) {
+/* Rows [r0, r0 + n) of head hd of a q/k/v-like tensor (dims D, rope Drope appended) as fp32 rows: in place when the
+ * tensor is fp32 with unit stride and there is no rope (rows sit at a fixed stride in every layout), else loaded
+ * into buf. Returns the rows and their leading dimension in *ld. */
+static const float *rows_view(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, int64_t D, int64_t Drope,
+                              const fr_sem_batch *sb, int64_t row0, int64_t hd, int64_t r0, int64_t n, float *buf,
+                              int64_t *ld) {
     const fr_problem *pb = c->pb;
-    fr_kio_load_f32(t, fr_layout_offset(t, pb->layout, pb->Dk, row0, sb->b, n, i, 0), pb->Dk, dst);
-    if (pb->Drope > 0)
-        fr_kio_load_f32(rope, fr_layout_offset(rope, pb->layout, pb->Drope, row0, sb->b, n, i, 0), pb->Drope,
-                        dst + pb->Dk);
+    if (t->dtype == FR_F32 && t->strides[t->ndim - 1] == 1 && Drope == 0) {
+        int64_t o0 = fr_layout_offset(t, pb->layout, D, row0, sb->b, hd, r0, 0);
+        *ld = n > 1 ? fr_layout_offset(t, pb->layout, D, row0, sb->b, hd, r0 + 1, 0) - o0 : D;
+        return (const float *)t->data + o0;
+    }
+    for (int64_t r = 0; r < n; r++) {
+        float *dst = buf + r * (D + Drope);
+        fr_kio_load_f32(t, fr_layout_offset(t, pb->layout, D, row0, sb->b, hd, r0 + r, 0), D, dst);
+        if (Drope > 0)
+            fr_kio_load_f32(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, hd, r0 + r, 0), Drope, dst + D);
+    }
+    *ld = D + Drope;
+    return buf;
 }
 
-/* Query-side tile of head h: Q [ni x DQ], dY [ni x Dv], D_i, and the stored statistics. */
+/* Query-side tile of head h: Q and dY rows, D_i and the stored statistics. */
 static void pack_qside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni) {
     const fr_problem *pb = c->pb;
     const fr_bwd_inputs *in = c->in;
-    int64_t Dv = pb->Dv;
-    float *orow = w->t; /* scratch for one O row */
+    w->qv = rows_view(c, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0, ni, w->q, &w->ldq);
+    w->dyv = rows_view(c, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0, ni, w->dy, &w->lddy);
     for (int64_t r = 0; r < ni; r++) {
         int64_t i = i0 + r;
-        load_qk(c, &c->fin->query, &c->fin->query_rope, sb, sb->q0, h, i, w->q + r * c->DQ);
-        float *dy = w->dy + r * Dv;
-        fr_kio_load_f32(&in->dy, fr_layout_offset(&in->dy, pb->layout, Dv, sb->q0, sb->b, h, i, 0), Dv, dy);
-        fr_kio_load_f32(&in->attention_in, fr_layout_offset(&in->attention_in, pb->layout, Dv, sb->q0, sb->b, h, i, 0),
-                        Dv, orow);
-        double di = 0; /* D_i in double, rounded once to fp32 */
-        for (int64_t d = 0; d < Dv; d++) di += (double)dy[d] * (double)orow[d];
-        w->di[r] = (float)di;
+        w->di[r] = c->di_all[di_index(c, sb, h, i)];
         float m = (float)fr_load_f64(&in->softmax_max,
                                      fr_softmax_offset(&in->softmax_max, pb->layout, c->sl, sb->q0, sb->b, h, i, 0));
         float l = (float)fr_load_f64(&in->softmax_sum,
@@ -121,32 +125,26 @@ static void pack_qside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int6
     }
 }
 
-/* Key-side tile of kv head kv: K^T [DQ x BN], V^T [Dv x BN]; with_rows: also K rows [nj x DQ] (pass B). */
-static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj,
-                       bool with_rows) {
+/* Key-side tile of kv head kv: K^T [DQ x BN], V^T [Dv x BN], and the K rows (w->kv_rows, pass B's dQ = dS K). */
+static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
     const fr_problem *pb = c->pb;
     const fr_fwd_inputs *fin = c->fin;
-    int64_t Dv = pb->Dv;
-    float *row = w->t;
-    for (int64_t j = 0; j < nj; j++) {
-        float *kr = with_rows ? w->krow + j * c->DQ : row;
-        load_qk(c, &fin->key, &fin->key_rope, sb, sb->kv0, kv, j0 + j, kr);
-        for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = kr[d];
-        fr_kio_load_f32(&fin->value, fr_layout_offset(&fin->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv,
-                        row);
-        for (int64_t d = 0; d < Dv; d++) w->vt[d * FR_K_BN + j] = row[d];
-    }
+    int64_t ldv;
+    w->kv_rows = rows_view(c, &fin->key, &fin->key_rope, pb->Dk, pb->Drope, sb, sb->kv0, kv, j0, nj, w->krow, &w->ldk);
+    c->ops->transpose_f32(nj, c->DQ, w->kv_rows, w->ldk, w->kt, FR_K_BN);
+    const float *v = rows_view(c, &fin->value, NULL, pb->Dv, 0, sb, sb->kv0, kv, j0, nj, w->t, &ldv);
+    c->ops->transpose_f32(nj, pb->Dv, v, ldv, w->vt, FR_K_BN);
 }
 
-/* For the packed query rows and key columns: w->s := P o Z (what multiplies dY into dV), w->dp := dS. */
+/* For the query rows and key columns of the tile: w->s := P o Z (what multiplies dY into dV), w->dp := dS. */
 static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
                       int64_t ni, int64_t j0, int64_t nj, fr_tile_class cls) {
     const fr_kops *ops = c->ops;
     const fr_sem *sem = &c->sem;
     int64_t Dv = c->pb->Dv;
-    ops->gemm_f32(ni, nj, c->DQ, w->q, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+    ops->gemm_f32(ni, nj, c->DQ, w->qv, w->ldq, w->kt, FR_K_BN, w->s, FR_K_BN, false);
     fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
-    ops->gemm_f32(ni, nj, Dv, w->dy, Dv, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+    ops->gemm_f32(ni, nj, Dv, w->dyv, w->lddy, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
     if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
     for (int64_t r = 0; r < ni; r++) {
         float *p = w->s + r * FR_K_BN, *dp = w->dp + r * FR_K_BN;
@@ -156,21 +154,22 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
         }
         ops->expsum_f32(nj, p, w->msub[r]);
         float il = w->invl[r], di = w->di[r];
-        for (int64_t j = 0; j < nj; j++) {
-            float pj = p[j] * il;
-            float z = 1.0f;
-            if (sem->dropout) z = w->drop[r * FR_K_BN + j] ? sem->rkeep : 0.0f;
-            float dpz = dp[j] * z;
-            dp[j] = pj * (dpz - di); /* dS */
-            p[j] = pj * z;           /* P o Z */
+        if (sem->dropout) {
+            const uint8_t *dk = w->drop + r * FR_K_BN;
+            for (int64_t j = 0; j < nj; j++) {
+                float pj = p[j] * il, z = dk[j] ? sem->rkeep : 0.0f;
+                float dpz = dp[j] * z;
+                dp[j] = pj * (dpz - di); /* dS */
+                p[j] = pj * z;           /* P o Z */
+            }
+        } else {
+            for (int64_t j = 0; j < nj; j++) {
+                float pj = p[j] * il;
+                dp[j] = pj * (dp[j] - di);
+                p[j] = pj;
+            }
         }
     }
-}
-
-/* dst[c * ldd + r] = src[r * FR_K_BN + c] for r < ni, c < nj. */
-static void transpose(int64_t ni, int64_t nj, const float *src, float *dst, int64_t ldd) {
-    for (int64_t r = 0; r < ni; r++)
-        for (int64_t cc = 0; cc < nj; cc++) dst[cc * ldd + r] = src[r * FR_K_BN + cc];
 }
 
 static void store_rows(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
@@ -191,7 +190,7 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
     memset(dv, 0, sizeof(float) * (size_t)(nj * Dv));
     memset(w->comp, 0, sizeof(float) * (size_t)(nj * DQ));
     memset(w->comp2, 0, sizeof(float) * (size_t)(nj * Dv));
-    pack_kside(c, w, sb, kv, j0, nj, false);
+    pack_kside(c, w, sb, kv, j0, nj);
     for (int64_t g = 0; g < pb->G; g++) {
         int64_t h = kv * pb->G + g;
         for (int64_t i0 = 0; i0 < sb->S1; i0 += FR_K_BM) {
@@ -200,12 +199,12 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
             if (cls == FR_TILE_SKIP) continue;
             pack_qside(c, w, sb, h, i0, ni);
             tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
-            transpose(ni, nj, w->s, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
-            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, w->dy, Dv, w->t, Dv, false);
-            kahan_add(nj * Dv, dv, w->comp2, w->t);
-            transpose(ni, nj, w->dp, w->tr, FR_K_BM); /* dS^T */
-            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, w->q, DQ, w->t, DQ, false);
-            kahan_add(nj * DQ, dk, w->comp, w->t);
+            ops->transpose_f32(ni, nj, w->s, FR_K_BN, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
+            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, w->dyv, w->lddy, w->t, Dv, false);
+            ops->kahan_add_f32(nj * Dv, dv, w->comp2, w->t);
+            ops->transpose_f32(ni, nj, w->dp, FR_K_BN, w->tr, FR_K_BM); /* dS^T */
+            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, w->qv, w->ldq, w->t, DQ, false);
+            ops->kahan_add_f32(nj * DQ, dk, w->comp, w->t);
         }
     }
     float scale = c->sem.scale;
@@ -231,10 +230,10 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
         int64_t nj = min64(FR_K_BN, sb->S2 - j0);
         fr_tile_class cls = fr_sem_tile_class(&c->sem, sb, h, i0, ni, j0, nj);
         if (cls == FR_TILE_SKIP) continue;
-        pack_kside(c, w, sb, kv, j0, nj, true);
+        pack_kside(c, w, sb, kv, j0, nj);
         tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
-        ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->krow, DQ, w->t, DQ, false); /* dS K */
-        kahan_add(ni * DQ, dq, w->comp, w->t);
+        ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false); /* dS K */
+        ops->kahan_add_f32(ni * DQ, dq, w->comp, w->t);
     }
     float scale = c->sem.scale;
     double dsink = 0;
@@ -326,10 +325,39 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
         }
     }
+    int64_t ndi;
+    if (!fr_mul_ok(pb->N1, pb->T1, &ndi)) return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': N1 * T overflows");
+    c.di_all = malloc(sizeof(float) * (size_t)(ndi > 0 ? ndi : 1));
+    if (!c.di_all) {
+        free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part);
+        return fr_fail(err, FR_E_NOMEM, "engine 'fast': D_i of %lld rows", (long long)ndi);
+    }
     int failed = 0;
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
 #pragma omp parallel num_threads(nt)
     {
+        /* D_i = sum_d dY * O of every query row, in double, rounded once (spec 8.2) */
+#pragma omp for schedule(static)
+        for (int64_t bh = 0; bh < pb->B * pb->N1; bh++) {
+            int64_t b = bh / pb->N1, h = bh % pb->N1, q0, len;
+            fr_problem_q_rows(pb, b, &q0, &len);
+            fr_sem_batch sb;
+            sb.b = b, sb.q0 = q0;
+            for (int64_t i = 0; i < len; i++) {
+                const fr_tensor *dy = &in->dy, *o = &in->attention_in;
+                int64_t od = fr_layout_offset(dy, pb->layout, pb->Dv, q0, b, h, i, 0);
+                int64_t oo = fr_layout_offset(o, pb->layout, pb->Dv, q0, b, h, i, 0);
+                int64_t sd = dy->strides[dy->ndim - 1], so = o->strides[o->ndim - 1];
+                double di = 0;
+                if (dy->dtype == FR_F32 && o->dtype == FR_F32) {
+                    const float *a = (const float *)dy->data + od, *bb = (const float *)o->data + oo;
+                    for (int64_t d = 0; d < pb->Dv; d++) di += (double)a[d * sd] * (double)bb[d * so];
+                } else {
+                    for (int64_t d = 0; d < pb->Dv; d++) di += fr_load_f64(dy, od + d * sd) * fr_load_f64(o, oo + d * so);
+                }
+                c.di_all[di_index(&c, &sb, h, i)] = (float)di;
+            }
+        }
         bwd_ws w;
         bool ok = ws_alloc(&w, &c);
         if (!ok) {
@@ -369,7 +397,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             fr_kio_store_f32(&out->dsink, h * out->dsink.strides[0], 1, &v);
         }
     }
-    free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part);
+    free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part), free(c.di_all);
     if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
     return FR_OK;
 }

@@ -1,5 +1,5 @@
-/* Fused forward (FlashAttention-2 style): per (b, h, query tile of FR_K_BM rows) one task; key tiles of FR_K_BN
- * rows stream through; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
+/* Fused forward (FlashAttention-2 style): per (b, h, FR_K_BQ query rows) one task; key tiles of FR_K_BN rows stream
+ * through, each packed once per task and used by the task's FR_K_BQ / FR_K_BM query sub-tiles; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
  * variant has it), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping by core/osm.h
  * (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input dtype (D3),
  * O += P V. Every output element is written by one task in a fixed order: bit-identical for any thread count. */
@@ -34,12 +34,14 @@ typedef struct fwd_ctx {
 typedef struct fwd_ws {
     float *q, *kt, *v, *s, *o, *pse;
     float *t, *oc;                   /* one tile's P.V; Kahan compensation of o */
+    const float *vp;                 /* the V tile [nj x Dv] for P.V: w->v or the input itself */
+    int64_t ldv;
     uint8_t *keep, *drop;
     uint16_t *row16;                 /* one bf16 row */
     uint32_t *qb, *ktb, *pb2, *vb;   /* bf16 pair-packed Q [BM][DQ2], K^T [DQ2][BN], P [BM][BN/2], V [BN/2][Dv] */
-    fr_osm_f32 st[FR_K_BM];
-    float lc[FR_K_BM];               /* Kahan compensation of each row's l */
-    float dq[FR_K_BM];               /* fp8 d_scale_q of each row */
+    fr_osm_f32 st[FR_K_BQ];
+    float lc[FR_K_BQ];               /* Kahan compensation of each row's l */
+    float dq[FR_K_BQ];               /* fp8 d_scale_q of each row */
 } fwd_ws;
 
 static void ws_free(fwd_ws *w) {
@@ -52,13 +54,13 @@ static void ws_free(fwd_ws *w) {
 static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     int64_t DQ = c->DQ > 0 ? c->DQ : 1, Dv = c->pb->Dv > 0 ? c->pb->Dv : 1;
     memset(w, 0, sizeof *w);
-    w->q = malloc(sizeof(float) * FR_K_BM * DQ);
+    w->q = malloc(sizeof(float) * FR_K_BQ * DQ);
     w->kt = malloc(sizeof(float) * DQ * FR_K_BN);
     w->v = malloc(sizeof(float) * FR_K_BN * Dv);
     w->s = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
-    w->o = malloc(sizeof(float) * FR_K_BM * Dv);
-    w->t = malloc(sizeof(float) * FR_K_BM * Dv);
-    w->oc = malloc(sizeof(float) * FR_K_BM * Dv);
+    w->o = malloc(sizeof(float) * FR_K_BQ * Dv);
+    w->t = malloc(sizeof(float) * FR_K_BQ * Dv);
+    w->oc = malloc(sizeof(float) * FR_K_BQ * Dv);
     w->pse = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
     w->keep = malloc(FR_K_BM * FR_K_BN);
     w->drop = malloc(FR_K_BM * FR_K_BN);
@@ -66,7 +68,7 @@ static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     if (c->bf16) {
         int64_t D2 = c->DQ2 > 0 ? c->DQ2 : 1;
         w->row16 = malloc(sizeof(uint16_t) * (size_t)(2 * D2 + 2 * Dv));
-        w->qb = malloc(sizeof(uint32_t) * FR_K_BM * D2);
+        w->qb = malloc(sizeof(uint32_t) * FR_K_BQ * D2);
         w->ktb = malloc(sizeof(uint32_t) * D2 * FR_K_BN);
         w->pb2 = malloc(sizeof(uint32_t) * FR_K_BM * (FR_K_BN / 2));
         w->vb = malloc(sizeof(uint32_t) * (FR_K_BN / 2) * Dv);
@@ -137,27 +139,96 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
         }
         return;
     }
-    float *row = w->s; /* S is free while packing; DQ <= 2 * 768 < FR_K_BM * FR_K_BN */
+    const fr_tensor *K = &in->key, *V = &in->value;
+    if (K->dtype == FR_F32 && K->strides[K->ndim - 1] == 1 && pb->Drope == 0) {
+        /* fp32 with unit stride: transpose straight from the input (rows at a fixed stride in every layout) */
+        int64_t o0 = fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0, 0);
+        int64_t ldk = nj > 1 ? fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0 + 1, 0) - o0 : pb->Dk;
+        c->ops->transpose_f32(nj, c->DQ, (const float *)K->data + o0, ldk, w->kt, FR_K_BN);
+    } else {
+        float *row = w->s; /* S is free while packing; DQ <= 2 * 768 < FR_K_BM * FR_K_BN */
+        for (int64_t j = 0; j < nj; j++) {
+            load_qk_row(c, K, &in->key_rope, sb, sb->kv0, kv, j0 + j, row);
+            for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = row[d];
+        }
+    }
+    if (V->dtype == FR_F32 && V->strides[V->ndim - 1] == 1 && !pb->fp8) {
+        /* fp32 with unit stride: P.V reads V in place (rows at a fixed stride in every layout) */
+        int64_t o0 = fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0, 0);
+        w->vp = (const float *)V->data + o0;
+        w->ldv = nj > 1 ? fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + 1, 0) - o0 : Dv;
+        return;
+    }
     for (int64_t j = 0; j < nj; j++) {
-        load_qk_row(c, &in->key, &in->key_rope, sb, sb->kv0, kv, j0 + j, row);
-        for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = row[d];
         float *vr = w->v + j * Dv;
-        fr_kio_load_f32(&in->value, fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv,
-                        vr);
+        fr_kio_load_f32(V, fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv, vr);
         if (pb->fp8) {
             float dv = fr_sem_dscale_v(&c->sem, sb, kv, j0 + j);
             for (int64_t d = 0; d < Dv; d++) vr[d] *= dv;
         }
     }
+    w->vp = w->v;
+    w->ldv = Dv;
+}
+
+/* Rows [r0, r0 + nu) of the task (query rows i0 + r0 ...) against key tile [j0, j0 + nj), packed in w. */
+static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
+                        int64_t r0, int64_t nu, int64_t j0, int64_t nj, fr_tile_class cls) {
+    const fr_problem *pb = c->pb;
+    const fr_kops *ops = c->ops;
+    const fr_sem *sem = &c->sem;
+    int64_t Dv = pb->Dv;
+    if (c->bf16)
+        ops->gemm_bf16(nu, nj, c->DQ2, w->qb + r0 * c->DQ2, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
+    else
+        ops->gemm_f32(nu, nj, c->DQ, w->q + r0 * c->DQ, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+    fr_k_scores(sem, sb, h, kv, i0 + r0, nu, j0, nj, cls, w->dq + r0, w->s, w->pse, w->keep);
+    if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0 + r0, nu, j0, nj, w->drop, FR_K_BN);
+    for (int64_t r = 0; r < nu; r++) {
+        float *x = w->s + r * FR_K_BN, alpha, mu;
+        fr_osm_f32 *st = &w->st[r0 + r];
+        fr_osm_f32_update(st, ops->max_f32(nj, x), 0.0f, &alpha, &mu);
+        if (alpha != 1.0f) {
+            float *o = w->o + (r0 + r) * Dv, *oc = w->oc + (r0 + r) * Dv;
+            for (int64_t d = 0; d < Dv; d++) o[d] *= alpha, oc[d] *= alpha;
+            w->lc[r0 + r] *= alpha;
+        }
+        /* l across tiles with Kahan compensation (the error then stays flat in S2) */
+        float y = ops->expsum_f32(nj, x, mu) - w->lc[r0 + r], l0 = st->l;
+        fr_osm_f32_add_sum(st, y);
+        w->lc[r0 + r] = (st->l - l0) - y;
+        if (sem->dropout) { /* after the sum: l excludes dropout (spec 3 steps 5-6) */
+            const uint8_t *dk = w->drop + r * FR_K_BN;
+            for (int64_t j = 0; j < nj; j++) x[j] = dk[j] ? x[j] * sem->rkeep : 0.0f;
+        }
+        fr_kio_round_p(pb->dtype, nj, x);
+    }
+    if (c->bf16) {
+        int64_t nj2 = (nj + 1) / 2;
+        for (int64_t r = 0; r < nu; r++) {
+            const float *x = w->s + r * FR_K_BN;
+            uint32_t *pr = w->pb2 + r * (FR_K_BN / 2);
+            for (int64_t p = 0; p < nj2; p++) {
+                /* x holds bf16 values already: the top 16 bits are the bf16 encoding */
+                uint32_t lo = fr_f32_bits(x[2 * p]) >> 16;
+                uint32_t hi = 2 * p + 1 < nj ? fr_f32_bits(x[2 * p + 1]) >> 16 : 0;
+                pr[p] = lo | (hi << 16);
+            }
+        }
+        ops->gemm_bf16(nu, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
+    } else {
+        ops->gemm_f32(nu, Dv, nj, w->s, FR_K_BN, w->vp, w->ldv, w->t, Dv, false);
+    }
+    ops->kahan_add_f32(nu * Dv, w->o + r0 * Dv, w->oc + r0 * Dv, w->t); /* o += t, compensated */
 }
 
 static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
     const fr_problem *pb = c->pb;
-    const fr_kops *ops = c->ops;
     const fr_sem *sem = &c->sem;
-    int64_t ni = min64(FR_K_BM, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
-    pack_q(c, w, sb, h, i0, ni);
-    for (int64_t r = 0; r < ni; r++) {
+    int64_t nq = min64(FR_K_BQ, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
+    int64_t nsub = (nq + FR_K_BM - 1) / FR_K_BM;
+    pack_q(c, w, sb, h, i0, nq);
+    for (int64_t r = 0; r < nq; r++) {
         w->st[r] = fr_osm_f32_init();
         w->lc[r] = 0.0f;
         if (sem->sink) { /* the sink is one more logit with a zero value vector (D6) */
@@ -166,62 +237,24 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
             fr_osm_f32_add_sum(&w->st[r], expf(sk - mu));
         }
     }
-    memset(w->o, 0, sizeof(float) * (size_t)(ni * Dv));
-    memset(w->oc, 0, sizeof(float) * (size_t)(ni * Dv));
+    memset(w->o, 0, sizeof(float) * (size_t)(nq * Dv));
+    memset(w->oc, 0, sizeof(float) * (size_t)(nq * Dv));
     for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
         int64_t nj = min64(FR_K_BN, sb->S2 - j0);
-        fr_tile_class cls = fr_sem_tile_class(sem, sb, h, i0, ni, j0, nj);
-        if (cls == FR_TILE_SKIP) continue;
+        fr_tile_class cls[FR_K_BQ / FR_K_BM];
+        bool any = false;
+        for (int64_t u = 0; u < nsub; u++) {
+            cls[u] = fr_sem_tile_class(sem, sb, h, i0 + u * FR_K_BM, min64(FR_K_BM, nq - u * FR_K_BM), j0, nj);
+            any = any || cls[u] != FR_TILE_SKIP;
+        }
+        if (!any) continue;
         pack_kv(c, w, sb, kv, j0, nj);
-        if (c->bf16)
-            ops->gemm_bf16(ni, nj, c->DQ2, w->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
-        else
-            ops->gemm_f32(ni, nj, c->DQ, w->q, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
-        fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
-        if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
-        for (int64_t r = 0; r < ni; r++) {
-            float *x = w->s + r * FR_K_BN, alpha, mu;
-            fr_osm_f32_update(&w->st[r], ops->max_f32(nj, x), 0.0f, &alpha, &mu);
-            if (alpha != 1.0f) {
-                float *o = w->o + r * Dv, *oc = w->oc + r * Dv;
-                for (int64_t d = 0; d < Dv; d++) o[d] *= alpha, oc[d] *= alpha;
-                w->lc[r] *= alpha;
-            }
-            /* l across tiles with Kahan compensation (the error then stays flat in S2) */
-            float y = ops->expsum_f32(nj, x, mu) - w->lc[r], l0 = w->st[r].l;
-            fr_osm_f32_add_sum(&w->st[r], y);
-            w->lc[r] = (w->st[r].l - l0) - y;
-            if (sem->dropout) { /* after the sum: l excludes dropout (spec 3 steps 5-6) */
-                const uint8_t *dk = w->drop + r * FR_K_BN;
-                for (int64_t j = 0; j < nj; j++) x[j] = dk[j] ? x[j] * sem->rkeep : 0.0f;
-            }
-            fr_kio_round_p(pb->dtype, nj, x);
-        }
-        if (c->bf16) {
-            int64_t nj2 = (nj + 1) / 2;
-            for (int64_t r = 0; r < ni; r++) {
-                const float *x = w->s + r * FR_K_BN;
-                uint32_t *pr = w->pb2 + r * (FR_K_BN / 2);
-                for (int64_t p = 0; p < nj2; p++) {
-                    /* x holds bf16 values already: the top 16 bits are the bf16 encoding */
-                    uint32_t lo = fr_f32_bits(x[2 * p]) >> 16;
-                    uint32_t hi = 2 * p + 1 < nj ? fr_f32_bits(x[2 * p + 1]) >> 16 : 0;
-                    pr[p] = lo | (hi << 16);
-                }
-            }
-            ops->gemm_bf16(ni, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
-        } else {
-            ops->gemm_f32(ni, Dv, nj, w->s, FR_K_BN, w->v, Dv, w->t, Dv, false);
-        }
-        /* o += t with Kahan compensation */
-        for (int64_t e = 0; e < ni * Dv; e++) {
-            float y = w->t[e] - w->oc[e], tt = w->o[e] + y;
-            w->oc[e] = (tt - w->o[e]) - y;
-            w->o[e] = tt;
-        }
+        for (int64_t u = 0; u < nsub; u++)
+            if (cls[u] != FR_TILE_SKIP)
+                fwd_subtile(c, w, sb, h, kv, i0, u * FR_K_BM, min64(FR_K_BM, nq - u * FR_K_BM), j0, nj, cls[u]);
     }
     const fr_fwd_outputs *out = c->out;
-    for (int64_t r = 0; r < ni; r++) {
+    for (int64_t r = 0; r < nq; r++) {
         float inv_l, mx, sm, *o = w->o + r * Dv, *oc = w->oc + r * Dv;
         fr_osm_f32_add_sum(&w->st[r], -w->lc[r]); /* the compensated sum */
         if (fr_osm_f32_finalize(&w->st[r], &inv_l, &mx, &sm)) {
@@ -246,7 +279,7 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
         int64_t per_b = pb->N1 * c->nqt;
         fr_sem_batch_get(&c->sem, t / per_b, sb);
         *h = (t % per_b) / c->nqt;
-        *i0 = (t % c->nqt) * FR_K_BM;
+        *i0 = (t % c->nqt) * FR_K_BQ;
         return;
     }
     int64_t lo = 0, hi = pb->B - 1; /* last b with task0[b] <= t */
@@ -256,9 +289,9 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
         else hi = mid - 1;
     }
     *sb = c->batches[lo];
-    int64_t nqt = (sb->S1 + FR_K_BM - 1) / FR_K_BM, k = t - c->task0[lo];
+    int64_t nqt = (sb->S1 + FR_K_BQ - 1) / FR_K_BQ, k = t - c->task0[lo];
     *h = k / nqt;
-    *i0 = (k % nqt) * FR_K_BM;
+    *i0 = (k % nqt) * FR_K_BQ;
 }
 
 fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
@@ -287,11 +320,11 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         for (int64_t b = 0; b < pb->B; b++) {
             fr_sem_batch_get(&c.sem, b, &c.batches[b]);
             c.task0[b] = ntasks;
-            ntasks += pb->N1 * ((c.batches[b].S1 + FR_K_BM - 1) / FR_K_BM);
+            ntasks += pb->N1 * ((c.batches[b].S1 + FR_K_BQ - 1) / FR_K_BQ);
         }
         c.task0[pb->B] = ntasks;
     } else {
-        c.nqt = (pb->S1 + FR_K_BM - 1) / FR_K_BM;
+        c.nqt = (pb->S1 + FR_K_BQ - 1) / FR_K_BQ;
         int64_t t;
         if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &ntasks))
             return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': B * N1 * query tiles overflows");

@@ -11,7 +11,9 @@
 
 /* Tile sizes of the drivers: BM query rows x BN key rows (fwd_f32_64x64). d_scale blocks (128 / 256) are multiples. */
 #define FR_K_BM 64
-#define FR_K_BN 64
+#define FR_K_BN 128
+/* Query rows per forward task: FR_K_BQ / FR_K_BM sub-tiles share each packed key tile (packing cost / 4). */
+#define FR_K_BQ 256
 /* GEMM k blocking: every microkernel sums k in blocks of FR_K_KB terms in fresh registers and adds each block to C
  * (two-level summation: the rounding error grows with sqrt(KB) + sqrt(k / KB), not sqrt(k); it is what keeps the fp32
  * rel-L2 under 2e-7 where a straightforward loop is at 3e-7). */
@@ -28,6 +30,10 @@ typedef struct fr_kops {
     float (*max_f32)(int64_t n, const float *x);
     /* x[j] = exp(x[j] - sub) in place (exp(-inf) = 0); returns the sum. */
     float (*expsum_f32)(int64_t n, float *x, float sub);
+    /* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols. */
+    void (*transpose_f32)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
+    /* acc[e] += t[e] for e < n with Kahan compensation comp (acc - comp is the running sum). */
+    void (*kahan_add_f32)(int64_t n, float *acc, float *comp, const float *t);
     /* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B
      * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation.
      * NULL when the variant has no bf16 dot instruction (the driver then widens to fp32). */
@@ -44,10 +50,15 @@ void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, i
                               int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_scalar(int64_t n, const float *x);
 float fr_k_expsum_f32_scalar(int64_t n, float *x, float sub);
+void fr_k_kahan_add_f32_scalar(int64_t n, float *acc, float *comp, const float *t);
+void fr_k_transpose_f32_scalar(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
 void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx512(int64_t n, const float *x);
 float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub);
+void fr_k_kahan_add_f32_avx512(int64_t n, float *acc, float *comp, const float *t);
+void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd);
 
 /* Whether this CPU runs the variant. */
 bool fr_kops_isa_available(fr_isa isa);

@@ -9,6 +9,7 @@ void fr_k_gemm_f32_4x24_avx2(int64_t m, int64_t n, int64_t k, const float *A, in
                              int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx2(int64_t n, const float *x);
 float fr_k_expsum_f32_avx2(int64_t n, float *x, float sub);
+void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t);
 
 static inline __m256i tail_mask8(int64_t rem) {
     int r = rem >= 8 ? 8 : rem <= 0 ? 0 : (int)rem;
@@ -139,11 +140,28 @@ float fr_k_expsum_f32_avx2(int64_t n, float *x, float sub) {
     return hsum8(s);
 }
 
+void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t) {
+    int64_t e = 0;
+    for (; e + 8 <= n; e += 8) {
+        __m256 a = _mm256_loadu_ps(acc + e), c = _mm256_loadu_ps(comp + e);
+        __m256 y = _mm256_sub_ps(_mm256_loadu_ps(t + e), c), s = _mm256_add_ps(a, y);
+        _mm256_storeu_ps(comp + e, _mm256_sub_ps(_mm256_sub_ps(s, a), y));
+        _mm256_storeu_ps(acc + e, s);
+    }
+    for (; e < n; e++) {
+        float y = t[e] - comp[e], s = acc[e] + y;
+        comp[e] = (s - acc[e]) - y;
+        acc[e] = s;
+    }
+}
+
 const fr_kops fr_kops_avx2 = {
     .name = "avx2",
     .isa = FR_ISA_AVX2,
     .gemm_f32 = fr_k_gemm_f32_4x24_avx2,
     .max_f32 = fr_k_max_f32_avx2,
     .expsum_f32 = fr_k_expsum_f32_avx2,
+    .kahan_add_f32 = fr_k_kahan_add_f32_avx2,
+    .transpose_f32 = fr_k_transpose_f32_scalar,
     .gemm_bf16 = NULL,
 };

@@ -102,11 +102,60 @@ float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub) {
     return _mm512_reduce_add_ps(s);
 }
 
+void fr_k_kahan_add_f32_avx512(int64_t n, float *acc, float *comp, const float *t) {
+    int64_t e = 0;
+    for (; e < n; e += 16) {
+        __mmask16 mk = tail_mask(n - e);
+        __m512 a = _mm512_maskz_loadu_ps(mk, acc + e), c = _mm512_maskz_loadu_ps(mk, comp + e);
+        __m512 y = _mm512_sub_ps(_mm512_maskz_loadu_ps(mk, t + e), c), s = _mm512_add_ps(a, y);
+        _mm512_mask_storeu_ps(comp + e, mk, _mm512_sub_ps(_mm512_sub_ps(s, a), y));
+        _mm512_mask_storeu_ps(acc + e, mk, s);
+    }
+}
+
+/* One 16 x 16 block: 4 x 4 transposes inside 128-bit lanes (unpack ps / pd), then a 4 x 4 transpose of the lanes
+ * (shuffle_f32x4). */
+static inline void tr16(const float *src, int64_t lds, float *dst, int64_t ldd) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
+        __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));     /* column 4L + 0 of rows i..i+3, lane L */
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c)); /* column 4L + 1 */
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d)); /* column 4L + 2 */
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d)); /* column 4L + 3 */
+    }
+    for (int c = 0; c < 4; c++) {
+        __m512 u0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44), u1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+        __m512 u2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44), u3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+        _mm512_storeu_ps(dst + (0 + c) * ldd, _mm512_shuffle_f32x4(u0, u2, 0x88));
+        _mm512_storeu_ps(dst + (4 + c) * ldd, _mm512_shuffle_f32x4(u0, u2, 0xDD));
+        _mm512_storeu_ps(dst + (8 + c) * ldd, _mm512_shuffle_f32x4(u1, u3, 0x88));
+        _mm512_storeu_ps(dst + (12 + c) * ldd, _mm512_shuffle_f32x4(u1, u3, 0xDD));
+    }
+}
+
+void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                     int64_t ldd) {
+    int64_t r16 = rows & ~(int64_t)15, c16 = cols & ~(int64_t)15;
+    for (int64_t r = 0; r < r16; r += 16)
+        for (int64_t c = 0; c < c16; c += 16) tr16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+    for (int64_t r = 0; r < rows; r++) /* edges */
+        for (int64_t c = r < r16 ? c16 : 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+
 const fr_kops fr_kops_avx512 = {
     .name = "avx512",
     .isa = FR_ISA_AVX512,
     .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
     .max_f32 = fr_k_max_f32_avx512,
     .expsum_f32 = fr_k_expsum_f32_avx512,
+    .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
+    .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
     .gemm_bf16 = NULL,
 };

@@ -86,5 +86,7 @@ const fr_kops fr_kops_avx512bf16 = {
     .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
     .max_f32 = fr_k_max_f32_avx512,
     .expsum_f32 = fr_k_expsum_f32_avx512,
+    .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
+    .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
 };

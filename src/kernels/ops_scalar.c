@@ -45,11 +45,26 @@ float fr_k_expsum_f32_scalar(int64_t n, float *x, float sub) {
     return (a + c) + (b + d);
 }
 
+void fr_k_kahan_add_f32_scalar(int64_t n, float *acc, float *comp, const float *t) {
+    for (int64_t e = 0; e < n; e++) {
+        float y = t[e] - comp[e], s = acc[e] + y;
+        comp[e] = (s - acc[e]) - y;
+        acc[e] = s;
+    }
+}
+
+void fr_k_transpose_f32_scalar(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd) {
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+
 const fr_kops fr_kops_scalar = {
     .name = "scalar",
     .isa = FR_ISA_SCALAR,
     .gemm_f32 = fr_k_gemm_f32_1x1_scalar,
     .max_f32 = fr_k_max_f32_scalar,
     .expsum_f32 = fr_k_expsum_f32_scalar,
+    .kahan_add_f32 = fr_k_kahan_add_f32_scalar,
+    .transpose_f32 = fr_k_transpose_f32_scalar,
     .gemm_bf16 = NULL, /* bf16 inputs are widened to fp32: same exact products */
 };
