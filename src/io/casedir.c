@@ -359,7 +359,7 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
     if (len) memcpy(buf, json, len);
     buf[len] = 0;
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(buf, &end, 1);
+    cJSON *root = fr_io_json_parse(buf, &end);
     fr_status st;
     if (!root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;

@@ -4,7 +4,9 @@
 
 #include "core/core.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -126,3 +128,11 @@ void fr_io_gather(const fr_tensor *t, void *dst) {
 static bool write_run(void *ctx, const void *src, size_t bytes) { return fwrite(src, 1, bytes, ctx) == bytes; }
 
 bool fr_io_write_tensor(FILE *f, const fr_tensor *t) { return for_each_run(t, write_run, f); }
+
+cJSON *fr_io_json_parse(const char *text, const char **end) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    cJSON *r = cJSON_ParseWithOpts(text, end, 1);
+    pthread_mutex_unlock(&lock);
+    return r;
+}

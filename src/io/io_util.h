@@ -18,6 +18,9 @@ char *fr_io_join(const char *dir, const char *name);
 /* Description of errno (thread-safe). */
 const char *fr_io_strerror_r(int e, char *buf, size_t n);
 #define fr_io_strerror() fr_io_strerror_r(errno, (char[128]){0}, 128)
+/* cJSON_ParseWithOpts(text, end, require_null_terminated = 1) under a lock: cJSON records parse errors in a
+ * process-global variable, so concurrent parses would race on it; the lock keeps our entry points thread-safe. */
+struct cJSON *fr_io_json_parse(const char *text, const char **end);
 /* Copies the elements of t (any strides; numel(t) checked by the caller) contiguously, C order, into dst. */
 void fr_io_gather(const fr_tensor *t, void *dst);
 /* Writes the elements of t contiguously to f; false on a write error. */

@@ -238,7 +238,7 @@ fr_status fr_st_parse(const void *buf, size_t len, fr_safetensors *out, const ch
     if (!text) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
     memcpy(text, b + 8, (size_t)n);
     text[n] = 0;
-    cJSON *root = cJSON_ParseWithOpts(text, NULL, 1);
+    cJSON *root = fr_io_json_parse(text, NULL);
     fr_status st;
     if (!root)
         st = fr_fail(err, FR_E_FORMAT, "%s: header: not valid JSON", what);
