@@ -3,7 +3,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
-#include "io/casedir.h"
 #include "verify/casegen.h"
 
 #include <errno.h>
@@ -48,34 +47,6 @@ static int mkdir_p(const char *path) {
         }
     }
     return 0;
-}
-
-/* Writes one generated case into dir; computes and writes its golden outputs unless inputs_only. */
-static fr_status write_case(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err) {
-    fr_case_op op = c->bwd ? FR_CASE_BWD : FR_CASE_FWD;
-    /* validate before writing anything: an invalid case leaves no half-written directory behind */
-    fr_status st =
-        c->bwd ? fr_validate_bwd(&c->params, &c->in, NULL, err) : fr_validate_fwd(&c->params, &c->in.fwd, NULL, err);
-    if (st != FR_OK) return st;
-    st = fr_case_write_parts(dir, op, c->dtype, &c->params, &c->in, err);
-    if (st != FR_OK || inputs_only) return st;
-    fr_case view; /* a non-owning view of the generated case, for the output allocator */
-    memset(&view, 0, sizeof view);
-    view.op = op;
-    view.dtype = c->dtype;
-    view.params = c->params;
-    view.in = c->in;
-    fr_case_outputs o;
-    memset(&o, 0, sizeof o);
-    if ((st = fr_case_alloc_outputs(&view, true, &o, err)) != FR_OK) return st;
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    if (c->bwd)
-        st = fr_bwd(&c->params, &c->in, &o.bwd, &e, err);
-    else
-        st = fr_fwd(&c->params, &c->in.fwd, &o.fwd, &e, err);
-    if (st == FR_OK) st = fr_case_write_outputs(dir, &o, err);
-    fr_case_outputs_free(&o);
-    return st;
 }
 
 static int parse_list(const char *s, int64_t *out, int max) {
@@ -281,7 +252,7 @@ int cmd_golden(int argc, char **argv) {
         fr_gen_case c;
         fr_status st = fr_gen_build(&specs[k], seed, &c, &err);
         if (st == FR_OK) {
-            st = write_case(&c, dir, inputs_only, &err);
+            st = fr_gen_case_write(&c, dir, inputs_only, &err);
             fr_gen_case_free(&c);
         }
         if (st != FR_OK) {

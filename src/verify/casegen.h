@@ -99,6 +99,10 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name);
 fr_status fr_gen_build(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
 void fr_gen_case_free(fr_gen_case *c);
 
+/* Writes c as a case directory (case-format.md): validates first (nothing is written for an invalid case), then
+ * dir/case.json and the inputs, then, unless inputs_only, the golden engine's fp64 outputs. */
+fr_status fr_gen_case_write(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err);
+
 /* The ALiBi slopes recipe of spec 5.1 for N heads: slopes[0..N). */
 void fr_gen_alibi_slopes(int64_t n, float *slopes);
 
