@@ -6,7 +6,8 @@
 #include "flashref_emulate.h"
 
 static int failures = 0, ran = 0, skipped = 0;
-static const char *preset = "exact"; /* argv[3]: another preset must FAIL this test (it has teeth) */
+static const char *preset = "exact";
+static double worst_fwd = 0, worst_bwd = 0; /* argv[3]: another preset must FAIL this test (it has teeth) */
 
 /* max |a - r| / max(max |r|, floor) over the finite elements; a NaN/Inf mismatch counts as Inf. The floor keeps
  * gradients that cancel to ~0 (e.g. every row has one key: dS = P (dP - D) = 0 up to rounding) from turning fp64
@@ -158,6 +159,7 @@ static void one_case(uint64_t seed, int id) {
     } else {
         double e1 = normwise(&eo, &c.out), e2 = normwise(&em, &c.smax), e3 = normwise(&es, &c.ssum);
         ef = fmax(e1, fmax(e2, e3));
+        worst_fwd = fmax(worst_fwd, ef);
         if (!(ef <= 1e-12)) {
             printf("FAIL case %d (layout %s dtype %s mode %d pse %d topk %d): fwd out %.3g max %.3g sum %.3g\n", id,
                    fr_layout_name(c.L), fr_dtype_name(c.dt), c.p.sparse_mode, o.pse ? c.p.pse_type : -1, o.topk, e1,
@@ -178,6 +180,7 @@ static void one_case(uint64_t seed, int id) {
         double g1 = gnorm(&gq, &c.dq), g2 = gnorm(&gk, &c.dk), g3 = gnorm(&gv, &c.dv);
         double g4 = gnorm(&gqr, &c.dqr), g5 = gnorm(&gkr, &c.dkr), g6 = gnorm(&gs, &c.dsink);
         double eg = fmax(fmax(g1, g2), fmax(fmax(g3, g4), fmax(g5, g6)));
+        worst_bwd = fmax(worst_bwd, eg);
         if (!(eg <= 1e-12)) {
             printf("FAIL case %d (layout %s dtype %s mode %d pse %d drop %d sink %d rope %d topk %d): bwd dq %.3g "
                    "dk %.3g dv %.3g dqr %.3g dkr %.3g dsink %.3g\n",
@@ -248,7 +251,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < cases; k++)
         if (only < 0 || k == only) one_case(seed, k);
     thread_invariance(seed);
-    printf("%d cases ran, %d refused by validation, %d failures\n", ran, skipped, failures);
+    printf("%d cases ran, %d refused by validation, %d failures; worst normwise error fwd %.3g, bwd %.3g\n", ran,
+           skipped, failures, worst_fwd, worst_bwd);
     if (ran < cases / 3) {
         printf("FAIL: too few cases ran\n");
         failures++;
