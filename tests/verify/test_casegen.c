@@ -50,7 +50,9 @@ static void test_sets(uint64_t seed) {
     int nsets;
     const fr_gen_set *sets = fr_gen_sets(&nsets);
     CHECK(nsets >= 2 && fr_gen_set_find("xcheck") && fr_gen_set_find("smoke") && !fr_gen_set_find("nope"), "sets");
-    for (int s = 0; s < nsets; s++)
+    for (int s = 0; s < nsets; s++) {
+        /* only the small sets: a "long" set added later must not make this unit test slow */
+        if (strcmp(sets[s].name, "smoke") != 0 && strcmp(sets[s].name, "xcheck") != 0) continue;
         for (int k = 0; k < sets[s].count; k++) {
             const fr_gen_spec *sp = &sets[s].specs[k];
             for (int j = 0; j < k; j++) CHECK(strcmp(sp->name, sets[s].specs[j].name) != 0, "duplicate %s", sp->name);
@@ -75,6 +77,7 @@ static void test_sets(uint64_t seed) {
             fr_gen_case_free(&b);
             fr_gen_case_free(&c);
         }
+    }
 }
 
 static void test_xcheck_coverage(void) {
