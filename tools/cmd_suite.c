@@ -1,8 +1,219 @@
-/* flashref suite (placeholder until implemented) */
+/* flashref suite: run a named set of cases against an implementation under test and judge every case. */
 #include "cli.h"
+#include "cmd_suite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void suite_cli_help(FILE *f) {
+    fprintf(f,
+            "  --filter STR       only cases whose name contains STR\n"
+            "  --seed N           generator seed (default 20260101)\n"
+            "  --threads N        threads of a built-in implementation (0 = default)\n"
+            "  --json FILE        every number of every case, machine-readable\n"
+            "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
+            "  --history FILE     JSON lines of past runs: print what changed since the last run, then append\n"
+            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X   thresholds (printed at the start)\n"
+            "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
+            "  -v                 print every case, not only those that did not pass\n");
+}
+
+static int parse_double(const char *cmd, const char *opt, const char *v, double *out) {
+    char *end;
+    double d = strtod(v, &end);
+    if (*end || end == v || !(d > 0)) {
+        fprintf(stderr, "flashref %s: %s: '%s' is not a positive number\n", cmd, opt, v);
+        return -1;
+    }
+    *out = d;
+    return 1;
+}
+
+int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *s) {
+    const char *a = argv[*i];
+    bool has = *i + 1 < argc;
+#define VAL() (has ? argv[++*i] : NULL)
+    if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) return s->verbose = true, 1;
+    if (!strcmp(a, "--quiet")) return s->quiet = true, 1;
+    if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
+    if (!strcmp(a, "--list")) return s->list = true, 1;
+    static const char *const kv[] = {"--filter", "--seed", "--threads", "--json", "--report", "--history", "--k-out",
+                                     "--k-max", "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",
+                                     "--regression", "--write"};
+    int which = -1;
+    for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
+        if (!strcmp(a, kv[k])) which = k;
+    if (which < 0) return 0;
+    const char *v = VAL();
+    if (!v) {
+        fprintf(stderr, "flashref %s: %s needs a value\n", cmd, a);
+        return -1;
+    }
+    char *end;
+    switch (which) {
+    case 0: s->o.filter = v; return 1;
+    case 1:
+        s->o.seed = strtoull(v, &end, 10);
+        if (*end || end == v) {
+            fprintf(stderr, "flashref %s: --seed: '%s' is not a number\n", cmd, v);
+            return -1;
+        }
+        return 1;
+    case 2: {
+        long t = strtol(v, &end, 10);
+        if (*end || end == v || t < 0 || t > 4096) {
+            fprintf(stderr, "flashref %s: --threads: '%s' is not a count in 0..4096\n", cmd, v);
+            return -1;
+        }
+        s->o.threads = (int)t;
+        return 1;
+    }
+    case 3: s->json = v; return 1;
+    case 4: s->html = v; return 1;
+    case 5: s->history = v; return 1;
+    case 6: return parse_double(cmd, a, v, &s->o.judge.k_out);
+    case 7: return parse_double(cmd, a, v, &s->o.judge.k_max);
+    case 8: return parse_double(cmd, a, v, &s->o.judge.k_grad);
+    case 9: return parse_double(cmd, a, v, &s->o.judge.k_stats);
+    case 10: return parse_double(cmd, a, v, &s->o.judge.gain_warn);
+    case 11: s->impl = v; return 1;
+    case 12: s->o.set = v; return 1;
+    case 13: s->o.regression_dir = v; return 1;
+    case 14: s->write_dir = v; return 1;
+    }
+#undef VAL
+    return 0;
+}
+
+void suite_cli_progress(void *ud, int done, int total, const fr_case_result *last) {
+    (void)ud;
+    if (!isatty(2) || !last) return;
+    fprintf(stderr, "\r\033[K[%d/%d] %-4s %s (%.1f s)", done, total, fr_verdict_name(last->j.verdict), last->name,
+            last->seconds);
+    if (done == total) fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+}
+
+int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result *r) {
+    fr_report_meta m = {s->impl, s->o.set, s->o.seed, &s->o.judge};
+    if (!s->quiet) {
+        for (int k = 0; k < r->n; k++)
+            if (s->verbose || r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN)
+                fr_report_case_line(stdout, &r->cases[k]);
+    }
+    int rc = r->overall == FR_FAIL ? 1 : 0;
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    if (s->history && fr_report_history(s->history, stdout, r, &m, &err) != FR_OK) {
+        fprintf(stderr, "flashref %s: --history: %s\n", cmd, err.msg);
+        rc = 2;
+    }
+    if (!s->quiet) fr_report_summary(stdout, r, &m);
+    if (s->json) {
+        if (fr_report_json(s->json, r, &m, &err) != FR_OK) {
+            fprintf(stderr, "flashref %s: --json: %s\n", cmd, err.msg);
+            rc = 2;
+        } else if (!s->quiet) {
+            printf("json:   %s\n", s->json);
+        }
+    }
+    if (s->html) {
+        if (fr_report_html(s->html, r, &m, &err) != FR_OK) {
+            fprintf(stderr, "flashref %s: --report: %s\n", cmd, err.msg);
+            rc = 2;
+        } else if (!s->quiet) {
+            printf("report: %s\n", s->html);
+        }
+    }
+    fflush(stdout);
+    return rc;
+}
+
+static void suite_usage(FILE *f) {
+    fprintf(f, "usage: flashref suite [--impl IUT] [--set quick|default|long|all] [--list] [options]\n"
+               "  Runs every case of the set against the implementation under test, the fp64 golden and the ideal\n"
+               "  pipeline of the case's dtype, and judges each case PASS / WARN / FAIL / SKIP with a diagnosis.\n"
+               "  --impl IUT         fast[:ISA] (default), golden, emulate[:PRESET], plugin:PATH.so,\n"
+               "                     exec:\"CMD ARGS\" (run as CMD ARGS CASE_DIR; exit 77 = SKIP), mutant:NAME\n"
+               "  --set NAME         quick (< 30 s), default (< 3 min on 2 cores), long (> 32K / 64K keys), all\n"
+               "  --list             list the cases of the set and exit\n"
+               "  --regression DIR   stored regression cases (case dirs with golden/ outputs)\n"
+               "  --write DIR        write the set's cases (inputs, golden/ outputs) as case directories and exit;\n"
+               "                     run them elsewhere, then `flashref verify DIR/*`\n");
+    suite_cli_help(f);
+    fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
+}
+
+static void list_fn(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what) {
+    (void)ud;
+    (void)tags;
+    printf("%-36s %-17s %s\n", name, fr_suite_cat_name(cat), what);
+}
 
 int cmd_suite(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    return cli_not_available("suite");
+    if (cli_wants_help(argc, argv)) {
+        suite_usage(stdout);
+        return 0;
+    }
+    suite_cli s;
+    memset(&s, 0, sizeof s);
+    s.o = fr_suite_opts_default();
+    s.impl = "fast";
+    for (int i = 1; i < argc; i++) {
+        int r = suite_cli_option("suite", argc, argv, &i, &s);
+        if (r < 0) return 2;
+        if (r == 0) {
+            fprintf(stderr, "flashref suite: unknown argument '%s'\n", argv[i]);
+            suite_usage(stderr);
+            return 2;
+        }
+    }
+    if (!fr_suite_set_known(s.o.set)) {
+        fprintf(stderr, "flashref suite: --set: '%s' (quick, default, long or all)\n", s.o.set);
+        return 2;
+    }
+    if (s.list) {
+        int n = fr_suite_list(s.o.set, s.o.filter, list_fn, NULL);
+        printf("%d cases in set %s%s%s\n", n, s.o.set, s.o.filter ? " matching " : "", s.o.filter ? s.o.filter : "");
+        return 0;
+    }
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    if (s.write_dir) {
+        int n = 0;
+        fr_status st = fr_suite_write_cases(s.o.set, s.o.filter, s.o.seed, s.write_dir, &n, &err);
+        if (st != FR_OK) {
+            fprintf(stderr, "flashref suite: --write: %s: %s\n", fr_status_name(st), err.msg);
+            return 2;
+        }
+        printf("wrote %d case directories into %s (golden outputs in each NAME/golden/)\n", n, s.write_dir);
+        return 0;
+    }
+    fr_iut *iut;
+    fr_status st = fr_iut_open(s.impl, &iut, &err);
+    if (st != FR_OK) {
+        fprintf(stderr, "flashref suite: --impl %s: %s: %s\n", s.impl, fr_status_name(st), err.msg);
+        return 2;
+    }
+    s.o.judge.external = s.o.judge.external || !fr_iut_is_builtin(iut);
+    s.o.progress = suite_cli_progress;
+    if (!s.quiet) {
+        printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
+               (unsigned long long)s.o.seed);
+        fr_report_thresholds(stdout, &s.o.judge);
+        fflush(stdout);
+    }
+    fr_suite_result r;
+    st = fr_suite_run(iut, &s.o, &r, &err);
+    fr_iut_close(iut);
+    if (st != FR_OK) {
+        fprintf(stderr, "flashref suite: %s: %s\n", fr_status_name(st), err.msg);
+        fr_suite_result_free(&r);
+        return 2;
+    }
+    int rc = suite_cli_finish("suite", &s, &r);
+    fr_suite_result_free(&r);
+    return rc;
 }

@@ -1,0 +1,716 @@
+/* The suite runner (suite.h): builds each case, post-processes it, runs the IUT first (hygiene: before the golden
+ * allocates anything), then the golden and the ideal pipeline, judges, and adds what the category checks on top
+ * (explicit softmax properties, order variants, determinism runs). */
+#include "verify/suite_internal.h"
+
+#include "core/core.h"
+#include "core/problem.h"
+#include "core/rng.h"
+#include "flashref_emulate.h"
+#include "verify/metrics.h"
+
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+const char *const fr_suite_set_names[] = {"quick", "default", "long", "all", NULL};
+
+static const char *const kCatNames[FR_CAT_COUNT] = {"regression",  "boundaries",       "equivalence", "properties",
+                                                    "order invariance", "gradients", "determinism"};
+
+const char *fr_suite_cat_name(fr_suite_cat c) { return (unsigned)c < FR_CAT_COUNT ? kCatNames[c] : "invalid"; }
+
+static unsigned set_bits(const char *set) {
+    if (!set || !strcmp(set, "default")) return FR_SET_DEFAULT;
+    if (!strcmp(set, "quick")) return FR_SET_QUICK;
+    if (!strcmp(set, "long")) return FR_SET_LONG;
+    if (!strcmp(set, "all")) return FR_SET_QUICK | FR_SET_DEFAULT | FR_SET_LONG;
+    return 0;
+}
+
+bool fr_suite_set_known(const char *set) { return set_bits(set) != 0; }
+
+fr_suite_opts fr_suite_opts_default(void) {
+    fr_suite_opts o;
+    memset(&o, 0, sizeof o);
+    o.set = "default";
+    o.seed = 20260101;
+    o.judge = fr_judge_opts_default();
+    return o;
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* The case list: the table of suite_cases.c plus casegen's cross-check grid in the default set. */
+
+typedef struct item {
+    const fr_suite_entry *e; /* NULL for an xcheck case */
+    const fr_gen_spec *spec;
+    fr_suite_cat cat;
+    unsigned tags;
+    fr_suite_mod mod;
+    const char *what;
+} item;
+
+static unsigned spec_tags(const fr_gen_spec *s) {
+    unsigned t = 0;
+    int64_t n2 = s->N2 ? s->N2 : s->N1;
+    if (n2 != s->N1) t |= FR_TAG_GQA;
+    if (s->mask != FR_GEN_MASK_NONE) t |= FR_TAG_MASK;
+    if (s->pse != FR_GEN_PSE_NONE) t |= FR_TAG_PSE;
+    if (s->keep_prob > 0 && s->keep_prob < 1) t |= FR_TAG_DROPOUT;
+    if (s->beta > 0) t |= FR_TAG_PEAKED;
+    if (s->D % 8 != 0 || (s->Dv && s->Dv % 8 != 0)) t |= FR_TAG_HEADDIM;
+    if (s->mask != FR_GEN_MASK_NONE && (s->sparse_mode == 2 || s->sparse_mode == 3)) {
+        bool ne = s->S1 != s->S2;
+        if (s->layout == FR_TND)
+            for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++) ne |= s->seq_q[b] != s->seq_kv[b];
+        if (ne) t |= FR_TAG_CAUSAL_NE;
+    }
+    if (s->layout == FR_TND)
+        for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++)
+            if (s->seq_q[b] == 0 || s->seq_kv[b] == 0) t |= FR_TAG_VARLEN;
+    return t;
+}
+
+static bool name_ok(const char *name, const char *filter) { return !filter || !*filter || strstr(name, filter); }
+
+/* Fills items (when non-NULL) and returns the count. */
+static int collect(unsigned bits, const char *filter, item *items) {
+    int n = 0;
+    for (int k = 0; k < fr_suite_entry_count; k++) {
+        const fr_suite_entry *e = &fr_suite_entries[k];
+        if (!(e->sets & bits) || !name_ok(e->spec.name, filter)) continue;
+        if (items)
+            items[n] = (item){e, &e->spec, e->cat, e->tags | spec_tags(&e->spec), e->mod, e->what};
+        n++;
+    }
+    const fr_gen_set *xs = fr_gen_set_find("xcheck");
+    if (xs && (bits & FR_SET_DEFAULT))
+        for (int k = 0; k < xs->count; k++) {
+            const fr_gen_spec *s = &xs->specs[k];
+            if (!name_ok(s->name, filter)) continue;
+            if (items)
+                items[n] = (item){NULL, s, s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, spec_tags(s), FR_MOD_NONE,
+                                  "cross-check grid (casegen xcheck)"};
+            n++;
+        }
+    return n;
+}
+
+int fr_suite_list(const char *set, const char *filter,
+                  void (*fn)(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what), void *ud) {
+    unsigned bits = set_bits(set);
+    if (!bits) return 0;
+    int n = collect(bits, filter, NULL);
+    item *it = calloc((size_t)n + 1, sizeof *it);
+    if (!it) return 0;
+    collect(bits, filter, it);
+    for (int k = 0; k < n && fn; k++) fn(ud, it[k].spec->name, it[k].cat, it[k].tags, it[k].what);
+    free(it);
+    return n;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Post-processing. */
+
+static void case_view(const fr_gen_case *g, fr_case *c) {
+    memset(c, 0, sizeof *c);
+    c->op = g->bwd ? FR_CASE_BWD : FR_CASE_FWD;
+    c->dtype = g->dtype;
+    c->params = g->params;
+    c->prefix = g->prefix;
+    c->actual_seq_qlen = g->cu_q;
+    c->actual_seq_kvlen = g->cu_kv;
+    c->in = g->in;
+}
+
+/* Sets element (b, n, j, all d) of a K/V-like tensor to v. */
+static void set_kv_row(const fr_problem *pb, const fr_tensor *t, int64_t D, int64_t b, int64_t n, int64_t j, double v) {
+    for (int64_t d = 0; d < D; d++) fr_store_f64(t, fr_layout_offset(t, pb->layout, D, 0, b, n, j, d), v);
+}
+
+static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
+    if (mod == FR_MOD_NONE) return FR_OK;
+    fr_problem pb;
+    fr_status st = fr_problem_from_fwd(&g->params, &g->in.fwd, &pb, err);
+    if (st != FR_OK) return st;
+    fr_fwd_inputs *in = &g->in.fwd;
+    const fr_tensor *mask = &in->atten_mask;
+    switch (mod) {
+    case FR_MOD_NAN_KV:
+    case FR_MOD_FIRST_TILE_MASKED: {
+        if (pb.layout == FR_TND || mask->ndim != 2 || mask->shape[0] != pb.S1 || mask->shape[1] != pb.S2)
+            return fr_fail(err, FR_E_INTERNAL, "suite: %s needs a [S1,S2] mask and a non-TND layout", g->name);
+        if (mod == FR_MOD_NAN_KV) {
+            /* Two key columns (one inside, one at the end) masked for every row; their K/V poisoned. */
+            int64_t cols[2] = {pb.S2 / 2, pb.S2 - 1};
+            for (int c = 0; c < 2; c++) {
+                for (int64_t i = 0; i < pb.S1; i++) fr_store_f64(mask, i * pb.S2 + cols[c], 1);
+                for (int64_t b = 0; b < pb.B; b++)
+                    for (int64_t n = 0; n < pb.N2; n++) {
+                        set_kv_row(&pb, &in->key, pb.Dk, b, n, cols[c], c ? INFINITY : NAN);
+                        set_kv_row(&pb, &in->value, pb.Dv, b, n, cols[c], c ? NAN : INFINITY);
+                    }
+            }
+        } else {
+            for (int64_t i = 0; i < pb.S1; i++)
+                for (int64_t j = 0; j < pb.S2; j++)
+                    if (j < 128 || i % 7 == 3) fr_store_f64(mask, i * pb.S2 + j, 1);
+        }
+        return FR_OK;
+    }
+    case FR_MOD_SENTINEL: {
+        const fr_tensor *ps = &in->real_shift;
+        int64_t n = fr_tensor_numel(ps);
+        for (int64_t k = 0; k < n; k++) fr_store_f64(ps, k, -1e30 - 2e30 * fr_rng_uniform01(g->seed, 77, (uint64_t)k));
+        return FR_OK;
+    }
+    case FR_MOD_V_IDENTITY: {
+        if (pb.layout != FR_BNSD || pb.Dv != pb.S2)
+            return fr_fail(err, FR_E_INTERNAL, "suite: %s: V = I needs BNSD and Dv = S2", g->name);
+        const fr_tensor *v = &in->value;
+        for (int64_t b = 0; b < pb.B; b++)
+            for (int64_t h = 0; h < pb.N2; h++)
+                for (int64_t j = 0; j < pb.S2; j++)
+                    for (int64_t d = 0; d < pb.Dv; d++)
+                        fr_store_f64(v, fr_layout_offset(v, pb.layout, pb.Dv, 0, b, h, j, d), j == d ? 1.0 : 0.0);
+        return FR_OK;
+    }
+    default: return FR_OK;
+    }
+}
+
+/* Top-k order variant k (1..3) of the base indices: reversed, a seeded shuffle, rotated by half a row (the
+ * dominant own key moves from the first slot to the middle, a tile edge for W = 2 x 64k). */
+static void permute_topk(const fr_tensor *t, int variant, uint64_t seed) {
+    int64_t W = t->shape[t->ndim - 1], rows = W ? fr_tensor_numel(t) / W : 0;
+    int32_t *p = t->data, *tmp = malloc(sizeof(int32_t) * (size_t)(W ? W : 1));
+    if (!tmp) return;
+    for (int64_t r = 0; r < rows; r++) {
+        int32_t *row = p + r * W;
+        memcpy(tmp, row, sizeof(int32_t) * (size_t)W);
+        for (int64_t w = 0; w < W; w++) {
+            if (variant == 1) row[w] = tmp[W - 1 - w];
+            else if (variant == 3) row[w] = tmp[(w + W / 2) % W];
+        }
+        if (variant == 2)
+            for (int64_t w = W - 1; w > 0; w--) {
+                int64_t s = (int64_t)(fr_rng_uniform01(seed, 91, (uint64_t)(r * W + w)) * (double)(w + 1));
+                if (s > w) s = w;
+                int32_t x = row[w];
+                row[w] = row[s];
+                row[s] = x;
+            }
+    }
+    free(tmp);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Running one case. */
+
+static fr_status run_engine(const fr_case *c, fr_engine_kind kind, fr_case_outputs *o, fr_error *err) {
+    fr_status st = fr_case_alloc_outputs(c, kind == FR_ENGINE_GOLDEN, o, err);
+    if (st != FR_OK) return st;
+    fr_engine e = fr_engine_default(kind);
+    st = c->op == FR_CASE_FWD ? fr_fwd(&c->params, &c->in.fwd, &o->fwd, &e, err)
+                              : fr_bwd(&c->params, &c->in, &o->bwd, &e, err);
+    if (st != FR_OK) fr_case_outputs_free(o);
+    return st;
+}
+
+/* Explicit softmax properties of a V = I case: attention_out rows are P rows. */
+static void check_props(const fr_case *c, const fr_case_outputs *iut, const fr_case_outputs *ideal, fr_case_result *cr) {
+    const fr_tensor *q = &c->in.fwd.query, *k = &c->in.fwd.key, *o = &iut->fwd.attention_out;
+    int64_t B = q->shape[0], N1 = q->shape[1], S1 = q->shape[2], D = q->shape[3], S2 = k->shape[2], N2 = k->shape[1];
+    int64_t rows = B * N1 * S1, G = N2 ? N1 / N2 : 1;
+    double *p = malloc(sizeof(double) * (size_t)(rows * S2 + 1)), *x = malloc(sizeof(double) * (size_t)(rows * S2 + 1));
+    double *pe = ideal ? malloc(sizeof(double) * (size_t)(rows * S2 + 1)) : NULL;
+    if (!p || !x) goto out;
+    double sc = (double)(float)c->params.scale_value;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < N1; h++)
+            for (int64_t i = 0; i < S1; i++) {
+                int64_t r = (b * N1 + h) * S1 + i;
+                for (int64_t j = 0; j < S2; j++) {
+                    double s = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        s += fr_load_f64(q, ((b * N1 + h) * S1 + i) * D + d) *
+                             fr_load_f64(k, ((b * N2 + h / G) * S2 + j) * D + d);
+                    x[r * S2 + j] = s * sc;
+                    p[r * S2 + j] = fr_load_f64(o, r * S2 + j);
+                    if (pe) pe[r * S2 + j] = fr_load_f64(&ideal->fwd.attention_out, r * S2 + j);
+                }
+            }
+    fr_softmax_props sp, se;
+    double tol_floor = 8.0 * (o->dtype == FR_F32 ? ldexp(1.0, -24) : o->dtype == FR_F16 ? ldexp(1.0, -11)
+                                                                                        : ldexp(1.0, -8));
+    double tol = tol_floor;
+    if (pe) {
+        fr_softmax_props_rows(pe, x, rows, S2, 1.0, &se);
+        tol = fmax(tol_floor, 4.0 * se.max_sum_err);
+    }
+    fr_softmax_props_rows(p, x, rows, S2, tol, &sp);
+    snprintf(cr->extra, sizeof cr->extra,
+             "explicit P: %lld rows, max |sum-1| %.3g (tol %.3g), negative %lld, argmax wrong %lld", (long long)rows,
+             sp.max_sum_err, tol, (long long)sp.negative, (long long)sp.argmax_wrong);
+    if ((sp.bad_sum || sp.negative || sp.argmax_wrong) && cr->j.verdict != FR_FAIL) {
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = sp.bad_sum ? FR_DIAG_STALE_MAX : FR_DIAG_PRECISION;
+        snprintf(cr->j.why, sizeof cr->j.why, "softmax properties violated: %s", cr->extra);
+    }
+out:
+    free(p);
+    free(x);
+    free(pe);
+}
+
+/* Runs, judges and fills cr. c: the case; golden may be given (regression: stored) or NULL (computed here). */
+static fr_status judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs *stored_golden, unsigned tags,
+                           const fr_suite_opts *o, fr_case_outputs *iut_out_keep, fr_case_result *cr, fr_error *err) {
+    fr_case_outputs io, go, eo;
+    memset(&io, 0, sizeof io);
+    fr_error ie;
+    memset(&ie, 0, sizeof ie);
+    fr_status ist = fr_iut_run(iut, c, o->threads, &io, &ie);
+    fr_status st = FR_OK;
+    const fr_case_outputs *g = stored_golden;
+    if (!g) {
+        fr_error ge;
+        if ((st = run_engine(c, FR_ENGINE_GOLDEN, &go, &ge)) != FR_OK) {
+            fr_case_outputs_free(&io);
+            if (iut_out_keep) memset(iut_out_keep, 0, sizeof *iut_out_keep);
+            memset(&cr->j, 0, sizeof cr->j);
+            cr->j.verdict = FR_FAIL;
+            cr->j.diag = FR_DIAG_ERROR_STATUS;
+            cr->j.ratio = INFINITY;
+            snprintf(cr->j.why, sizeof cr->j.why, "the golden rejects the case (suite defect?): %s: %.300s",
+                     fr_status_name(st), ge.msg);
+            return FR_OK;
+        }
+        g = &go;
+    }
+    fr_error ee;
+    bool have_ideal = run_engine(c, FR_ENGINE_EMULATE, &eo, &ee) == FR_OK;
+    st = fr_judge(c, tags, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL, &cr->j, err);
+    if (cr->j.d1_rows) cr->tags |= FR_TAG_D1;
+    if (st == FR_OK && ist == FR_OK && c->op == FR_CASE_FWD && cr->cat == FR_CAT_PROPERTIES &&
+        c->params.input_layout == FR_BNSD && c->in.fwd.value.shape[3] == c->in.fwd.key.shape[2] &&
+        c->in.fwd.value.shape[3] > 1 && cr->j.verdict != FR_SKIP)
+        check_props(c, &io, have_ideal ? &eo : NULL, cr);
+    if (have_ideal) fr_case_outputs_free(&eo);
+    if (!stored_golden) fr_case_outputs_free(&go);
+    if (iut_out_keep && ist == FR_OK) *iut_out_keep = io;
+    else fr_case_outputs_free(&io);
+    if (iut_out_keep && ist != FR_OK) memset(iut_out_keep, 0, sizeof *iut_out_keep);
+    return st;
+}
+
+static double out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, fr_case_output k) {
+    const fr_tensor *x = fr_case_output_cslot(a, k), *y = fr_case_output_cslot(b, k);
+    if (!fr_tensor_present(x) || !fr_tensor_present(y)) return 0;
+    int64_t n = fr_tensor_numel(x);
+    double ee = 0, rr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double u = fr_load_f64(x, i), v = fr_load_f64(y, i);
+        if (!isfinite(u) || !isfinite(v)) continue;
+        ee += (u - v) * (u - v);
+        rr += v * v;
+    }
+    return rr > 0 ? sqrt(ee / rr) : sqrt(ee);
+}
+
+static void downgrade(fr_case_result *cr, fr_verdict v, fr_diag d, const char *why) {
+    if (cr->j.verdict == FR_FAIL || cr->j.verdict == FR_SKIP) return;
+    if (v == FR_WARN && cr->j.verdict == FR_WARN) return;
+    cr->j.verdict = v;
+    cr->j.diag = d;
+    snprintf(cr->j.why, sizeof cr->j.why, "%s", why);
+}
+
+static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, fr_case_result *cr, fr_error *err) {
+    memset(cr, 0, sizeof *cr);
+    snprintf(cr->name, sizeof cr->name, "%s", it->spec->name);
+    cr->cat = it->cat;
+    cr->tags = it->tags;
+    cr->bwd = it->spec->bwd;
+    double t0 = now_s();
+    fr_gen_case g;
+    fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
+    if (st == FR_OK) st = apply_mod(&g, it->mod, err);
+    if (st != FR_OK) {
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = FR_DIAG_ERROR_STATUS;
+        snprintf(cr->j.why, sizeof cr->j.why, "case generation failed: %s: %.300s", fr_status_name(st), err->msg);
+        if (st == FR_OK) fr_gen_case_free(&g);
+        return FR_OK;
+    }
+    fr_case c;
+    case_view(&g, &c);
+    cr->dtype = g.dtype;
+    fr_problem pb;
+    if ((c.op == FR_CASE_FWD ? fr_problem_from_fwd(&c.params, &c.in.fwd, &pb, NULL)
+                             : fr_problem_from_bwd(&c.params, &c.in, &pb, NULL)) == FR_OK) {
+        cr->S1 = pb.S1;
+        cr->S2 = pb.S2;
+    }
+    bool keep = it->cat == FR_CAT_ORDER || it->cat == FR_CAT_DETERMINISM;
+    fr_case_outputs base;
+    memset(&base, 0, sizeof base);
+    st = judge_one(iut, &c, NULL, cr->tags, o, keep ? &base : NULL, cr, err);
+    if (st == FR_OK && keep && cr->j.verdict != FR_SKIP && fr_tensor_present(&base.fwd.attention_out) +
+                                                               fr_tensor_present(&base.bwd.dq) > 0) {
+        if (it->cat == FR_CAT_DETERMINISM) {
+            if (!fr_iut_is_builtin(iut)) {
+                snprintf(cr->extra, sizeof cr->extra, "determinism runs apply to built-in engines only");
+            } else {
+                static const int kThreads[] = {1, 2, 0, 0};
+                int diff = -1, first = -1;
+                for (int r = 0; r < 4 && diff < 0; r++) {
+                    fr_case_outputs again;
+                    fr_error e2;
+                    if (fr_iut_run(iut, &c, kThreads[r], &again, &e2) != FR_OK) {
+                        diff = r;
+                        first = -2;
+                        break;
+                    }
+                    if (!fr_outputs_identical(&base, &again, &first)) diff = r;
+                    fr_case_outputs_free(&again);
+                }
+                if (diff >= 0) {
+                    char why[200];
+                    snprintf(why, sizeof why, "run %d (threads %d) differs from the first run in %s", diff + 2,
+                             kThreads[diff], first >= 0 ? fr_case_output_name((fr_case_output)first) : "status");
+                    downgrade(cr, FR_WARN, FR_DIAG_NONDETERMINISM, why);
+                }
+                snprintf(cr->extra, sizeof cr->extra, "4 more runs (threads 1, 2, default x2): %s",
+                         diff >= 0 ? "results differ" : "bitwise identical");
+            }
+        } else if (fr_tensor_present(&c.in.fwd.topk_indices)) {
+            /* Order invariance: the same key sets in 3 more orders. */
+            double worst = 0, bound = o->judge.k_out * fmax(cr->j.out[FR_CO_ATTENTION_OUT].ideal.rel_l2, ldexp(1.0, -24));
+            int nv = 0;
+            for (int v = 1; v <= 3; v++) {
+                fr_gen_case g2;
+                if (fr_gen_build(it->spec, o->seed, &g2, err) != FR_OK) break;
+                permute_topk(&g2.in.fwd.topk_indices, v, g2.seed);
+                fr_case c2;
+                case_view(&g2, &c2);
+                fr_case_result vr;
+                memset(&vr, 0, sizeof vr);
+                vr.cat = cr->cat;
+                fr_case_outputs vo;
+                memset(&vo, 0, sizeof vo);
+                if (judge_one(iut, &c2, NULL, cr->tags, o, &vo, &vr, err) == FR_OK) {
+                    nv++;
+                    if (vr.j.verdict == FR_FAIL && cr->j.verdict != FR_FAIL) {
+                        cr->j.verdict = FR_FAIL;
+                        cr->j.diag = vr.j.diag == FR_DIAG_PRECISION ? FR_DIAG_ORDER_DEPENDENCE : vr.j.diag;
+                        snprintf(cr->j.why, sizeof cr->j.why, "order variant %d: %.300s", v, vr.j.why);
+                    }
+                    if (fr_tensor_present(&vo.fwd.attention_out))
+                        worst = fmax(worst, out_rel_l2(&vo, &base, FR_CO_ATTENTION_OUT));
+                }
+                fr_judgement_free(&vr.j);
+                fr_case_outputs_free(&vo);
+                fr_gen_case_free(&g2);
+            }
+            snprintf(cr->extra, sizeof cr->extra, "%d reorderings: max rel-L2 between orders %.3g (bound %.3g)", nv,
+                     worst, bound);
+            if (worst > bound) {
+                char why[200];
+                snprintf(why, sizeof why, "outputs differ between key orders: rel-L2 %.3g > %.3g", worst, bound);
+                downgrade(cr, FR_WARN, FR_DIAG_ORDER_DEPENDENCE, why);
+            }
+        }
+    }
+    fr_case_outputs_free(&base);
+    fr_gen_case_free(&g);
+    cr->seconds = now_s() - t0;
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Regression cases: directories with case.json, the inputs and golden/ (fp64 outputs); suite.txt gives tags. */
+
+static unsigned read_tags(const char *dir, fr_suite_cat *cat) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/suite.txt", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char cname[64] = "";
+    unsigned tags = 0;
+    if (fscanf(f, "category=%63s tags=%u", cname, &tags) >= 1 && cat)
+        for (int k = 0; k < FR_CAT_COUNT; k++) {
+            char nm[64];
+            snprintf(nm, sizeof nm, "%s", kCatNames[k]);
+            for (char *p = nm; *p; p++)
+                if (*p == ' ') *p = '_';
+            if (!strcmp(nm, cname)) *cat = (fr_suite_cat)k;
+        }
+    fclose(f);
+    return tags;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted subdirectory names of dir that hold a case.json (malloc'd). */
+static int list_case_dirs(const char *dir, char ***out) {
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s/case.json", dir, de->d_name);
+        struct stat sb;
+        if (stat(p, &sb) != 0) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nv = realloc(v, sizeof(char *) * (size_t)cap);
+            if (!nv) break;
+            v = nv;
+        }
+        v[n] = malloc(strlen(dir) + strlen(de->d_name) + 2);
+        if (!v[n]) break;
+        sprintf(v[n], "%s/%s", dir, de->d_name);
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static const char *base_name(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s && s[1] ? s + 1 : p;
+}
+
+/* Judges one case directory: against stored golden outputs (golden/) when present, else a fresh golden. The IUT is
+ * `iut`, or the outputs on disk when iut is NULL. */
+static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const fr_suite_opts *o, fr_case_result *cr,
+                         fr_error *err) {
+    memset(cr, 0, sizeof *cr);
+    snprintf(cr->name, sizeof cr->name, "%s", base_name(dir));
+    cr->cat = cat;
+    cr->tags = read_tags(dir, &cr->cat);
+    if (cat == FR_CAT_REGRESSION) cr->cat = FR_CAT_REGRESSION;
+    double t0 = now_s();
+    fr_case c;
+    fr_error le;
+    fr_status st = fr_case_load(dir, &c, &le);
+    if (st != FR_OK) {
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = FR_DIAG_ERROR_STATUS;
+        snprintf(cr->j.why, sizeof cr->j.why, "cannot load the case: %s: %.300s", fr_status_name(st), le.msg);
+        return FR_OK;
+    }
+    cr->dtype = c.dtype;
+    cr->bwd = c.op == FR_CASE_BWD;
+    fr_problem pb;
+    if ((c.op == FR_CASE_FWD ? fr_problem_from_fwd(&c.params, &c.in.fwd, &pb, NULL)
+                             : fr_problem_from_bwd(&c.params, &c.in, &pb, NULL)) == FR_OK) {
+        cr->S1 = pb.S1;
+        cr->S2 = pb.S2;
+    }
+    fr_case_outputs stored;
+    char gdir[4096];
+    snprintf(gdir, sizeof gdir, "%s/golden", dir);
+    struct stat sb;
+    bool have_stored = stat(gdir, &sb) == 0 && fr_case_load_outputs(&c, gdir, &stored, &le) == FR_OK;
+    fr_iut *disk = NULL;
+    if (!iut && (st = fr_iut_open_disk(&disk, err)) != FR_OK) {
+        fr_case_free(&c);
+        if (have_stored) fr_case_outputs_free(&stored);
+        return st;
+    }
+    st = judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, err);
+    fr_iut_close(disk);
+    if (have_stored) fr_case_outputs_free(&stored);
+    fr_case_free(&c);
+    cr->seconds = now_s() - t0;
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+
+static int diag_generic(fr_diag d) {
+    return d == FR_DIAG_PRECISION || d == FR_DIAG_NAN || d == FR_DIAG_MASK || d == FR_DIAG_PSE ||
+           d == FR_DIAG_GRADIENT || d == FR_DIAG_ERROR_STATUS;
+}
+
+void fr_suite_summarize(fr_suite_result *r) {
+    memset(r->count, 0, sizeof r->count);
+    int nd[FR_DIAG_COUNT][2];
+    memset(nd, 0, sizeof nd);
+    bool fail = false, warn = false, any = false;
+    for (int k = 0; k < r->n; k++) {
+        const fr_case_result *c = &r->cases[k];
+        r->count[c->cat][c->j.verdict]++;
+        if (c->j.verdict == FR_FAIL) fail = true, nd[c->j.diag][0]++;
+        if (c->j.verdict == FR_WARN) warn = true, nd[c->j.diag][1]++;
+        if (c->j.verdict != FR_SKIP) any = true;
+    }
+    r->overall = fail ? FR_FAIL : warn ? FR_WARN : any ? FR_PASS : FR_SKIP;
+    r->primary = FR_DIAG_NONE;
+    int col = fail ? 0 : 1, best = 0;
+    if (fail || warn)
+        for (int pass = 0; pass < 2 && r->primary == FR_DIAG_NONE; pass++)
+            for (int d = 1; d < FR_DIAG_COUNT; d++)
+                if ((pass == 1 || !diag_generic((fr_diag)d)) && nd[d][col] > best) {
+                    best = nd[d][col];
+                    r->primary = (fr_diag)d;
+                }
+}
+
+static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err) {
+    memset(res, 0, sizeof *res);
+    unsigned bits = set_bits(o->set);
+    if (!bits)
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", o->set ? o->set : "");
+    double t0 = now_s();
+    int n = collect(bits, o->filter, NULL);
+    char **rdirs = NULL;
+    int nr = 0;
+    if (o->regression_dir && (bits & (FR_SET_QUICK | FR_SET_DEFAULT))) {
+        char **all;
+        int na = list_case_dirs(o->regression_dir, &all);
+        rdirs = calloc((size_t)na + 1, sizeof *rdirs);
+        for (int k = 0; k < na; k++) {
+            if (rdirs && name_ok(base_name(all[k]), o->filter)) rdirs[nr++] = all[k];
+            else free(all[k]);
+        }
+        free(all);
+    }
+    item *it = calloc((size_t)n + 1, sizeof *it);
+    res->cases = calloc((size_t)(n + nr) + 1, sizeof *res->cases);
+    if (!it || !res->cases) {
+        free(it);
+        for (int k = 0; k < nr; k++) free(rdirs[k]);
+        free(rdirs);
+        return fr_fail(err, FR_E_NOMEM, "suite: out of memory");
+    }
+    collect(bits, o->filter, it);
+    fr_status st = FR_OK;
+    int total = n + nr;
+    for (int k = 0; k < nr && st == FR_OK; k++) {
+        st = run_dir(iut, rdirs[k], FR_CAT_REGRESSION, o, &res->cases[res->n], err);
+        if (st == FR_OK) res->n++;
+        if (o->progress) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
+    }
+    for (int k = 0; k < n && st == FR_OK; k++) {
+        st = run_item(iut, &it[k], o, &res->cases[res->n], err);
+        if (st == FR_OK) res->n++;
+        if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
+    }
+    for (int k = 0; k < nr; k++) free(rdirs[k]);
+    free(rdirs);
+    free(it);
+    fr_suite_summarize(res);
+    res->seconds = now_s() - t0;
+    return st;
+}
+
+fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o_in, fr_suite_result *res, fr_error *err) {
+    fr_suite_opts o = o_in ? *o_in : fr_suite_opts_default();
+    o.judge.external = o.judge.external || !fr_iut_is_builtin(iut);
+    return run_all(iut, &o, res, err);
+}
+
+fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts *o_in, fr_suite_result *res,
+                               fr_error *err) {
+    fr_suite_opts o = o_in ? *o_in : fr_suite_opts_default();
+    o.judge.external = true;
+    memset(res, 0, sizeof *res);
+    double t0 = now_s();
+    res->cases = calloc((size_t)ndirs + 1, sizeof *res->cases);
+    if (!res->cases) return fr_fail(err, FR_E_NOMEM, "verify: out of memory");
+    fr_status st = FR_OK;
+    for (int k = 0; k < ndirs && st == FR_OK; k++) {
+        if (!name_ok(base_name(dirs[k]), o.filter)) continue;
+        st = run_dir(NULL, dirs[k], FR_CAT_EQUIVALENCE, &o, &res->cases[res->n], err);
+        if (st == FR_OK) res->n++;
+        if (o.progress && res->n) o.progress(o.progress_ud, res->n, ndirs, &res->cases[res->n - 1]);
+    }
+    fr_suite_summarize(res);
+    res->seconds = now_s() - t0;
+    return st;
+}
+
+void fr_suite_result_free(fr_suite_result *r) {
+    if (!r) return;
+    for (int k = 0; k < r->n; k++) fr_judgement_free(&r->cases[k].j);
+    free(r->cases);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+
+static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat cat, unsigned tags, fr_error *err) {
+    fr_case c;
+    case_view(g, &c);
+    fr_status st = fr_case_write_parts(dir, c.op, c.dtype, &c.params, &c.in, err);
+    if (st != FR_OK) return st;
+    fr_case_outputs go;
+    if ((st = run_engine(&c, FR_ENGINE_GOLDEN, &go, err)) != FR_OK) return st;
+    char p[4200];
+    snprintf(p, sizeof p, "%.4000s/golden", dir);
+    mkdir(p, 0777);
+    st = fr_case_write_outputs(p, &go, err);
+    fr_case_outputs_free(&go);
+    if (st != FR_OK) return st;
+    snprintf(p, sizeof p, "%.4000s/suite.txt", dir);
+    FILE *f = fopen(p, "w");
+    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot write", p);
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s", kCatNames[cat]);
+    for (char *q = nm; *q; q++)
+        if (*q == ' ') *q = '_';
+    fprintf(f, "category=%s tags=%u\n", nm, tags);
+    fclose(f);
+    return FR_OK;
+}
+
+fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
+                               fr_error *err) {
+    if (written) *written = 0;
+    unsigned bits = set_bits(set);
+    if (!bits) return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
+    mkdir(dir, 0777);
+    int n = collect(bits, filter, NULL);
+    item *it = calloc((size_t)n + 1, sizeof *it);
+    if (!it) return fr_fail(err, FR_E_NOMEM, "out of memory");
+    collect(bits, filter, it);
+    fr_status st = FR_OK;
+    for (int k = 0; k < n && st == FR_OK; k++) {
+        int variants = it[k].cat == FR_CAT_ORDER && it[k].spec->topk_w ? 4 : 1;
+        for (int v = 0; v < variants && st == FR_OK; v++) {
+            fr_gen_case g;
+            if ((st = fr_gen_build(it[k].spec, seed, &g, err)) != FR_OK) break;
+            st = apply_mod(&g, it[k].mod, err);
+            if (st == FR_OK && v) permute_topk(&g.in.fwd.topk_indices, v, g.seed);
+            char p[4096];
+            if (v) snprintf(p, sizeof p, "%s/%s_order%d", dir, it[k].spec->name, v);
+            else snprintf(p, sizeof p, "%s/%s", dir, it[k].spec->name);
+            if (st == FR_OK) st = write_one(&g, p, it[k].cat, it[k].tags, err);
+            if (st == FR_OK && written) (*written)++;
+            fr_gen_case_free(&g);
+        }
+    }
+    free(it);
+    return st;
+}

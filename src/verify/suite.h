@@ -1,0 +1,93 @@
+/* The verification suites (verification.md 4; issue 6): named sets of cases in seven categories, each case run
+ * against an implementation under test, the fp64 golden and the ideal pipeline of its dtype, then judged
+ * (judge.h). Cases are generated in memory (casegen.h) and post-processed where a category needs it (NaN in masked
+ * K/V, very negative scores, V = identity, permuted top-k lists); regression cases are read from case directories
+ * with stored golden outputs.
+ *
+ *   fr_suite_opts o = fr_suite_opts_default();   o.set = "quick";
+ *   fr_suite_result r;  fr_suite_run(iut, &o, &r, &err);   ... r.overall, r.cases[k].j ...   fr_suite_result_free(&r);
+ */
+#ifndef FR_VERIFY_SUITE_H
+#define FR_VERIFY_SUITE_H
+
+#include "verify/iut.h"
+#include "verify/judge.h"
+
+typedef enum fr_suite_cat {
+    FR_CAT_REGRESSION = 0,
+    FR_CAT_BOUNDARIES,
+    FR_CAT_EQUIVALENCE,
+    FR_CAT_PROPERTIES,
+    FR_CAT_ORDER,
+    FR_CAT_GRADIENTS,
+    FR_CAT_DETERMINISM,
+    FR_CAT_COUNT
+} fr_suite_cat;
+
+const char *fr_suite_cat_name(fr_suite_cat c); /* "regression", "boundaries", ..., "order invariance", ... */
+
+/* Named sets: "quick" (< 30 s), "default" (< 3 min on 2 cores), "long" (> 32K and > 64K keys), "all". */
+bool fr_suite_set_known(const char *set);
+extern const char *const fr_suite_set_names[]; /* NULL-terminated */
+
+typedef struct fr_case_result {
+    char name[96];
+    fr_suite_cat cat;
+    unsigned tags;
+    bool bwd;
+    fr_dtype dtype;
+    int64_t S1, S2;
+    double seconds;
+    fr_judgement j; /* owns its gains */
+    char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
+} fr_case_result;
+
+typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);
+
+typedef struct fr_suite_opts {
+    const char *set;            /* default "default" */
+    const char *filter;         /* only cases whose name contains it (NULL: all) */
+    uint64_t seed;              /* default 20260101 */
+    int threads;                /* IUT threads (0: default) */
+    fr_judge_opts judge;
+    const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
+    fr_suite_progress_fn progress;
+    void *progress_ud;
+} fr_suite_opts;
+
+fr_suite_opts fr_suite_opts_default(void);
+
+typedef struct fr_suite_result {
+    fr_case_result *cases;
+    int n;
+    int count[FR_CAT_COUNT][4]; /* [category][verdict] */
+    fr_verdict overall;         /* FAIL if any FAIL, else WARN if any WARN, else PASS (SKIP only: SKIP) */
+    fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first */
+    double seconds;
+} fr_suite_result;
+
+/* Runs the set against iut. FR_OK when the suite ran (whatever the verdicts); FR_E_INVALID_ARG for an unknown set. */
+fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err);
+void fr_suite_result_free(fr_suite_result *r);
+
+/* Lists the cases of a set: calls fn once per case (name, category, tags, one-line description). Returns the count. */
+int fr_suite_list(const char *set, const char *filter, void (*fn)(void *ud, const char *name, fr_suite_cat cat,
+                                                                  unsigned tags, const char *what),
+                  void *ud);
+
+/* Writes the generated cases of a set as case directories DIR/NAME (inputs + case.json, golden fp64 outputs in
+ * DIR/NAME/golden/, and DIR/NAME/suite.txt with the category and tags) so that an external implementation can run
+ * them and `flashref verify` judge them. Order-invariance variants are written as separate cases. */
+fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
+                               fr_error *err);
+
+/* Judges case directories (outputs already written by an implementation; `flashref verify`). Each directory is
+ * judged against a fresh golden run (fp64) and the ideal pipeline; a suite.txt beside case.json supplies the
+ * category and tags. Fully masked rows follow D1 for external implementations (opt->external is forced on). */
+fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts *o, fr_suite_result *res,
+                               fr_error *err);
+
+/* Suite-level summary after a run: fills count, overall and primary. */
+void fr_suite_summarize(fr_suite_result *r);
+
+#endif

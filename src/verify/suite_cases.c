@@ -1,0 +1,181 @@
+/* The suite's own cases (verification.md 4), by category. The cross-check grid of casegen.c ("xcheck") is added to
+ * the default set at run time (forward cases as equivalence, backward ones as gradients). Shapes are chosen so that
+ * "quick" runs in well under 30 s and "default" under 3 minutes on 2 cores, golden and ideal pipeline included. */
+#include "verify/suite_internal.h"
+
+#define SQ (FR_SET_QUICK | FR_SET_DEFAULT)
+#define SD FR_SET_DEFAULT
+#define SL FR_SET_LONG
+#define CANON FR_GEN_MASK_CANONICAL
+#define SS FR_GEN_MASK_SS
+#define BAND(pre, nxt) .set_band = true, .pre_tokens = (pre), .next_tokens = (nxt)
+#define E(cat_, sets_, tags_, mod_, what_, ...)                                                                        \
+    {.cat = cat_, .sets = sets_, .tags = tags_, .mod = mod_, .what = what_, .spec = {__VA_ARGS__}}
+#define EQ FR_CAT_EQUIVALENCE
+#define BD FR_CAT_BOUNDARIES
+#define PR FR_CAT_PROPERTIES
+#define OR FR_CAT_ORDER
+#define GR FR_CAT_GRADIENTS
+#define DT FR_CAT_DETERMINISM
+
+const fr_suite_entry fr_suite_entries[] = {
+    /* ---- equivalence: layouts x dtypes x heads x modes ---- */
+    E(EQ, SQ, 0, FR_MOD_NONE, "fp32 BNSD MHA", .name = "eq_fp32_bnsd_mha", .B = 2, .N1 = 2, .S1 = 128, .S2 = 200,
+      .D = 64),
+    E(EQ, SQ, 0, FR_MOD_NONE, "bf16 BSND GQA 8/2", .name = "eq_bf16_bsnd_gqa", .dtype = FR_BF16, .layout = FR_BSND,
+      .B = 1, .N1 = 8, .N2 = 2, .S1 = 100, .S2 = 333, .D = 128),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp16 BSH MQA", .name = "eq_fp16_bsh_mqa", .dtype = FR_F16, .layout = FR_BSH, .B = 2,
+      .N1 = 4, .N2 = 1, .S1 = 96, .S2 = 257, .D = 64),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 SBH S1 > S2, Dv < Dk", .name = "eq_bf16_sbh_s1gt", .dtype = FR_BF16,
+      .layout = FR_SBH, .B = 2, .N1 = 2, .S1 = 300, .S2 = 100, .D = 80, .Dv = 64),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp32 TND varlen", .name = "eq_fp32_tnd_varlen", .layout = FR_TND, .B = 3, .N1 = 4,
+      .N2 = 2, .seq_q = {100, 1, 64}, .seq_kv = {129, 200, 64}, .D = 64),
+    E(EQ, SQ, 0, FR_MOD_NONE, "bf16 causal bottom-right, S1 < S2", .name = "eq_bf16_causal_m3_s1lt", .dtype = FR_BF16,
+      .B = 1, .N1 = 2, .S1 = 100, .S2 = 300, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp32 causal top-left, S1 > S2", .name = "eq_fp32_causal_m2_s1gt", .B = 1, .N1 = 2,
+      .S1 = 200, .S2 = 150, .D = 32, .sparse_mode = 2, .mask = CANON),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp16 causal S1 = S2", .name = "eq_fp16_causal_m3_sq", .dtype = FR_F16, .B = 1, .N1 = 2,
+      .S1 = 256, .S2 = 256, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 band mode 4", .name = "eq_bf16_band_m4", .dtype = FR_BF16, .B = 1, .N1 = 2,
+      .S1 = 300, .S2 = 300, .D = 64, .sparse_mode = 4, .mask = CANON, BAND(64, 16)),
+    E(EQ, SQ, 0, FR_MOD_NONE, "fp32 pse type 1 (add then scale)", .name = "eq_fp32_pse1_bnss", .B = 1, .N1 = 2,
+      .S1 = 64, .S2 = 100, .D = 32, .pse_type = 1, .pse = FR_GEN_PSE_BNSS),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 pse type 0 (scale then add)", .name = "eq_bf16_pse0_bn1s", .dtype = FR_BF16,
+      .B = 2, .N1 = 2, .S1 = 64, .S2 = 130, .D = 64, .pse_type = 0, .pse = FR_GEN_PSE_BN1S),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp16 ALiBi pse type 2", .name = "eq_fp16_alibi_pse2", .dtype = FR_F16, .B = 1, .N1 = 4,
+      .S1 = 128, .S2 = 128, .D = 64, .pse_type = 2, .pse = FR_GEN_PSE_SLOPES_N),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 ALiBi pse type 3 with start indices", .name = "eq_bf16_alibi_pse3",
+      .dtype = FR_BF16, .B = 1, .N1 = 4, .S1 = 128, .S2 = 128, .D = 64, .pse_type = 3, .pse = FR_GEN_PSE_SLOPES_BN,
+      .q_start_idx = 3, .kv_start_idx = 1),
+    E(EQ, SQ, 0, FR_MOD_NONE, "bf16 dropout keep 0.8", .name = "eq_bf16_dropout", .dtype = FR_BF16, .B = 1, .N1 = 2,
+      .S1 = 100, .S2 = 200, .D = 64, .keep_prob = 0.8),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp16 sink", .name = "eq_fp16_sink", .dtype = FR_F16, .B = 1, .N1 = 4, .S1 = 64,
+      .S2 = 190, .D = 64, .sink = true),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 rope 128+64", .name = "eq_bf16_rope", .dtype = FR_BF16, .layout = FR_BSND, .B = 1,
+      .N1 = 2, .S1 = 64, .S2 = 100, .D = 128, .Drope = 64),
+    E(EQ, SD, 0, FR_MOD_NONE, "e4m3fn with dequant scales", .name = "eq_e4m3fn", .dtype = FR_E4M3FN, .B = 1, .N1 = 2,
+      .S1 = 200, .S2 = 300, .D = 64, .out_dtype = FR_F16),
+    E(EQ, SD, 0, FR_MOD_NONE, "e5m2 with dequant scales", .name = "eq_e5m2", .dtype = FR_E5M2, .B = 1, .N1 = 2,
+      .S1 = 130, .S2 = 260, .D = 64, .out_dtype = FR_BF16),
+    E(EQ, SD, 0, FR_MOD_NONE, "hif8 with dequant scales", .name = "eq_hif8", .dtype = FR_HIF8, .B = 1, .N1 = 2,
+      .S1 = 130, .S2 = 270, .D = 64, .out_dtype = FR_F16),
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 MLA-like Dk 576 / Dv 512", .name = "eq_bf16_d576_dv512", .dtype = FR_BF16, .B = 1,
+      .N1 = 2, .N2 = 1, .S1 = 32, .S2 = 100, .D = 576, .Dv = 512),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp32 GQA 6/3 mask BNSS", .name = "eq_fp32_gqa_bnss_mask", .B = 1, .N1 = 6, .N2 = 3,
+      .S1 = 40, .S2 = 70, .D = 32, .mask = FR_GEN_MASK_BNSS),
+
+    /* ---- boundaries ---- */
+    E(BD, SD, 0, FR_MOD_NONE, "empty batch", .name = "bd_empty_b0", .B = 0, .N1 = 2, .S1 = 8, .S2 = 8, .D = 16),
+    E(BD, SD, 0, FR_MOD_NONE, "no query rows", .name = "bd_empty_s1", .B = 1, .N1 = 2, .S1 = 0, .S2 = 8, .D = 16),
+    E(BD, SQ, FR_TAG_D1, FR_MOD_NONE, "no keys: every row fully masked (D8 -> D1)", .name = "bd_empty_s2", .B = 1,
+      .N1 = 2, .S1 = 8, .S2 = 0, .D = 16),
+    E(BD, SD, 0, FR_MOD_NONE, "one token", .name = "bd_one_token", .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 1,
+      .S2 = 1, .D = 64),
+    E(BD, SD, 0, FR_MOD_NONE, "one head, one query", .name = "bd_one_query", .B = 1, .N1 = 1, .S1 = 1, .S2 = 777,
+      .D = 64),
+    E(BD, SD, FR_TAG_TAIL, FR_MOD_NONE, "lengths 63 x 127", .name = "bd_tail_63x127", .dtype = FR_BF16, .B = 1,
+      .N1 = 2, .S1 = 63, .S2 = 127, .D = 64),
+    E(BD, SD, FR_TAG_TAIL, FR_MOD_NONE, "lengths 64 x 128", .name = "bd_tail_64x128", .dtype = FR_BF16, .B = 1,
+      .N1 = 2, .S1 = 64, .S2 = 128, .D = 64),
+    E(BD, SQ, FR_TAG_TAIL, FR_MOD_NONE, "lengths 65 x 129", .name = "bd_tail_65x129", .B = 1, .N1 = 2, .S1 = 65,
+      .S2 = 129, .D = 64),
+    E(BD, SD, FR_TAG_TAIL, FR_MOD_NONE, "lengths 127 x 255", .name = "bd_tail_127x255", .dtype = FR_F16, .B = 1,
+      .N1 = 2, .S1 = 127, .S2 = 255, .D = 64),
+    E(BD, SD, FR_TAG_TAIL, FR_MOD_NONE, "lengths 129 x 257", .name = "bd_tail_129x257", .B = 1, .N1 = 2, .S1 = 129,
+      .S2 = 257, .D = 64),
+    E(BD, SD, FR_TAG_TAIL, FR_MOD_NONE, "lengths 257 x 513", .name = "bd_tail_257x513", .dtype = FR_BF16, .B = 1,
+      .N1 = 1, .S1 = 257, .S2 = 513, .D = 64),
+    E(BD, SQ, 0, FR_MOD_NONE, "causal S1 > S2: fully masked rows (D1)", .name = "bd_d1_rows_m3", .dtype = FR_BF16,
+      .B = 1, .N1 = 2, .S1 = 200, .S2 = 120, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(BD, SD, 0, FR_MOD_NONE, "fp32 fully masked rows, band", .name = "bd_d1_rows_band", .B = 1, .N1 = 2, .S1 = 150,
+      .S2 = 150, .D = 32, .mask = SS, BAND(0, 0)),
+    E(BD, SD, FR_TAG_MASK, FR_MOD_FIRST_TILE_MASKED, "first key tile masked, later ones not; every 7th row empty",
+      .name = "bd_first_tile_masked", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 100, .S2 = 300, .D = 64, .mask = SS),
+    E(BD, SQ, FR_TAG_LARGE, FR_MOD_NONE, "scores around +-1e4 (fp32)", .name = "bd_huge_scores_fp32", .B = 1, .N1 = 2,
+      .S1 = 64, .S2 = 100, .D = 16, .in_scale = 100.0),
+    E(BD, SD, FR_TAG_LARGE, FR_MOD_NONE, "large bf16 inputs (|x| ~ 1e5)", .name = "bd_huge_inputs_bf16",
+      .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 64, .S2 = 100, .D = 16, .in_scale = 3e4, .scale = 1e-8),
+    E(BD, SD, 0, FR_MOD_NONE, "tiny inputs (1e-10)", .name = "bd_tiny_inputs", .B = 1, .N1 = 2, .S1 = 64, .S2 = 100,
+      .D = 32, .in_scale = 1e-10),
+    E(BD, SQ, FR_TAG_SENTINEL | FR_TAG_MASK, FR_MOD_SENTINEL, "real scores near -1e30 next to masked positions",
+      .name = "bd_neg_scores_not_masks", .B = 1, .N1 = 2, .S1 = 40, .S2 = 70, .D = 16, .mask = SS, .pse_type = 0,
+      .pse = FR_GEN_PSE_BNSS),
+    E(BD, SQ, FR_TAG_NAN_KV | FR_TAG_MASK, FR_MOD_NAN_KV, "NaN/Inf in masked-out K/V (fp32)", .name = "bd_nan_in_masked_kv",
+      .B = 1, .N1 = 2, .S1 = 50, .S2 = 140, .D = 32, .mask = SS),
+    E(BD, SD, FR_TAG_NAN_KV | FR_TAG_MASK, FR_MOD_NAN_KV, "NaN/Inf in masked-out K/V (bf16)",
+      .name = "bd_nan_in_masked_kv_bf16", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 50, .S2 = 300, .D = 64, .mask = SS),
+    E(BD, SD, 0, FR_MOD_NONE, "head dim 1", .name = "bd_headdim_1", .B = 1, .N1 = 2, .S1 = 33, .S2 = 65, .D = 1),
+    E(BD, SD, 0, FR_MOD_NONE, "head dim 3", .name = "bd_headdim_3", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 33,
+      .S2 = 65, .D = 3),
+    E(BD, SQ, 0, FR_MOD_NONE, "head dim 59", .name = "bd_headdim_59", .B = 1, .N1 = 2, .S1 = 70, .S2 = 130, .D = 59),
+    E(BD, SD, 0, FR_MOD_NONE, "head dim 111", .name = "bd_headdim_111", .dtype = FR_F16, .B = 1, .N1 = 2, .S1 = 40,
+      .S2 = 90, .D = 111),
+    E(BD, SD, 0, FR_MOD_NONE, "head dim 127", .name = "bd_headdim_127", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 40,
+      .S2 = 90, .D = 127),
+    E(BD, SD, 0, FR_MOD_NONE, "head dim 129", .name = "bd_headdim_129", .B = 1, .N1 = 2, .S1 = 40, .S2 = 90, .D = 129),
+    E(BD, SQ, FR_TAG_VARLEN, FR_MOD_NONE, "varlen with empty sequences", .name = "bd_varlen_empty", .dtype = FR_BF16,
+      .layout = FR_TND, .B = 4, .N1 = 2, .seq_q = {0, 70, 0, 130}, .seq_kv = {5, 90, 0, 140}, .D = 64),
+    E(BD, SD, FR_TAG_VARLEN, FR_MOD_NONE, "varlen, first batch empty, tails", .name = "bd_varlen_empty_first",
+      .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {0, 30, 65}, .seq_kv = {0, 40, 129}, .D = 32),
+
+    /* ---- properties ---- */
+    E(PR, SQ, 0, FR_MOD_V_IDENTITY, "V = I: the output is P (sum 1, >= 0, argmax), fp32", .name = "pr_explicit_p_fp32",
+      .B = 1, .N1 = 2, .S1 = 64, .S2 = 96, .D = 96, .scale = 0.3),
+    E(PR, SD, 0, FR_MOD_V_IDENTITY, "V = I: the output is P, bf16", .name = "pr_explicit_p_bf16", .dtype = FR_BF16,
+      .B = 1, .N1 = 2, .S1 = 64, .S2 = 128, .D = 128, .scale = 0.2),
+    E(PR, SD, 0, FR_MOD_V_IDENTITY, "V = I: the output is P, fp16", .name = "pr_explicit_p_fp16", .dtype = FR_F16,
+      .B = 1, .N1 = 2, .S1 = 64, .S2 = 128, .D = 128, .scale = 0.2),
+    E(PR, SQ, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows beta 0.4 (coherent gain), bf16", .name = "pr_peaked_b04_bf16",
+      .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 256, .S2 = 1024, .D = 64, .beta = 0.4),
+    E(PR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows beta 0.25, bf16", .name = "pr_peaked_b025_bf16",
+      .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 256, .S2 = 1024, .D = 64, .beta = 0.25),
+    E(PR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows beta 0.4, fp16", .name = "pr_peaked_b04_fp16", .dtype = FR_F16,
+      .B = 1, .N1 = 2, .S1 = 256, .S2 = 1024, .D = 64, .beta = 0.4),
+    E(PR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows beta 0.4, fp32", .name = "pr_peaked_b04_fp32", .B = 1, .N1 = 2,
+      .S1 = 128, .S2 = 512, .D = 64, .beta = 0.4),
+    E(PR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows, long keys, bf16", .name = "pr_peaked_long_bf16",
+      .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 64, .S2 = 4096, .D = 64, .beta = 0.4),
+
+    /* ---- order invariance (sparse top-k): the same key set in several orders ---- */
+    E(OR, SQ, FR_TAG_PEAKED, FR_MOD_NONE, "top-k, 4 orders of the same keys, fp32", .name = "or_topk_fp32", .B = 1,
+      .N1 = 2, .S1 = 64, .S2 = 300, .D = 32, .topk_w = 96, .beta = 0.4),
+    E(OR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "top-k per kv head, GQA, bf16", .name = "or_topk_bf16_gqa",
+      .dtype = FR_BF16, .B = 1, .N1 = 4, .N2 = 2, .S1 = 64, .S2 = 400, .D = 64, .topk_w = 200, .topk_per_kv_head = true,
+      .beta = 0.4),
+
+    /* ---- gradients ---- */
+    E(GR, SQ, 0, FR_MOD_NONE, "bf16 GQA causal", .name = "gr_bf16_gqa_causal", .bwd = true, .dtype = FR_BF16, .B = 1,
+      .N1 = 4, .N2 = 2, .S1 = 96, .S2 = 160, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(GR, SD, 0, FR_MOD_NONE, "fp16 dropout 0.7", .name = "gr_fp16_dropout", .bwd = true, .dtype = FR_F16, .B = 1,
+      .N1 = 2, .S1 = 80, .S2 = 150, .D = 64, .keep_prob = 0.7),
+    E(GR, SD, 0, FR_MOD_NONE, "fp32 fully masked rows", .name = "gr_fp32_d1_rows", .bwd = true, .B = 1, .N1 = 2,
+      .S1 = 120, .S2 = 70, .D = 32, .sparse_mode = 3, .mask = CANON),
+    E(GR, SD, 0, FR_MOD_NONE, "bf16 sink", .name = "gr_bf16_sink", .bwd = true, .dtype = FR_BF16, .B = 1, .N1 = 2,
+      .S1 = 64, .S2 = 100, .D = 64, .sink = true),
+    E(GR, SD, FR_TAG_TAIL, FR_MOD_NONE, "fp32 tails 65 x 129", .name = "gr_fp32_tail", .bwd = true, .B = 1, .N1 = 2,
+      .S1 = 65, .S2 = 129, .D = 64),
+    E(GR, SD, 0, FR_MOD_NONE, "bf16 pse type 1", .name = "gr_bf16_pse1", .bwd = true, .dtype = FR_BF16, .B = 1,
+      .N1 = 2, .S1 = 64, .S2 = 96, .D = 64, .pse_type = 1, .pse = FR_GEN_PSE_BNSS),
+    E(GR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "fp16 peaked TND", .name = "gr_fp16_tnd_peaked", .bwd = true,
+      .dtype = FR_F16, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {60, 0}, .seq_kv = {90, 7}, .D = 64, .beta = 0.4),
+
+    /* ---- determinism (built-in engines: repeats and thread counts, bitwise) ---- */
+    E(DT, SQ, 0, FR_MOD_NONE, "bf16 forward, threads 1 / 2 / default, repeated", .name = "dt_fwd_bf16_gqa",
+      .dtype = FR_BF16, .B = 2, .N1 = 4, .N2 = 2, .S1 = 200, .S2 = 300, .D = 64),
+    E(DT, SD, 0, FR_MOD_NONE, "fp32 backward, threads 1 / 2 / default, repeated", .name = "dt_bwd_fp32", .bwd = true,
+      .B = 1, .N1 = 2, .S1 = 130, .S2 = 200, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(DT, SD, 0, FR_MOD_NONE, "fp16 TND forward, threads 1 / 2 / default", .name = "dt_fwd_fp16_tnd", .dtype = FR_F16,
+      .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {100, 30, 200}, .seq_kv = {150, 30, 260}, .D = 64),
+
+    /* ---- long sequences (> 32K and > 64K keys) ---- */
+    E(BD, SL, FR_TAG_LONG, FR_MOD_NONE, "40000 keys, bf16", .name = "long_keys_40k_bf16", .dtype = FR_BF16, .B = 1,
+      .N1 = 1, .S1 = 32, .S2 = 40000, .D = 64),
+    E(BD, SL, FR_TAG_LONG | FR_TAG_PEAKED, FR_MOD_NONE, "70000 keys, fp32, peaked", .name = "long_keys_70k_fp32",
+      .B = 1, .N1 = 1, .S1 = 16, .S2 = 70000, .D = 64, .beta = 0.4),
+    E(BD, SL, FR_TAG_LONG, FR_MOD_NONE, "66000 keys causal, fp16", .name = "long_keys_66k_causal_fp16",
+      .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 64, .S2 = 66000, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 33000 keys, bf16", .name = "long_bwd_33k_bf16", .bwd = true,
+      .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 16, .S2 = 33000, .D = 64),
+};
+
+const int fr_suite_entry_count = (int)(sizeof fr_suite_entries / sizeof fr_suite_entries[0]);

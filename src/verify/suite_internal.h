@@ -1,0 +1,31 @@
+/* The suite's case table (suite_cases.c) and its post-processing steps, shared by the runner (suite.c). */
+#ifndef FR_VERIFY_SUITE_INTERNAL_H
+#define FR_VERIFY_SUITE_INTERNAL_H
+
+#include "verify/casegen.h"
+#include "verify/suite.h"
+
+enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u };
+
+/* Post-processing of a generated case. */
+typedef enum fr_suite_mod {
+    FR_MOD_NONE = 0,
+    FR_MOD_NAN_KV,          /* key columns masked for every query row, their K = NaN and V = +Inf (needs mask SS) */
+    FR_MOD_SENTINEL,        /* pse (type 0, BNSS, fp32) in [-3e30, -1e30]: real scores far below any additive mask */
+    FR_MOD_V_IDENTITY,      /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
+    FR_MOD_FIRST_TILE_MASKED /* the first 128 keys masked for every row, every 7th row fully masked (needs mask SS) */
+} fr_suite_mod;
+
+typedef struct fr_suite_entry {
+    fr_suite_cat cat;
+    unsigned sets; /* FR_SET_* */
+    unsigned tags; /* FR_TAG_* beyond those derived from the spec */
+    fr_suite_mod mod;
+    const char *what;
+    fr_gen_spec spec;
+} fr_suite_entry;
+
+extern const fr_suite_entry fr_suite_entries[];
+extern const int fr_suite_entry_count;
+
+#endif
