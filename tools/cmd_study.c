@@ -161,11 +161,12 @@ static int do_order_invariance(int argc, char **argv) {
     double beta = 0.25, thr = 8.0;
     bool bwd = true;
     const char *svg = NULL;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) { /* option, value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = true;
         if (!strcmp(a, "--no-bwd")) {
             bwd = false;
+            i--; /* no value */
             continue;
         }
         if (!v) ok = false;
@@ -184,7 +185,6 @@ static int do_order_invariance(int argc, char **argv) {
             fprintf(stderr, "flashref study order-invariance: bad option '%s'%s%s\n", a, v ? " " : "", v ? v : "");
             return 2;
         }
-        i++;
     }
     if (W > T) W = T;
     printf("order invariance (seed 001): absorbed sparse MLA, T = S = %lld, W = %lld, H = %lld, D = %lld latent + "
@@ -244,7 +244,7 @@ static int do_seqlen(int argc, char **argv) {
     int nl = 0;
     for (int64_t l = 1024; l <= 65536; l *= 2) lens[nl++] = l;
     const char *svg = NULL;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) { /* option, value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool ok = v != NULL;
         if (!ok) {
@@ -267,7 +267,6 @@ static int do_seqlen(int argc, char **argv) {
             fprintf(stderr, "flashref study seqlen: bad option '%s'%s%s\n", a, v ? " " : "", v ? v : "");
             return 2;
         }
-        i++;
     }
     printf("error vs sequence length: %lld query rows x S2 keys, D %lld, q/k/v iid N(0,1) rounded to the pipeline's "
            "dtype, scale D^-0.5, seed %lld\n",

@@ -3,17 +3,11 @@
 
 #include "core/core.h"
 #include "core/osm.h"
+#include "emulate/emu_osm2.h" /* base 2 instantiation of the same state */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The proved online-softmax state (core/osm.h) in the two exp bases: base e as defined there, base 2 as a second
- * instantiation of the same template with exp2 for the rescale factor. */
-#define FR_OSM_EXP_e2f32(x) exp2f(x)
-#define FR_OSM_EXP_e2f64(x) exp2(x)
-FR_OSM_DEFINE(e2f32, float, FLT_MAX)
-FR_OSM_DEFINE(e2f64, double, DBL_MAX)
 
 #define LOG2E 1.4426950408889634073599
 #define LN2 0.6931471805599453094172
