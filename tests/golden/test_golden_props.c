@@ -416,6 +416,7 @@ static void test_threads(gt_rng *r) {
         if (!run(&c, 1, 1)) continue;
         copy_outputs(&c, ref);
         for (int t = 2; t <= 3; t++) {
+            gt_free(&c.out), gt_free(&c.smax), gt_free(&c.ssum);
             gt_make_outputs(&c, 0, r); /* fresh NaN forward outputs; gradients are overwritten */
             if (!run(&c, t, 1)) continue;
             const fr_tensor *now[] = {&c.out, &c.smax, &c.ssum, &c.dq, &c.dk, &c.dv, &c.dsink};
