@@ -1,0 +1,241 @@
+/* The judge on constructed outputs with known answers: each defect is built by hand from the golden / ideal outputs
+ * of a small generated case, and must get its verdict and diagnosis; the ideal pipeline itself must PASS. */
+#include "core/core.h"
+#include "verify/casegen.h"
+#include "verify/judge.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                                            \
+    do {                                                                                                            \
+        if (!(cond)) {                                                                                              \
+            failures++;                                                                                             \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                 \
+            printf(__VA_ARGS__);                                                                                    \
+            printf("\n");                                                                                           \
+        }                                                                                                           \
+    } while (0)
+
+static const uint64_t kSeed = 4242;
+
+typedef struct tcase {
+    fr_gen_case g;
+    fr_case c;
+    fr_case_outputs gold, ideal;
+} tcase;
+
+static fr_status run(const fr_case *c, fr_engine_kind k, const fr_params *p, fr_case_outputs *o) {
+    fr_error err;
+    fr_status st = fr_case_alloc_outputs(c, k == FR_ENGINE_GOLDEN, o, &err);
+    if (st != FR_OK) return st;
+    fr_engine e = fr_engine_default(k);
+    st = c->op == FR_CASE_FWD ? fr_fwd(p, &c->in.fwd, &o->fwd, &e, &err) : fr_bwd(p, &c->in, &o->bwd, &e, &err);
+    if (st != FR_OK) printf("engine %d: %s\n", (int)k, err.msg);
+    return st;
+}
+
+static bool build(const fr_gen_spec *s, tcase *t) {
+    fr_error err;
+    memset(t, 0, sizeof *t);
+    if (fr_gen_build(s, kSeed, &t->g, &err) != FR_OK) {
+        printf("build %s: %s\n", s->name, err.msg);
+        failures++;
+        return false;
+    }
+    t->c.op = t->g.bwd ? FR_CASE_BWD : FR_CASE_FWD;
+    t->c.dtype = t->g.dtype;
+    t->c.params = t->g.params;
+    t->c.in = t->g.in;
+    if (run(&t->c, FR_ENGINE_GOLDEN, &t->c.params, &t->gold) != FR_OK ||
+        run(&t->c, FR_ENGINE_EMULATE, &t->c.params, &t->ideal) != FR_OK) {
+        failures++;
+        return false;
+    }
+    return true;
+}
+
+static void drop(tcase *t) {
+    fr_case_outputs_free(&t->gold);
+    fr_case_outputs_free(&t->ideal);
+    fr_gen_case_free(&t->g);
+}
+
+/* A copy of `src` converted into the operator's dtypes. */
+static void convert(const tcase *t, const fr_case_outputs *src, fr_case_outputs *dst) {
+    fr_error err;
+    fr_case_alloc_outputs(&t->c, false, dst, &err);
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        const fr_tensor *s = fr_case_output_cslot(src, (fr_case_output)k);
+        fr_tensor *d = fr_case_output_slot(dst, (fr_case_output)k);
+        if (!fr_tensor_present(s) || !fr_tensor_present(d)) continue;
+        for (int64_t i = 0; i < fr_tensor_numel(d); i++) fr_store_f64(d, i, fr_load_f64(s, i));
+    }
+}
+
+static fr_judgement judge(const tcase *t, const fr_case_outputs *iut, fr_status st, const char *msg, bool external) {
+    fr_judge_opts o = fr_judge_opts_default();
+    o.external = external;
+    fr_judgement j;
+    fr_error err;
+    fr_status s = fr_judge(&t->c, 0, &o, st, msg, iut, &t->gold, &t->ideal, &j, &err);
+    CHECK(s == FR_OK, "fr_judge: %s", err.msg);
+    return j;
+}
+
+static void expect(const char *what, fr_judgement j, fr_verdict v, fr_diag d) {
+    printf("%-28s %s %s: %s\n", what, fr_verdict_name(j.verdict), fr_diag_name(j.diag), j.why);
+    CHECK(j.verdict == v && j.diag == d, "%s: got %s/%s, want %s/%s", what, fr_verdict_name(j.verdict),
+          fr_diag_name(j.diag), fr_verdict_name(v), fr_diag_name(d));
+    fr_judgement_free(&j);
+}
+
+static void test_basic(void) {
+    fr_gen_spec s = {.name = "judge_bf16", .dtype = FR_BF16, .B = 1, .N1 = 4, .N2 = 2, .S1 = 48, .S2 = 80, .D = 64};
+    tcase t;
+    if (!build(&s, &t)) return;
+    fr_case_outputs o;
+    const fr_tensor *ao = &t.ideal.fwd.attention_out;
+    int64_t n = fr_tensor_numel(ao);
+
+    expect("ideal itself", judge(&t, &t.ideal, FR_OK, "", false), FR_PASS, FR_DIAG_NONE);
+    expect("golden rounded", (convert(&t, &t.gold, &o), judge(&t, &o, FR_OK, "", false)), FR_PASS, FR_DIAG_NONE);
+    fr_case_outputs_free(&o);
+
+    expect("unsupported", judge(&t, NULL, FR_E_UNSUPPORTED, "no", false), FR_SKIP, FR_DIAG_NONE);
+    expect("crash/status", judge(&t, NULL, FR_E_INTERNAL, "boom", false), FR_FAIL, FR_DIAG_ERROR_STATUS);
+    expect("unwritten", judge(&t, NULL, FR_E_OUTPUT, "unwritten: attention_out: 3 of 9", false), FR_FAIL,
+           FR_DIAG_UNWRITTEN);
+
+    /* Every row scaled by 1.02. */
+    convert(&t, &t.gold, &o);
+    for (int64_t i = 0; i < n; i++)
+        fr_store_f64(&o.fwd.attention_out, i, 1.02 * fr_load_f64(&t.gold.fwd.attention_out, i));
+    expect("rows scaled 1.02", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_SCALE);
+    fr_case_outputs_free(&o);
+
+    /* One NaN. */
+    convert(&t, &t.ideal, &o);
+    fr_store_f64(&o.fwd.attention_out, 17, NAN);
+    expect("one NaN", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_NAN);
+    fr_case_outputs_free(&o);
+
+    /* Wrong dtype. */
+    convert(&t, &t.ideal, &o);
+    o.fwd.attention_out.dtype = FR_F16;
+    expect("wrong dtype", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_SHAPE);
+    o.fwd.attention_out.dtype = FR_BF16;
+    fr_case_outputs_free(&o);
+
+    /* lse stored as the sum. */
+    convert(&t, &t.ideal, &o);
+    for (int64_t i = 0; i < fr_tensor_numel(&o.fwd.softmax_sum); i++)
+        fr_store_f64(&o.fwd.softmax_sum, i,
+                     fr_load_f64(&t.gold.fwd.softmax_max, i) + log(fr_load_f64(&t.gold.fwd.softmax_sum, i)));
+    expect("lse for sum", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_LSE_FOR_SUM);
+    fr_case_outputs_free(&o);
+
+    /* Stored max off by 1e-3 while the output is right. */
+    convert(&t, &t.ideal, &o);
+    for (int64_t i = 0; i < fr_tensor_numel(&o.fwd.softmax_max); i++)
+        fr_store_f64(&o.fwd.softmax_max, i, fr_load_f64(&t.gold.fwd.softmax_max, i) + 1e-3);
+    expect("stale stored max", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_SOFTMAX_STATS);
+    fr_case_outputs_free(&o);
+
+    /* GQA: heads 1 and 2 (whose kv head differs under h / G and h % N2) exchanged; heads 0 and 3 right. */
+    convert(&t, &t.ideal, &o);
+    int64_t hs = 48 * 64;
+    for (int64_t i = 0; i < hs; i++) {
+        fr_store_f64(&o.fwd.attention_out, 1 * hs + i, fr_load_f64(ao, 2 * hs + i));
+        fr_store_f64(&o.fwd.attention_out, 2 * hs + i, fr_load_f64(ao, 1 * hs + i));
+    }
+    expect("gqa heads", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_GQA_MAP);
+    fr_case_outputs_free(&o);
+
+    /* Coherent row gains of 4e-3 (about one bf16 ulp) on top of the ideal's error: inside the bounds, but coherent. */
+    convert(&t, &t.ideal, &o);
+    int64_t rows = n / 64;
+    for (int64_t r = 0; r < rows; r++) {
+        double g = (r % 2 ? 4e-3 : -4e-3);
+        for (int64_t d = 0; d < 64; d++) {
+            int64_t i = r * 64 + d;
+            double gv = fr_load_f64(&t.gold.fwd.attention_out, i), iv = fr_load_f64(ao, i);
+            fr_store_f64(&o.fwd.attention_out, i, iv + g * gv);
+        }
+    }
+    expect("coherent row gain", judge(&t, &o, FR_OK, "", false), FR_WARN, FR_DIAG_STALE_MAX);
+    fr_case_outputs_free(&o);
+    drop(&t);
+}
+
+/* Fully masked rows (causal, S1 > S2): NaN there, the mean of V there (Ascend default mode), and the latter from an
+ * external implementation (D1: implementation-defined, finite required). */
+static void test_d1(void) {
+    fr_gen_spec s = {.name = "judge_d1", .B = 1, .N1 = 2, .S1 = 40, .S2 = 24, .D = 32, .sparse_mode = 3,
+                     .mask = FR_GEN_MASK_CANONICAL};
+    tcase t;
+    if (!build(&s, &t)) return;
+    fr_case_outputs o;
+    const fr_tensor *gm = &t.gold.fwd.softmax_max;
+    for (int mode = 0; mode < 3; mode++) {
+        convert(&t, &t.ideal, &o);
+        int d1 = 0;
+        for (int64_t r = 0; r < 2 * 40; r++) {
+            if (fr_load_f64(gm, r * 8) > -FLT_MAX) continue;
+            d1++;
+            for (int64_t d = 0; d < 32; d++) fr_store_f64(&o.fwd.attention_out, r * 32 + d, mode == 0 ? NAN : 0.125);
+        }
+        CHECK(d1 == 2 * 16, "fully masked rows: %d, want 32", d1);
+        if (mode == 0) expect("D1 rows NaN", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_NAN_FULLY_MASKED);
+        if (mode == 1) expect("D1 rows mean of V", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_FULLY_MASKED);
+        if (mode == 2) expect("D1 rows external", judge(&t, &o, FR_OK, "", true), FR_PASS, FR_DIAG_NONE);
+        fr_case_outputs_free(&o);
+    }
+    drop(&t);
+}
+
+/* Hypotheses: the IUT computes top-left causal where bottom-right was meant, or pse type 0 where 1 was meant. */
+static void test_hypotheses(void) {
+    fr_gen_spec s = {.name = "judge_causal", .B = 1, .N1 = 2, .S1 = 20, .S2 = 50, .D = 32, .sparse_mode = 3,
+                     .mask = FR_GEN_MASK_CANONICAL};
+    tcase t;
+    if (build(&s, &t)) {
+        fr_params alt = t.c.params;
+        alt.sparse_mode = 2;
+        fr_case_outputs a, o;
+        if (run(&t.c, FR_ENGINE_EMULATE, &alt, &a) == FR_OK) {
+            convert(&t, &a, &o);
+            expect("top-left causal", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_CAUSAL_ALIGN);
+            fr_case_outputs_free(&o);
+            fr_case_outputs_free(&a);
+        }
+        drop(&t);
+    }
+    fr_gen_spec p = {.name = "judge_pse", .B = 1, .N1 = 2, .S1 = 20, .S2 = 30, .D = 32, .pse_type = 1,
+                     .pse = FR_GEN_PSE_BNSS, .scale = 0.3};
+    if (build(&p, &t)) {
+        fr_params alt = t.c.params;
+        alt.pse_type = 0;
+        fr_case_outputs a, o;
+        if (run(&t.c, FR_ENGINE_EMULATE, &alt, &a) == FR_OK) {
+            convert(&t, &a, &o);
+            expect("pse order", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_PSE_ORDER);
+            fr_case_outputs_free(&o);
+            fr_case_outputs_free(&a);
+        }
+        drop(&t);
+    }
+}
+
+int main(void) {
+    printf("test_judge: seed %llu\n", (unsigned long long)kSeed);
+    test_basic();
+    test_d1();
+    test_hypotheses();
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
