@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Openers of iut_plugin.c / iut_exec.c / the mutant zoo. Weak so that the verifier links while those files are being
  * written; a missing one reports FR_E_NOT_AVAILABLE. */
@@ -84,6 +85,11 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     (void)iut;
     (void)threads;
     if (!c->dir) return fr_fail(err, FR_E_INVALID_ARG, "disk: the case has no directory");
+    /* No primary output at all: the implementation did not run this case (SKIP, as exit 77 in the exec protocol). */
+    char p[4200];
+    snprintf(p, sizeof p, "%.4000s/%s.npy", c->dir, c->op == FR_CASE_FWD ? "attention_out" : "dq");
+    struct stat sb;
+    if (stat(p, &sb) != 0) return fr_fail(err, FR_E_UNSUPPORTED, "%s: no outputs on disk", p);
     fr_case_outputs d;
     fr_status st = fr_case_load_outputs(c, c->dir, &d, err);
     if (st != FR_OK) return st;
