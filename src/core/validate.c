@@ -501,6 +501,9 @@ static fr_status check_rope(const fr_fwd_inputs *in, fr_problem *pb, fr_error *e
 
 /* prefix for sparse modes 5/6 (spec 4.2): length B, prefix[b] in [0, S2_b] if S1_b > S2_b, else [S2_b - S1_b, S2_b]. */
 static fr_status check_prefix(const fr_params *p, const fr_problem *pb, fr_error *err) {
+    /* Mode 5: an absent prefix, or prefix[b] > S2, means "full compute" (spec 4.2): only the user mask applies. */
+    const bool optional = p->sparse_mode == 5;
+    if (optional && (!p->prefix || p->prefix_len == 0)) return FR_OK;
     if (pb->B > 0 && (!p->prefix || p->prefix_len == 0))
         return fr_fail(err, FR_E_PREFIX, "prefix: required with sparse_mode %d (length B = %lld)", p->sparse_mode,
                        LL(pb->B));
@@ -514,6 +517,7 @@ static fr_status check_prefix(const fr_params *p, const fr_problem *pb, fr_error
         int64_t s1, s2;
         batch_lens(pb, b, &s1, &s2);
         int64_t lo = s1 > s2 ? 0 : s2 - s1, v = p->prefix[b];
+        if (optional && v > s2) continue;
         if (v < lo || v > s2)
             return fr_fail(err, FR_E_PREFIX, "prefix[%lld] = %lld is outside [%lld, %lld] (S1 = %lld, S2 = %lld)",
                            LL(b), LL(v), LL(lo), LL(s2), LL(s1), LL(s2));

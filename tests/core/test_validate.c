@@ -288,12 +288,10 @@ enum { FWD_IN, FWD_OUT, BWD };
     /* prefix (modes 5/6) */                                                                                           \
     X(prefix_missing_mode6, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                 \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048))                                                                      \
-    X(prefix_missing_mode5, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 5;                                 \
-      c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6))                                                                      \
     X(prefix_wrong_length, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 5;                                  \
       c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6); c->p.prefix = c->prefix; c->p.prefix_len = 3)                        \
-    X(prefix_above_s2, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 5;                                      \
-      c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6); c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[1] = 7)      \
+    X(prefix_above_s2, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                      \
+      c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[1] = 7)      \
     X(prefix_negative, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                      \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = -1)     \
     X(prefix_below_s2_minus_s1, BIG, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                              \
@@ -511,6 +509,10 @@ enum { FWD_IN, FWD_OUT, BWD };
       c->p.next_tokens = 0)                                                                                            \
     X(mode5, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6); c->p.prefix = c->prefix;          \
       c->p.prefix_len = 2; c->prefix[0] = 0; c->prefix[1] = 6)                                                         \
+    /* mode 5: an absent prefix or prefix[b] > S2 means full compute (spec 4.2): only the user mask applies */        \
+    X(mode5_no_prefix, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6))                        \
+    X(mode5_prefix_above_s2, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6);                   \
+      c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = 7; c->prefix[1] = 6)                                \
     X(mode5_b1_2d, BIG, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.prefix = c->prefix;     \
       c->p.prefix_len = 1; c->prefix[0] = 100)                                                                         \
     X(mode6, BSND, c->p.sparse_mode = 6; c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix;          \
