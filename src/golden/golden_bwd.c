@@ -17,14 +17,14 @@
 typedef struct bwd_ws {
     double *Q, *Qr, *qs, *dY, *Dr_, *m, *l;       /* query side: GD_BR rows */
     double *K, *Kr, *V, *ks, *vs;                  /* key side: GD_BC rows */
-    double *x, *gq, *gqr, *gk, *gkr, *gv, *tmp;    /* scores; gradient accumulators */
+    double *x, *dp, *gq, *gqr, *gk, *gkr, *gv, *tmp; /* scores, dy.v; gradient accumulators */
     int32_t *cnt;
 } bwd_ws;
 
 static size_t bwd_ws_bytes(const fr_problem *pb) {
     int64_t Dk = pb->Dk, Dr = pb->Drope, Dv = pb->Dv;
     int64_t D = Dk > Dv ? Dk : Dv;
-    int64_t nd = GD_BR * (Dk + Dr + 1 + Dv + 3) + GD_BC * (Dk + Dr + Dv + 2) + GD_BR * GD_BC +
+    int64_t nd = GD_BR * (Dk + Dr + 1 + Dv + 3) + GD_BC * (Dk + Dr + Dv + 2) + 2 * GD_BR * GD_BC +
                  GD_BR * (Dk + Dr) + GD_BC * (Dk + Dr + Dv) + D;
     return (size_t)nd * sizeof(double) + (size_t)(GD_BR * GD_BC) * sizeof(int32_t);
 }
@@ -47,6 +47,7 @@ static bwd_ws bwd_ws_carve(const fr_problem *pb, char *mem) {
     w.ks = d; d += GD_BC;
     w.vs = d; d += GD_BC;
     w.x = d; d += GD_BR * GD_BC;
+    w.dp = d; d += GD_BR * GD_BC;
     w.gq = d; d += GD_BR * Dk;
     w.gqr = d; d += GD_BR * Dr;
     w.gk = d; d += GD_BC * Dk;
@@ -94,14 +95,13 @@ static void load_key_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_bat
 }
 
 /* For position (r, col) with multiplicity cnt: the probability p (one occurrence), the dropout factor z, and
- * dS = cnt * p * (z * dP - D) (every occurrence contributes). Returns dS; *pz = cnt * p * z. */
+ * dS = cnt * p * (z * dP - D) (every occurrence contributes); dyv = dy . v (raw). Returns dS; *pz = cnt * p * z. */
 static double grad_point(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j, int32_t cnt, double x,
-                         double m, double l, double D, const double *dy, const double *v, double vs, int64_t Dv,
-                         double *pz) {
+                         double m, double l, double D, double dyv, double vs, double *pz) {
     double p = exp(x - m) / l;
     double z = gd_drop_z(c, bt, h, i, j);
-    /* A dropped position has dP' = 0 without reading V (NaN/Inf there must not leak). */
-    double dp = z == 0.0 ? 0.0 : z * (gd_dot(dy, v, Dv) * vs);
+    /* A dropped position has dP' = 0 whatever V holds (NaN/Inf there must not leak). */
+    double dp = z == 0.0 ? 0.0 : z * (dyv * vs);
     *pz = (double)cnt * p * z;
     return (double)cnt * p * (dp - D);
 }
@@ -130,13 +130,14 @@ static double dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_ou
         int64_t nc = bt->S2 - j0 < GD_BC ? bt->S2 - j0 : GD_BC;
         load_key_side(c, in, bt, n2, j0, nc, true, w);
         if (gd_scores(c, bt, h, i0, nr, j0, nc, w->Q, w->Qr, w->qs, w->K, w->Kr, w->ks, w->x, w->cnt) == 0) continue;
+        gd_gemm_nt(w->dY, nr, w->V, nc, Dv, w->cnt, w->dp);
         for (int64_t r = 0; r < nr; r++)
             for (int64_t col = 0; col < nc; col++) {
                 int32_t cn = w->cnt[r * nc + col];
                 if (!cn) continue;
                 double pz;
                 double ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[r * nc + col], w->m[r], w->l[r],
-                                       w->Dr_[r], w->dY + r * Dv, w->V + col * Dv, w->vs[col], Dv, &pz);
+                                       w->Dr_[r], w->dp[r * nc + col], w->vs[col], &pz);
                 /* fp8: the gradient carries the dequant scale of the operand it multiplies (decisions 9). */
                 double dk = ds * w->ks[col];
                 const double *k = w->K + col * Dk;
@@ -176,13 +177,14 @@ static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_out
             load_query_side(c, in, bt, h, i0, nr, w);
             if (gd_scores(c, bt, h, i0, nr, j0, nc, w->Q, w->Qr, w->qs, w->K, w->Kr, w->ks, w->x, w->cnt) == 0)
                 continue;
+            gd_gemm_nt(w->dY, nr, w->V, nc, Dv, w->cnt, w->dp);
             for (int64_t r = 0; r < nr; r++)
                 for (int64_t col = 0; col < nc; col++) {
                     int32_t cn = w->cnt[r * nc + col];
                     if (!cn) continue;
                     double pz;
                     double ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[r * nc + col], w->m[r], w->l[r],
-                                           w->Dr_[r], w->dY + r * Dv, w->V + col * Dv, w->vs[col], Dv, &pz);
+                                           w->Dr_[r], w->dp[r * nc + col], w->vs[col], &pz);
                     if (pz != 0.0) {
                         const double *dy = w->dY + r * Dv;
                         double *gv = w->gv + col * Dv;

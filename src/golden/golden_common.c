@@ -259,6 +259,46 @@ static int64_t topk_index(const gd_ctx *c, const gd_batch *bt, int64_t n, int64_
     return (v >= 0.0 && v < 9.2e18) ? (int64_t)v : -1;
 }
 
+void gd_gemm_nt(const double *A, int64_t nr, const double *B, int64_t nc, int64_t D, const int32_t *cnt,
+                double *out) {
+    /* Two rows times four columns at a time share the loads; a position with cnt = 0 is computed only when a
+     * neighbour in its 2 x 4 tile is live (its value is never used). Each result is a sequential sum over d. */
+    int64_t rr = 0;
+    for (; rr + 2 <= nr; rr += 2) {
+        const double *q0 = A + rr * D, *q1 = q0 + D;
+        const int32_t *c0 = cnt + rr * nc, *c1 = c0 + nc;
+        double *x0 = out + rr * nc, *x1 = x0 + nc;
+        int64_t col = 0;
+        for (; col + 4 <= nc; col += 4) {
+            if (!(c0[col] | c0[col + 1] | c0[col + 2] | c0[col + 3] | c1[col] | c1[col + 1] | c1[col + 2] |
+                  c1[col + 3]))
+                continue;
+            const double *k0 = B + col * D, *k1 = k0 + D, *k2 = k1 + D, *k3 = k2 + D;
+            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
+            for (int64_t d = 0; d < D; d++) {
+                double u = q0[d], v = q1[d], w0 = k0[d], w1 = k1[d], w2 = k2[d], w3 = k3[d];
+                a0 += u * w0;
+                a1 += u * w1;
+                a2 += u * w2;
+                a3 += u * w3;
+                b0 += v * w0;
+                b1 += v * w1;
+                b2 += v * w2;
+                b3 += v * w3;
+            }
+            x0[col] = a0, x0[col + 1] = a1, x0[col + 2] = a2, x0[col + 3] = a3;
+            x1[col] = b0, x1[col + 1] = b1, x1[col + 2] = b2, x1[col + 3] = b3;
+        }
+        for (; col < nc; col++) {
+            if (c0[col]) x0[col] = gd_dot(q0, B + col * D, D);
+            if (c1[col]) x1[col] = gd_dot(q1, B + col * D, D);
+        }
+    }
+    for (; rr < nr; rr++)
+        for (int64_t col = 0; col < nc; col++)
+            if (cnt[rr * nc + col]) out[rr * nc + col] = gd_dot(A + rr * D, B + col * D, D);
+}
+
 int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
                   const double *Q, const double *Qr, const double *qs, const double *K, const double *Kr,
                   const double *ks, double *x, int32_t *cnt) {
@@ -283,43 +323,9 @@ int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, in
     int64_t live = 0;
     for (int64_t k = 0; k < nr * nc; k++) live += cnt[k] != 0;
     if (live == 0) return 0;
-    /* 2. Raw scores s = q.k (+ q_rope.k_rope), each a sequential sum over d (the same for any blocking). Two rows
-     * times four columns at a time share the loads; an excluded position is computed only when a neighbour in the
-     * 2 x 4 tile is live (its value is never used). */
-    int64_t rr = 0;
-    for (; rr + 2 <= nr; rr += 2) {
-        const double *q0 = Q + rr * Dk, *q1 = q0 + Dk;
-        const int32_t *c0 = cnt + rr * nc, *c1 = c0 + nc;
-        double *x0 = x + rr * nc, *x1 = x0 + nc;
-        int64_t col = 0;
-        for (; col + 4 <= nc; col += 4) {
-            if (!(c0[col] | c0[col + 1] | c0[col + 2] | c0[col + 3] | c1[col] | c1[col + 1] | c1[col + 2] |
-                  c1[col + 3]))
-                continue;
-            const double *k0 = K + col * Dk, *k1 = k0 + Dk, *k2 = k1 + Dk, *k3 = k2 + Dk;
-            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0;
-            for (int64_t d = 0; d < Dk; d++) {
-                double u = q0[d], v = q1[d], w0 = k0[d], w1 = k1[d], w2 = k2[d], w3 = k3[d];
-                a0 += u * w0;
-                a1 += u * w1;
-                a2 += u * w2;
-                a3 += u * w3;
-                b0 += v * w0;
-                b1 += v * w1;
-                b2 += v * w2;
-                b3 += v * w3;
-            }
-            x0[col] = a0, x0[col + 1] = a1, x0[col + 2] = a2, x0[col + 3] = a3;
-            x1[col] = b0, x1[col + 1] = b1, x1[col + 2] = b2, x1[col + 3] = b3;
-        }
-        for (; col < nc; col++) {
-            if (c0[col]) x0[col] = gd_dot(q0, K + col * Dk, Dk);
-            if (c1[col]) x1[col] = gd_dot(q1, K + col * Dk, Dk);
-        }
-    }
-    for (; rr < nr; rr++)
-        for (int64_t col = 0; col < nc; col++)
-            if (cnt[rr * nc + col]) x[rr * nc + col] = gd_dot(Q + rr * Dk, K + col * Dk, Dk);
+    /* 2. Raw scores s = q.k (+ q_rope.k_rope), each a sequential sum over d (the same for any blocking). */
+    gd_gemm_nt(Q, nr, K, nc, Dk, cnt, x);
+    int64_t rr;
     if (Dr > 0)
         for (rr = 0; rr < nr; rr++)
             for (int64_t col = 0; col < nc; col++)

@@ -63,6 +63,11 @@ int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, in
                   const double *Q, const double *Qr, const double *qs, const double *K, const double *Kr,
                   const double *ks, double *x, int32_t *cnt);
 
+/* out[r][col] = A[r] . B[col] (rows of length D, each a sequential sum over d) where cnt[r][col] != 0; other
+ * entries may be written or not. A: [nr][D], B: [nc][D], cnt and out: [nr][nc]. */
+void gd_gemm_nt(const double *A, int64_t nr, const double *B, int64_t nc, int64_t D, const int32_t *cnt,
+                double *out);
+
 /* Sequential dot product (fixed order). */
 static inline double gd_dot(const double *a, const double *b, int64_t n) {
     double s = 0.0;
