@@ -1,7 +1,7 @@
 /* Implementations under test: spec parsing, the built-in engines, outputs on disk, and the one run path that every
  * kind goes through (outputs allocated here in the operator's dtypes, prefilled with a NaN payload no arithmetic
  * produces, surrounded by guard bytes; both checked after the run). Plugins and commands live in iut_plugin.c and
- * iut_exec.c; mutants come from mutants.h. */
+ * iut_exec.c; mutants in iut_mutant.c (the zoo of mutants.h). */
 #include "verify/iut_internal.h"
 
 #include "core/core.h"
@@ -12,11 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Openers of iut_plugin.c / iut_exec.c / the mutant zoo. Weak so that the verifier links while those files are being
- * written; a missing one reports FR_E_NOT_AVAILABLE. */
-fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) __attribute__((weak));
-fr_status fr_iut_exec_open(const char *cmd, fr_iut *iut, fr_error *err) __attribute__((weak));
-fr_status fr_iut_mutant_open(const char *name, fr_iut *iut, fr_error *err) __attribute__((weak));
+/* The mutant zoo's opener (iut_mutant.c); plugins and commands are declared in iut_internal.h. */
+fr_status fr_iut_mutant_open(const char *name, fr_iut *iut, fr_error *err);
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Built-in engines. */
@@ -135,16 +132,13 @@ fr_status fr_iut_open(const char *spec, fr_iut **out, fr_error *err) {
     fr_status st = new_iut(&iut, spec, err);
     if (st != FR_OK) return st;
     if (!strncmp(spec, "plugin:", 7)) {
-        st = fr_iut_plugin_open ? fr_iut_plugin_open(spec + 7, iut, err)
-                                : fr_fail(err, FR_E_NOT_AVAILABLE, "--impl: plugins are not available in this build");
+        st = fr_iut_plugin_open(spec + 7, iut, err);
         if (st == FR_OK) iut->kind = FR_IUT_PLUGIN;
     } else if (!strncmp(spec, "exec:", 5)) {
-        st = fr_iut_exec_open ? fr_iut_exec_open(spec + 5, iut, err)
-                              : fr_fail(err, FR_E_NOT_AVAILABLE, "--impl: exec is not available in this build");
+        st = fr_iut_exec_open(spec + 5, iut, err);
         if (st == FR_OK) iut->kind = FR_IUT_EXEC;
     } else if (!strncmp(spec, "mutant:", 7)) {
-        st = fr_iut_mutant_open ? fr_iut_mutant_open(spec + 7, iut, err)
-                                : fr_fail(err, FR_E_NOT_AVAILABLE, "--impl: mutants are not available in this build");
+        st = fr_iut_mutant_open(spec + 7, iut, err);
         if (st == FR_OK) iut->kind = FR_IUT_MUTANT;
     } else if (!strncmp(spec, "fast", 4) || !strncmp(spec, "golden", 6) || !strncmp(spec, "emulate", 7)) {
         st = engine_open(spec, iut, err);

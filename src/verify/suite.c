@@ -343,6 +343,7 @@ static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, f
     snprintf(cr->name, sizeof cr->name, "%s", it->spec->name);
     cr->cat = it->cat;
     cr->tags = it->tags;
+    cr->purpose = it->e ? it->e->tags : 0;
     cr->bwd = it->spec->bwd;
     double t0 = now_s();
     fr_gen_case g;
@@ -508,6 +509,7 @@ static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const f
     snprintf(cr->name, sizeof cr->name, "%s", base_name(dir));
     cr->cat = cat;
     cr->tags = read_tags(dir, &cr->cat);
+    cr->purpose = cr->tags;
     if (cat == FR_CAT_REGRESSION) cr->cat = FR_CAT_REGRESSION;
     double t0 = now_s();
     fr_case c;
@@ -549,8 +551,25 @@ static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const f
 /* ---------------------------------------------------------------------------------------------------------------- */
 
 static int diag_generic(fr_diag d) {
+    /* Consequences of many defects: chosen only when nothing more specific was found. */
     return d == FR_DIAG_PRECISION || d == FR_DIAG_NAN || d == FR_DIAG_MASK || d == FR_DIAG_PSE ||
-           d == FR_DIAG_GRADIENT || d == FR_DIAG_ERROR_STATUS;
+           d == FR_DIAG_GRADIENT || d == FR_DIAG_ERROR_STATUS || d == FR_DIAG_FULLY_MASKED;
+}
+
+/* The tag a diagnosis is the purpose of (0: none). */
+static unsigned diag_purpose(fr_diag d) {
+    switch (d) {
+    case FR_DIAG_TILE_TAIL: return FR_TAG_TAIL;
+    case FR_DIAG_HEAD_DIM: return FR_TAG_HEADDIM;
+    case FR_DIAG_VARLEN: return FR_TAG_VARLEN;
+    case FR_DIAG_MASK_SENTINEL: return FR_TAG_SENTINEL;
+    case FR_DIAG_NAN_LEAK: return FR_TAG_NAN_KV;
+    case FR_DIAG_OVERFLOW: return FR_TAG_LARGE;
+    case FR_DIAG_INDEX32: return FR_TAG_INDEX64;
+    case FR_DIAG_DROPOUT: return FR_TAG_DROPOUT;
+    case FR_DIAG_STALE_MAX: return FR_TAG_PEAKED;
+    default: return 0;
+    }
 }
 
 void fr_suite_summarize(fr_suite_result *r) {
@@ -561,8 +580,10 @@ void fr_suite_summarize(fr_suite_result *r) {
     for (int k = 0; k < r->n; k++) {
         const fr_case_result *c = &r->cases[k];
         r->count[c->cat][c->j.verdict]++;
-        if (c->j.verdict == FR_FAIL) fail = true, nd[c->j.diag][0]++;
-        if (c->j.verdict == FR_WARN) warn = true, nd[c->j.diag][1]++;
+        /* A case designed for a failure class that gets that diagnosis is stronger evidence than a side effect. */
+        int w = (diag_purpose(c->j.diag) & c->purpose) ? 3 : 1;
+        if (c->j.verdict == FR_FAIL) fail = true, nd[c->j.diag][0] += w;
+        if (c->j.verdict == FR_WARN) warn = true, nd[c->j.diag][1] += w;
         if (c->j.verdict != FR_SKIP) any = true;
     }
     r->overall = fail ? FR_FAIL : warn ? FR_WARN : any ? FR_PASS : FR_SKIP;

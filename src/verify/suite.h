@@ -34,6 +34,7 @@ typedef struct fr_case_result {
     char name[96];
     fr_suite_cat cat;
     unsigned tags;
+    unsigned purpose; /* the tags the case was designed for (its diagnosis counts triple in the summary) */
     bool bwd;
     fr_dtype dtype;
     int64_t S1, S2;
