@@ -15,7 +15,8 @@ extern "C" {
 #endif
 
 /* Like fr_convert_array, with the variant forced. FR_ISA_AUTO = what fr_convert_array uses. FR_E_NOT_AVAILABLE when
- * this build or this CPU lacks the variant; FR_E_DTYPE for an unsupported pair; FR_E_NULL for a NULL buffer with n > 0.
+ * this build or this CPU lacks the variant; FR_E_DTYPE for an unsupported pair; FR_E_NULL for a NULL buffer with n > 0;
+ * FR_E_OVERFLOW when n * 4 bytes overflows size_t; FR_E_INVALID_ARG for an unknown isa, rounding or saturation mode.
  * Vectorized: fp32 <-> bf16 and fp32 <-> fp16 under AVX2 and AVX-512; fp32 <-> e4m3fn, e5m2, hif8 under AVX-512
  * (both roundings, both saturation modes); everything else runs the scalar routines. FR_ISA_AVX512_BF16 runs the
  * AVX-512 code (the hardware bf16 instructions flush subnormals and only round to nearest even, so they are not

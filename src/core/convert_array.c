@@ -6,6 +6,7 @@
 
 #include <cpuid.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,7 @@ fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from
     if (isa < FR_ISA_AUTO || isa > FR_ISA_AVX512_BF16) return FR_E_INVALID_ARG;
     if (n == 0) return FR_OK;
     if (!dst || !src) return FR_E_NULL;
+    if (n > SIZE_MAX / sizeof(float)) return FR_E_OVERFLOW; /* no buffer can hold it */
     if (isa == FR_ISA_AUTO) isa = fr_convert_isa_selected();
     else if (!cpu_has(isa)) return FR_E_NOT_AVAILABLE;
     if (copy) {

@@ -432,6 +432,7 @@ static void test_arrays(void) {
     CHECK(fr_convert_array(FR_F16, NULL, FR_F32, x, 10, FR_ROUND_NEAREST_EVEN, FR_SAT) == FR_E_NULL);
     CHECK(fr_convert_array(FR_F16, c, FR_F32, NULL, 10, FR_ROUND_NEAREST_EVEN, FR_SAT) == FR_E_NULL);
     CHECK(fr_convert_array(FR_F16, NULL, FR_F32, NULL, 0, FR_ROUND_NEAREST_EVEN, FR_SAT) == FR_OK);
+    CHECK(fr_convert_array(FR_F16, c, FR_F32, x, SIZE_MAX / 2, FR_ROUND_NEAREST_EVEN, FR_SAT) == FR_E_OVERFLOW);
     CHECK(fr_convert_array(FR_F16, c, FR_F32, x, 10, (fr_round)7, FR_SAT) == FR_E_INVALID_ARG);
     CHECK(fr_convert_array(FR_F16, c, FR_F32, x, 10, FR_ROUND_NEAREST_EVEN, (fr_sat)7) == FR_E_INVALID_ARG);
     CHECK(fr_convert_array_isa((fr_isa)99, FR_F16, c, FR_F32, x, 10, FR_ROUND_NEAREST_EVEN, FR_SAT) ==
