@@ -266,6 +266,19 @@ static void shape_str(const fr_tensor *t, char *s, size_t n) {
 
 /* Reads the command's outputs from dir into o (allocated by fr_iut_run), checking each file's dtype and shape. */
 static fr_status take_outputs(const fr_case *c, const char *dir, fr_case_outputs *o, fr_error *err) {
+    /* A missing file is named here, without the temporary directory's path (gone by the time anyone reads it). */
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        if (!fr_tensor_present(fr_case_output_slot(o, (fr_case_output)k))) continue;
+        const char *name = fr_case_output_name((fr_case_output)k);
+        char file[64];
+        snprintf(file, sizeof file, "%s.npy", name);
+        char *path = fr_io_join(dir, file);
+        if (!path) return fr_fail(err, FR_E_NOMEM, "exec: out of memory");
+        struct stat sb;
+        bool there = stat(path, &sb) == 0;
+        free(path);
+        if (!there) return fr_fail(err, FR_E_IO, "exec: %s: missing (the command exited 0 without writing it)", file);
+    }
     fr_case_outputs d;
     memset(&d, 0, sizeof d);
     fr_status st = fr_case_load_outputs(c, dir, &d, err);
