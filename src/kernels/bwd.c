@@ -248,6 +248,111 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
     return dsink;
 }
 
+/* Top-k gather backward (D7): one task per (b, kv head) owns dK, dV of that head (fp64 accumulators over the batch's
+ * keys) and dQ of its G query heads' rows; rows in a fixed order, so results do not depend on the thread count. */
+static fr_status bwd_topk(const bwd_ctx *c, int nt, fr_error *err) {
+    const fr_problem *pb = c->pb;
+    const fr_sem *sem = &c->sem;
+    const fr_bwd_inputs *in = c->in;
+    const fr_fwd_inputs *fin = c->fin;
+    int64_t DQ = c->DQ, Dv = pb->Dv, ntask = pb->B * pb->N2, S2max = pb->S2 > 0 ? pb->S2 : 1;
+    double *dsink = calloc((size_t)(pb->B * pb->N1 + 1), sizeof(double));
+    if (!dsink) return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
+    int failed = 0;
+#pragma omp parallel num_threads(nt)
+    {
+        double *dk = malloc(sizeof(double) * (size_t)(S2max * DQ + 1)), *dv = malloc(sizeof(double) * (size_t)(S2max * Dv + 1));
+        double *dq = malloc(sizeof(double) * (size_t)(DQ + 1));
+        float *q = malloc(sizeof(float) * (size_t)(DQ + 1)), *k = malloc(sizeof(float) * (size_t)(DQ + 1));
+        float *v = malloc(sizeof(float) * (size_t)(Dv + 1)), *dy = malloc(sizeof(float) * (size_t)(Dv + 1));
+        float *o = malloc(sizeof(float) * (size_t)((DQ > Dv ? DQ : Dv) + 1));
+        int64_t *cols = malloc(sizeof(int64_t) * (size_t)(pb->W + 1));
+        float sc[FR_K_BN], pse[FR_K_BN];
+        uint8_t keep[FR_K_BN];
+        bool ok = dk && dv && dq && q && k && v && dy && o && cols;
+        if (!ok) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < ntask; t++) {
+            if (!ok) continue;
+            fr_sem_batch sb;
+            if (pb->layout == FR_TND) sb = c->batches[t / pb->N2];
+            else fr_sem_batch_get(sem, t / pb->N2, &sb);
+            int64_t kv = t % pb->N2;
+            memset(dk, 0, sizeof(double) * (size_t)(sb.S2 * DQ));
+            memset(dv, 0, sizeof(double) * (size_t)(sb.S2 * Dv));
+            for (int64_t g = 0; g < pb->G; g++) {
+                int64_t h = kv * pb->G + g;
+                for (int64_t i = 0; i < sb.S1; i++) {
+                    int64_t ld;
+                    memmove(q, rows_view(c, &fin->query, &fin->query_rope, pb->Dk, pb->Drope, &sb, sb.q0, h, i, 1, q, &ld),
+                           sizeof(float) * (size_t)DQ);
+                    memmove(dy, rows_view(c, &in->dy, NULL, Dv, 0, &sb, sb.q0, h, i, 1, dy, &ld), sizeof(float) * (size_t)Dv);
+                    float di = c->di_all[di_index(c, &sb, h, i)], msub, invl;
+                    float m = (float)fr_load_f64(&in->softmax_max, fr_softmax_offset(&in->softmax_max, pb->layout, c->sl,
+                                                                                        sb.q0, sb.b, h, i, 0));
+                    float l = (float)fr_load_f64(&in->softmax_sum, fr_softmax_offset(&in->softmax_sum, pb->layout, c->sl,
+                                                                                        sb.q0, sb.b, h, i, 0));
+                    for (int64_t d = 0; d < DQ; d++) dq[d] = 0.0;
+                    if (fr_osm_f32_bwd_row(m, l, &msub, &invl)) {
+                        if (sem->sink) dsink[sb.b * pb->N1 + h] -= (double)(expf(fr_sem_sink(sem, h) - msub) * invl) * di;
+                        float one = 1.0f;
+                        int64_t n = fr_sem_topk_row(sem, &sb, h, i, cols);
+                        for (int64_t e = 0; e < n; e++) {
+                            int64_t j = cols[e];
+                            const float *kr = rows_view(c, &fin->key, &fin->key_rope, pb->Dk, pb->Drope, &sb, sb.kv0, kv, j,
+                                                        1, k, &ld);
+                            float sv = 0.0f;
+                            for (int64_t d0 = 0; d0 < DQ; d0 += FR_K_KB) {
+                                float part = 0.0f;
+                                for (int64_t d = d0; d < DQ && d < d0 + FR_K_KB; d++) part += q[d] * kr[d];
+                                sv += part;
+                            }
+                            sc[0] = sv;
+                            fr_k_scores(sem, &sb, h, kv, i, 1, j, 1, FR_TILE_PARTIAL, &one, sc, pse, keep);
+                            if (sc[0] == -INFINITY) continue;
+                            float p = expf(sc[0] - msub) * invl;
+                            float z = sem->dropout ? (fr_sem_drop_bit(sem, &sb, h, i, j) ? sem->rkeep : 0.0f) : 1.0f;
+                            const float *vr = rows_view(c, &fin->value, NULL, Dv, 0, &sb, sb.kv0, kv, j, 1, v, &ld);
+                            double dp = 0.0;
+                            for (int64_t d = 0; d < Dv; d++) {
+                                dp += (double)dy[d] * (double)vr[d];
+                                dv[j * Dv + d] += (double)(p * z) * (double)dy[d];
+                            }
+                            double ds = (double)p * (dp * (double)z - (double)di);
+                            for (int64_t d = 0; d < DQ; d++) {
+                                dk[j * DQ + d] += ds * (double)q[d];
+                                dq[d] += ds * (double)kr[d];
+                            }
+                        }
+                    }
+                    for (int64_t d = 0; d < DQ; d++) o[d] = (float)(dq[d] * (double)sem->scale);
+                    store_rows(c, &c->out->dq, &c->out->dq_rope, &sb, sb.q0, h, i, o, pb->Dk, pb->Drope);
+                }
+            }
+            for (int64_t j = 0; j < sb.S2; j++) {
+                for (int64_t d = 0; d < DQ; d++) o[d] = (float)(dk[j * DQ + d] * (double)sem->scale);
+                store_rows(c, &c->out->dk, &c->out->dk_rope, &sb, sb.kv0, kv, j, o, pb->Dk, pb->Drope);
+                for (int64_t d = 0; d < Dv; d++) o[d] = (float)dv[j * Dv + d];
+                store_rows(c, &c->out->dv, NULL, &sb, sb.kv0, kv, j, o, Dv, 0);
+            }
+        }
+        free(dk), free(dv), free(dq), free(q), free(k), free(v), free(dy), free(o), free(cols);
+    }
+    if (!failed && sem->sink && fr_tensor_present(&c->out->dsink))
+        for (int64_t h = 0; h < pb->N1; h++) {
+            double sum = 0;
+            for (int64_t b = 0; b < pb->B; b++) sum += dsink[b * pb->N1 + h];
+            float val = (float)sum;
+            fr_kio_store_f32(&c->out->dsink, h * c->out->dsink.strides[0], 1, &val);
+        }
+    free(dsink);
+    if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': top-k backward workspace");
+    return FR_OK;
+}
+
 static void batch_of(const bwd_ctx *c, const int64_t *task0, int64_t t, int64_t *b) {
     int64_t lo = 0, hi = c->pb->B - 1;
     while (lo < hi) {
@@ -290,7 +395,6 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     c.sl = p->softmax_layout;
     fr_status st = fr_sem_init(&c.sem, pb, p, &in->fwd, err);
     if (st != FR_OK) return st;
-    if (c.sem.topk) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': topk_indices not supported yet");
     if (pb->fp8) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': fp8 backward not supported (spec 7.2 is [U])");
     c.DQ = pb->Dk + pb->Drope;
     int64_t nA = 0, nB = 0;
@@ -359,8 +463,8 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             }
         }
         bwd_ws w;
-        bool ok = ws_alloc(&w, &c);
-        if (!ok) {
+        bool ok = !c.sem.topk && ws_alloc(&w, &c);
+        if (!ok && !c.sem.topk) {
 #pragma omp atomic write
             failed = 1;
         }
@@ -382,6 +486,11 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             if (c.dsink_part) c.dsink_part[t] = ds;
         }
         if (ok) ws_free(&w);
+    }
+    if (!failed && c.sem.topk) {
+        st = bwd_topk(&c, nt, err);
+        free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part), free(c.di_all);
+        return st;
     }
     if (!failed && c.sem.sink && fr_tensor_present(&out->dsink)) {
         /* per head, the tasks' partial sums in task order: independent of the thread count */

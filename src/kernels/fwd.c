@@ -36,6 +36,9 @@ typedef struct fwd_ws {
     float *t, *oc;                   /* one tile's P.V; Kahan compensation of o */
     const float *vp;                 /* the V tile [nj x Dv] for P.V: w->v or the input itself */
     int64_t ldv;
+    int64_t *cols;                   /* top-k: one row's listed key columns [W] */
+    float *xs;                       /* top-k: their scores, then P [W] */
+    double *od;                      /* top-k: one row's O accumulator in fp64 [Dv] */
     uint8_t *keep, *drop;
     uint16_t *row16;                 /* one bf16 row */
     uint32_t *qb, *ktb, *pb2, *vb;   /* bf16 pair-packed Q [BM][DQ2], K^T [DQ2][BN], P [BM][BN/2], V [BN/2][Dv] */
@@ -45,7 +48,7 @@ typedef struct fwd_ws {
 } fwd_ws;
 
 static void ws_free(fwd_ws *w) {
-    free(w->t), free(w->oc);
+    free(w->t), free(w->oc), free(w->cols), free(w->xs), free(w->od);
     free(w->q), free(w->kt), free(w->v), free(w->s), free(w->o), free(w->pse), free(w->keep), free(w->drop);
     free(w->row16), free(w->qb), free(w->ktb), free(w->pb2), free(w->vb);
     memset(w, 0, sizeof *w);
@@ -65,6 +68,13 @@ static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     w->keep = malloc(FR_K_BM * FR_K_BN);
     w->drop = malloc(FR_K_BM * FR_K_BN);
     bool ok = w->t && w->oc && w->q && w->kt && w->v && w->s && w->o && w->pse && w->keep && w->drop;
+    if (c->sem.topk) {
+        int64_t W = c->pb->W > 0 ? c->pb->W : 1;
+        w->cols = malloc(sizeof(int64_t) * (size_t)W);
+        w->xs = malloc(sizeof(float) * (size_t)W);
+        w->od = malloc(sizeof(double) * (size_t)Dv);
+        ok = ok && w->cols && w->xs && w->od;
+    }
     if (c->bf16) {
         int64_t D2 = c->DQ2 > 0 ? c->DQ2 : 1;
         w->row16 = malloc(sizeof(uint16_t) * (size_t)(2 * D2 + 2 * Dv));
@@ -272,6 +282,75 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     }
 }
 
+/* Top-k gather (D7): each row takes part only at its listed key columns (duplicates count once per occurrence),
+ * subject to every other rule at that position. One row at a time: the list is the row's only "tile", so the osm
+ * state sees one update; P.V and l accumulate in fp64 (W is small next to S2; this path is about the semantics). */
+static void fwd_task_topk(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
+    const fr_problem *pb = c->pb;
+    const fr_sem *sem = &c->sem;
+    const fr_fwd_inputs *in = c->in;
+    int64_t nq = min64(FR_K_BQ, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv, DQ = c->DQ;
+    float *qrow = w->q, *krow = w->kt, *vrow = w->v; /* scratch rows */
+    for (int64_t r = 0; r < nq; r++) {
+        int64_t i = i0 + r;
+        load_qk_row(c, &in->query, &in->query_rope, sb, sb->q0, h, i, qrow);
+        w->dq[0] = pb->fp8 ? fr_sem_dscale_q(sem, sb, h, i) : 1.0f;
+        int64_t n = fr_sem_topk_row(sem, sb, h, i, w->cols), m = 0;
+        float tmax = -INFINITY;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t j = w->cols[k];
+            load_qk_row(c, &in->key, &in->key_rope, sb, sb->kv0, kv, j, krow);
+            float s = 0.0f;
+            for (int64_t d0 = 0; d0 < DQ; d0 += FR_K_KB) { /* blocked like the GEMM microkernels */
+                float part = 0.0f;
+                for (int64_t d = d0; d < DQ && d < d0 + FR_K_KB; d++) part += qrow[d] * krow[d];
+                s += part;
+            }
+            w->s[0] = s;
+            fr_k_scores(sem, sb, h, kv, i, 1, j, 1, FR_TILE_PARTIAL, w->dq, w->s, w->pse, w->keep);
+            if (w->s[0] == -INFINITY) continue; /* excluded by the mask rules */
+            w->cols[m] = j;
+            w->xs[m++] = w->s[0];
+            if (w->s[0] > tmax) tmax = w->s[0];
+        }
+        fr_osm_f32 st = fr_osm_f32_init();
+        if (sem->sink) {
+            float a, mu, sk = fr_sem_sink(sem, h);
+            fr_osm_f32_update(&st, sk, 0.0f, &a, &mu);
+            fr_osm_f32_add_sum(&st, expf(sk - mu));
+        }
+        float alpha, mu;
+        fr_osm_f32_update(&st, tmax, 0.0f, &alpha, &mu);
+        for (int64_t d = 0; d < Dv; d++) w->od[d] = 0.0;
+        double l = 0.0;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t j = w->cols[k];
+            float p = expf(w->xs[k] - mu);
+            l += (double)p;
+            if (sem->dropout) p = fr_sem_drop_bit(sem, sb, h, i, j) ? p * sem->rkeep : 0.0f;
+            fr_kio_round_p(pb->dtype, 1, &p);
+            if (p == 0.0f) continue;
+            fr_kio_load_f32(&in->value, fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j, 0), Dv, vrow);
+            float dv = pb->fp8 ? fr_sem_dscale_v(sem, sb, kv, j) : 1.0f;
+            for (int64_t d = 0; d < Dv; d++) w->od[d] += (double)p * (double)(vrow[d] * dv);
+        }
+        fr_osm_f32_add_sum(&st, (float)l);
+        float inv_l, mx, sm, *o = w->o;
+        if (fr_osm_f32_finalize(&st, &inv_l, &mx, &sm)) {
+            for (int64_t d = 0; d < Dv; d++) o[d] = (float)w->od[d] / sm;
+        } else {
+            for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */
+        }
+        const fr_fwd_outputs *out = c->out;
+        if (fr_tensor_present(&out->attention_out))
+            fr_kio_store_f32(&out->attention_out,
+                             fr_layout_offset(&out->attention_out, pb->layout, Dv, sb->q0, sb->b, h, i, 0), Dv, o);
+        const fr_tensor *tm = &out->softmax_max, *ts = &out->softmax_sum;
+        fr_kio_store_stat(tm, fr_softmax_offset(tm, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), mx);
+        fr_kio_store_stat(ts, fr_softmax_offset(ts, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), sm);
+    }
+}
+
 /* Task t -> (batch, head, first query row). */
 static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, int64_t *i0) {
     const fr_problem *pb = c->pb;
@@ -305,10 +384,9 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     c.sl = p->softmax_layout;
     fr_status st = fr_sem_init(&c.sem, pb, p, in, err);
     if (st != FR_OK) return st;
-    if (c.sem.topk) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': topk_indices not supported yet");
     c.DQ = pb->Dk + pb->Drope;
     c.DQ2 = (c.DQ + 1) / 2;
-    c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL;
+    c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL && !c.sem.topk;
     int64_t ntasks = 0;
     if (pb->layout == FR_TND) {
         c.batches = malloc(sizeof(fr_sem_batch) * (size_t)(pb->B > 0 ? pb->B : 1));
@@ -346,7 +424,8 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
                 fr_sem_batch sb;
                 int64_t h, i0;
                 task_of(&c, t, &sb, &h, &i0);
-                fwd_task(&c, &w, &sb, h, i0);
+                if (c.sem.topk) fwd_task_topk(&c, &w, &sb, h, i0);
+                else fwd_task(&c, &w, &sb, h, i0);
             }
             if (ok) ws_free(&w);
         }

@@ -37,6 +37,7 @@ typedef struct kt_case {
     double scale;
     double amp;          /* input amplitude */
     bool vsym;           /* V uniform in [-amp, amp] (outputs are cancelling means); else amp * [0.25, 1.25] */
+    int64_t W;           /* top-k width (D7), 0 = none: [B,S1,W] (TND [T1,W]) with -1, out-of-range and duplicates */
 } kt_case;
 
 /* ---- random ---------------------------------------------------------------------------------------------------- */
@@ -231,6 +232,29 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         in->sink = kt_alloc(FR_F32, 1, sh);
         for (int64_t h = 0; h < c->N1; h++) ((float *)in->sink.data)[h] = (float)(1.5 * kt_sym(&r));
     }
+    if (c->W) {
+        int64_t sh[3];
+        if (c->layout == FR_TND) sh[0] = P->T1, sh[1] = c->W;
+        else sh[0] = c->B, sh[1] = S1, sh[2] = c->W;
+        in->topk_indices = kt_alloc(FR_I32, c->layout == FR_TND ? 2 : 3, sh);
+        int32_t *ix = (int32_t *)in->topk_indices.data;
+        int64_t rows = c->layout == FR_TND ? P->T1 : c->B * S1;
+        for (int64_t row = 0; row < rows; row++) {
+            int64_t s2 = S2;
+            if (c->layout == FR_TND) /* this row's batch length */
+                for (int64_t b = 0; b < c->B; b++)
+                    if (row < P->cuq[b]) {
+                        s2 = c->lkv[b];
+                        break;
+                    }
+            for (int64_t w = 0; w < c->W; w++) {
+                double u = kt_unif(&r);
+                int32_t v = u < 0.1 ? -1 : u < 0.15 ? (int32_t)(s2 + 3) : (int32_t)(kt_unif(&r) * (double)s2);
+                if (w > 0 && u > 0.9) v = ix[row * c->W + w - 1]; /* duplicate */
+                ix[row * c->W + w] = v;
+            }
+        }
+    }
     /* The resolved problem (what validation produces). */
     fr_problem *pb = &P->pb;
     pb->layout = c->layout;
@@ -244,6 +268,7 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     pb->has_pse = c->pse != 0, pb->has_mask = c->mask, pb->has_drop = c->keep_prob < 1.0;
     pb->has_rope = c->Drope > 0, pb->has_sink = c->sink;
     pb->pse_type = c->pse_type, pb->sparse_mode = c->sparse_mode;
+    pb->has_topk = c->W > 0, pb->W = c->W;
 }
 
 static inline void kt_free_prob(kt_prob *P) {
