@@ -557,7 +557,7 @@ fr_status fr_judge(const fr_case *c, unsigned tags, const fr_judge_opts *opt_in,
         } else {
             bool fwd_out = k == FR_CO_ATTENTION_OUT;
             double kl2 = fwd_out ? opt.k_out : opt.k_grad;
-            oj->bound_l2 = kl2 * fmax(il2, unit_roundoff(dt));
+            oj->bound_l2 = kl2 * fmax(il2, 0.25 * unit_roundoff(dt));
             double r_l2 = oj->m.rel_l2 / oj->bound_l2;
             double r_abs = 0;
             if (fwd_out) {
@@ -570,8 +570,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, const fr_judge_opts *opt_in,
                 if (fwd_out) fail_d = diag_forward(&x, j, iut);
                 else fail_d = (tags & FR_TAG_DROPOUT) ? FR_DIAG_DROPOUT : FR_DIAG_GRADIENT;
                 if (r_l2 >= r_abs)
-                    snprintf(fail_why, sizeof fail_why, "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u %.3g))",
-                             nm, oj->m.rel_l2, oj->bound_l2, kl2, il2, unit_roundoff(dt));
+                    snprintf(fail_why, sizeof fail_why, "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u/4 %.3g))",
+                             nm, oj->m.rel_l2, oj->bound_l2, kl2, il2, 0.25 * unit_roundoff(dt));
                 else
                     snprintf(fail_why, sizeof fail_why,
                              "%s: max abs %.3g > bound %.3g (= %g x max(ideal %.3g, ulp %.3g); a-priori %.3g)", nm,

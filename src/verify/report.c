@@ -14,10 +14,10 @@
 
 void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
     fprintf(f, "thresholds (override with the options in brackets):\n");
-    fprintf(f, "  FAIL attention_out rel-L2 > %g x max(ideal pipeline's, u of the out dtype)   [--k-out]\n", o->k_out);
+    fprintf(f, "  FAIL attention_out rel-L2 > %g x max(ideal pipeline's, u/4 of the out dtype) [--k-out]\n", o->k_out);
     fprintf(f, "  FAIL attention_out max abs > %g x max(ideal's, 1 ulp), or > the a-priori bound  [--k-max]\n",
             o->k_max);
-    fprintf(f, "  FAIL gradient rel-L2 > %g x max(ideal's, u of the dtype)                       [--k-grad]\n",
+    fprintf(f, "  FAIL gradient rel-L2 > %g x max(ideal's, u/4 of the dtype)                     [--k-grad]\n",
             o->k_grad);
     fprintf(f, "  FAIL softmax max/sum rel error > %g x ideal's (floors 2^-20 / 2^-18)            [--k-stats]\n",
             o->k_stats);

@@ -64,6 +64,13 @@ const fr_suite_entry fr_suite_entries[] = {
     E(EQ, SD, 0, FR_MOD_NONE, "fp32 GQA 6/3 mask BNSS", .name = "eq_fp32_gqa_bnss_mask", .B = 1, .N1 = 6, .N2 = 3,
       .S1 = 40, .S2 = 70, .D = 32, .mask = FR_GEN_MASK_BNSS),
 
+    E(EQ, SD, 0, FR_MOD_NONE, "bf16 2048 x 2048, D 128, causal, 4 heads (real tile counts)", .name = "eq_bf16_2k_causal",
+      .dtype = FR_BF16, .B = 1, .N1 = 4, .N2 = 2, .S1 = 2048, .S2 = 2048, .D = 128, .sparse_mode = 3, .mask = CANON),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp32 1024 x 3000, D 64, BSND", .name = "eq_fp32_1k_3k", .layout = FR_BSND, .B = 1,
+      .N1 = 2, .S1 = 1024, .S2 = 3000, .D = 64),
+    E(EQ, SD, 0, FR_MOD_NONE, "fp16 TND 3 x ~700, D 128, GQA", .name = "eq_fp16_tnd_700", .dtype = FR_F16,
+      .layout = FR_TND, .B = 3, .N1 = 4, .N2 = 1, .seq_q = {700, 333, 1000}, .seq_kv = {700, 900, 1000}, .D = 128),
+
     /* ---- boundaries ---- */
     E(BD, SD, 0, FR_MOD_NONE, "empty batch", .name = "bd_empty_b0", .B = 0, .N1 = 2, .S1 = 8, .S2 = 8, .D = 16),
     E(BD, SD, 0, FR_MOD_NONE, "no query rows", .name = "bd_empty_s1", .B = 1, .N1 = 2, .S1 = 0, .S2 = 8, .D = 16),
