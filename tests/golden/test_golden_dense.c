@@ -360,7 +360,11 @@ static void band(gt_case *c, gt_rng *r, int64_t S1, int64_t S2, int64_t *pre, in
     }
 }
 
-static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tensor *cm, const fr_tensor *cm6) {
+/* big = 1: lengths around the golden's 64-row / 64-key blocks and the fp8 scale blocks (128 query rows, 256 keys) */
+static int64_t pick(gt_rng *r, const int64_t *v, int n) { return v[gt_int(r, n)]; }
+
+static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tensor *cm, const fr_tensor *cm6,
+                     int big) {
     memset(c, 0, sizeof *c);
     memset(o, 0, sizeof *o);
     o->cmask = cm, o->cmask6 = cm6;
@@ -389,6 +393,19 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
     for (int64_t b = 0; b < c->B; b++) {
         c->lq[b] = gt_range(r, 0, 9);
         c->lkv[b] = c->lq[b] ? gt_range(r, 1, 11) : gt_range(r, 0, 4);
+    }
+    if (big) {
+        static const int64_t sz[8] = {1, 63, 64, 65, 127, 128, 129, 130}, sq8[4] = {127, 128, 129, 130},
+                             sk8[4] = {255, 256, 257, 300}, tl[6] = {0, 1, 63, 64, 65, 129};
+        c->B = gt_range(r, 1, tnd ? 3 : 2);
+        c->Dk = gt_range(r, 1, 6);
+        c->Dv = gt_range(r, 1, c->Dk);
+        c->S1 = fp8 ? pick(r, sq8, 4) : pick(r, sz, 8);
+        c->S2 = fp8 ? pick(r, sk8, 4) : pick(r, sz, 8);
+        for (int64_t b = 0; b < c->B; b++) {
+            c->lq[b] = pick(r, tl, 6);
+            c->lkv[b] = c->lq[b] ? pick(r, tl + 1, 5) : pick(r, tl, 6);
+        }
     }
     c->strided = gt_int(r, 10) < 3;
     c->p.scale_value = 0.1 + 1.4 * gt_unif(r);
@@ -437,13 +454,13 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
             band(c, r, c->L == FR_TND ? 0 : c->S1, c->L == FR_TND ? 0 : c->S2, &c->p.pre_tokens, &c->p.next_tokens);
             if (tnd) {
                 /* TND: the band is checked against max lengths; keep it wide */
-                c->p.pre_tokens = gt_range(r, 0, 12);
-                c->p.next_tokens = gt_range(r, 0, 12);
+                c->p.pre_tokens = gt_range(r, 0, big ? 140 : 12);
+                c->p.next_tokens = gt_range(r, 0, big ? 140 : 12);
             }
         } else if (mode == 4) {
             if (tnd) {
-                c->p.pre_tokens = gt_range(r, 12, 20);
-                c->p.next_tokens = gt_range(r, 12, 20);
+                c->p.pre_tokens = gt_range(r, 12, 20) + (big ? 1000 : 0);
+                c->p.next_tokens = gt_range(r, 12, 20) + (big ? 1000 : 0);
             } else {
                 int64_t pre, next;
                 band(c, r, c->S1, c->S2, &pre, &next);
@@ -548,8 +565,17 @@ int main(int argc, char **argv) {
     for (int64_t k = 0; k < n; k++) {
         gt_case c;
         gt_opts o;
-        make_case(k, &r, &c, &o, &cm, &cm6);
+        make_case(k, &r, &c, &o, &cm, &cm6, 0);
         if (!run_case(k, &c, getenv("GT_VERBOSE") != NULL)) fails++;
+        ncases++;
+        gt_case_free(&c);
+    }
+    /* lengths across the golden's block edges (63/64/65, 127..130) and the fp8 scale blocks */
+    for (int64_t k = 0; k < 30; k++) {
+        gt_case c;
+        gt_opts o;
+        make_case(k * 11 + 1, &r, &c, &o, &cm, &cm6, 1);
+        if (!run_case(200000 + k, &c, getenv("GT_VERBOSE") != NULL)) fails++;
         ncases++;
         gt_case_free(&c);
     }
