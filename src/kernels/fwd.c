@@ -131,21 +131,32 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     const fr_fwd_inputs *in = c->in;
     int64_t Dv = pb->Dv;
     if (c->bf16) {
-        uint16_t *r0 = w->row16, *r1 = w->row16 + 2 * c->DQ2;
-        for (int64_t j = 0; j < nj; j++) {
-            load_qk_row16(c, &in->key, &in->key_rope, sb, sb->kv0, kv, j0 + j, r0);
-            for (int64_t p = 0; p < c->DQ2; p++) w->ktb[p * FR_K_BN + j] = pair16(r0[2 * p], r0[2 * p + 1]);
+        const fr_tensor *K = &in->key, *V = &in->value;
+        int64_t ok0 = fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0, 0);
+        int64_t ldk = nj > 1 ? fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0 + 1, 0) - ok0 : pb->Dk;
+        if (K->strides[K->ndim - 1] == 1 && pb->Drope == 0 && pb->Dk % 2 == 0 && ldk % 2 == 0) {
+            /* bf16 pairs along d are 32-bit words of the input rows: a 32-bit transpose gives K^T in pairs */
+            c->ops->transpose_f32(nj, c->DQ2, (const float *)((const uint16_t *)K->data + ok0), ldk / 2,
+                                  (float *)w->ktb, FR_K_BN);
+        } else {
+            uint16_t *r0 = w->row16;
+            for (int64_t j = 0; j < nj; j++) {
+                load_qk_row16(c, K, &in->key_rope, sb, sb->kv0, kv, j0 + j, r0);
+                for (int64_t p = 0; p < c->DQ2; p++) w->ktb[p * FR_K_BN + j] = pair16(r0[2 * p], r0[2 * p + 1]);
+            }
         }
-        for (int64_t j = 0; j < nj; j += 2) {
-            fr_kio_load_bf16(&in->value, fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0),
-                             Dv, r0);
-            if (j + 1 < nj)
-                fr_kio_load_bf16(&in->value,
-                                 fr_layout_offset(&in->value, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j + 1, 0), Dv,
-                                 r1);
-            else
-                memset(r1, 0, sizeof(uint16_t) * (size_t)Dv);
-            for (int64_t d = 0; d < Dv; d++) w->vb[(j / 2) * Dv + d] = pair16(r0[d], r1[d]);
+        int64_t ov0 = fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0, 0);
+        if (V->strides[V->ndim - 1] == 1) {
+            int64_t ldv = nj > 1 ? fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + 1, 0) - ov0 : Dv;
+            c->ops->interleave_bf16(nj, Dv, (const uint16_t *)V->data + ov0, ldv, w->vb);
+        } else {
+            uint16_t *r0 = w->row16, *r1 = w->row16 + 2 * c->DQ2;
+            for (int64_t j = 0; j < nj; j += 2) {
+                fr_kio_load_bf16(V, fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j, 0), Dv, r0);
+                if (j + 1 < nj) fr_kio_load_bf16(V, fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + j + 1, 0), Dv, r1);
+                else memset(r1, 0, sizeof(uint16_t) * (size_t)Dv);
+                for (int64_t d = 0; d < Dv; d++) w->vb[(j / 2) * Dv + d] = pair16(r0[d], r1[d]);
+            }
         }
         return;
     }
@@ -211,24 +222,14 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
             const uint8_t *dk = w->drop + r * FR_K_BN;
             for (int64_t j = 0; j < nj; j++) x[j] = dk[j] ? x[j] * sem->rkeep : 0.0f;
         }
-        fr_kio_round_p(pb->dtype, nj, x);
+        /* P rounded to the input dtype, half away from zero (D3); the bf16 GEMM path rounds while packing pairs */
+        if (c->bf16) ops->pack_bf16_away(nj, x, (uint16_t *)(w->pb2 + r * (FR_K_BN / 2)));
+        else fr_kio_round_p(pb->dtype, nj, x);
     }
-    if (c->bf16) {
-        int64_t nj2 = (nj + 1) / 2;
-        for (int64_t r = 0; r < nu; r++) {
-            const float *x = w->s + r * FR_K_BN;
-            uint32_t *pr = w->pb2 + r * (FR_K_BN / 2);
-            for (int64_t p = 0; p < nj2; p++) {
-                /* x holds bf16 values already: the top 16 bits are the bf16 encoding */
-                uint32_t lo = fr_f32_bits(x[2 * p]) >> 16;
-                uint32_t hi = 2 * p + 1 < nj ? fr_f32_bits(x[2 * p + 1]) >> 16 : 0;
-                pr[p] = lo | (hi << 16);
-            }
-        }
-        ops->gemm_bf16(nu, Dv, nj2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
-    } else {
+    if (c->bf16)
+        ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
+    else
         ops->gemm_f32(nu, Dv, nj, w->s, FR_K_BN, w->vp, w->ldv, w->t, Dv, false);
-    }
     ops->kahan_add_f32(nu * Dv, w->o + r0 * Dv, w->oc + r0 * Dv, w->t); /* o += t, compensated */
 }
 

@@ -34,6 +34,11 @@ typedef struct fr_kops {
     void (*transpose_f32)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
     /* acc[e] += t[e] for e < n with Kahan compensation comp (acc - comp is the running sum). */
     void (*kahan_add_f32)(int64_t n, float *acc, float *comp, const float *t);
+    /* bf16 helpers of the bf16 GEMM path: out[j] = bf16 bits of x[j] rounded half away from zero (D3; x >= 0 and
+     * finite: P), out[n] = 0 when n is odd; and V rows interleaved into pairs along j: out[(j / 2) * dv + d] =
+     * v[j][d] | v[j + 1][d] << 16 (a zero high half for the last row when n is odd). */
+    void (*pack_bf16_away)(int64_t n, const float *x, uint16_t *out);
+    void (*interleave_bf16)(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
     /* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B
      * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation.
      * NULL when the variant has no bf16 dot instruction (the driver then widens to fp32). */
@@ -52,6 +57,8 @@ float fr_k_max_f32_scalar(int64_t n, const float *x);
 float fr_k_expsum_f32_scalar(int64_t n, float *x, float sub);
 void fr_k_kahan_add_f32_scalar(int64_t n, float *acc, float *comp, const float *t);
 void fr_k_transpose_f32_scalar(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
+void fr_k_pack_bf16_away_scalar(int64_t n, const float *x, uint16_t *out);
+void fr_k_interleave_bf16_scalar(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
 void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx512(int64_t n, const float *x);

@@ -163,5 +163,7 @@ const fr_kops fr_kops_avx2 = {
     .expsum_f32 = fr_k_expsum_f32_avx2,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx2,
     .transpose_f32 = fr_k_transpose_f32_scalar,
+    .pack_bf16_away = fr_k_pack_bf16_away_scalar,
+    .interleave_bf16 = fr_k_interleave_bf16_scalar,
     .gemm_bf16 = NULL,
 };

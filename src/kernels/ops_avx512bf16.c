@@ -80,6 +80,34 @@ void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint
     }
 }
 
+void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out);
+void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
+
+void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out) {
+    int64_t j = 0;
+    for (; j < n; j += 16) {
+        __mmask16 mk = tail_mask(n - j);
+        __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(mk, x + j));
+        u = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x8000)), 16);
+        _mm256_mask_storeu_epi16(out + j, mk, _mm512_cvtepi32_epi16(u));
+    }
+    if (n & 1) out[n] = 0;
+}
+
+void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out) {
+    for (int64_t j = 0; j < n; j += 2) {
+        const uint16_t *a = v + j * ldv, *b = v + (j + 1) * ldv;
+        bool has_b = j + 1 < n;
+        uint32_t *o = out + (j / 2) * dv;
+        for (int64_t d = 0; d < dv; d += 16) {
+            __mmask16 mk = tail_mask(dv - d);
+            __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, a + d));
+            __m512i hi = has_b ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, b + d)) : _mm512_setzero_si512();
+            _mm512_mask_storeu_epi32(o + d, mk, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+        }
+    }
+}
+
 const fr_kops fr_kops_avx512bf16 = {
     .name = "avx512bf16",
     .isa = FR_ISA_AVX512_BF16,
@@ -88,5 +116,7 @@ const fr_kops fr_kops_avx512bf16 = {
     .expsum_f32 = fr_k_expsum_f32_avx512,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
     .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
+    .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
+    .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
 };

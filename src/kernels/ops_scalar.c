@@ -58,6 +58,22 @@ void fr_k_transpose_f32_scalar(int64_t rows, int64_t cols, const float *src, int
         for (int64_t c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
 
+void fr_k_pack_bf16_away_scalar(int64_t n, const float *x, uint16_t *out) {
+    for (int64_t j = 0; j < n; j++) {
+        union { float f; uint32_t u; } v = {x[j]};
+        out[j] = (uint16_t)((v.u + 0x8000u) >> 16); /* half away from zero for x >= 0 */
+    }
+    if (n & 1) out[n] = 0;
+}
+
+void fr_k_interleave_bf16_scalar(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out) {
+    for (int64_t j = 0; j < n; j += 2) {
+        const uint16_t *a = v + j * ldv, *b = j + 1 < n ? v + (j + 1) * ldv : NULL;
+        uint32_t *o = out + (j / 2) * dv;
+        for (int64_t d = 0; d < dv; d++) o[d] = (uint32_t)a[d] | (b ? (uint32_t)b[d] << 16 : 0u);
+    }
+}
+
 const fr_kops fr_kops_scalar = {
     .name = "scalar",
     .isa = FR_ISA_SCALAR,
@@ -66,5 +82,7 @@ const fr_kops fr_kops_scalar = {
     .expsum_f32 = fr_k_expsum_f32_scalar,
     .kahan_add_f32 = fr_k_kahan_add_f32_scalar,
     .transpose_f32 = fr_k_transpose_f32_scalar,
+    .pack_bf16_away = fr_k_pack_bf16_away_scalar,
+    .interleave_bf16 = fr_k_interleave_bf16_scalar,
     .gemm_bf16 = NULL, /* bf16 inputs are widened to fp32: same exact products */
 };
