@@ -293,10 +293,11 @@ static void svg_heat(FILE *f, const fr_case_result *c) {
         for (int q = 0; q < j->heat_cols; q++) {
             char col[32];
             heat_color(top > 0 ? log10(j->heat[r][q] + 1) / top : 0, col, sizeof col);
-            fprintf(f, "<rect x=%d y=%d width=%d height=%d fill='%s'/>", q * cw, r * chh, cw, chh, col);
+            fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'/>", q * cw, r * chh, cw, chh, col);
         }
     fprintf(f, "<text x=0 y=%d font-size=10>head-dim columns &#8594;</text>", H + 12);
-    fprintf(f, "<text x=%d y=10 font-size=10>max %.3g ulp</text>", W + 6, mx);
+    if (mx >= 1e30) fprintf(f, "<text x=%d y=10 font-size=10>NaN/Inf (red)</text>", W + 6);
+    else fprintf(f, "<text x=%d y=10 font-size=10>max %.3g ulp</text>", W + 6, mx);
     fprintf(f, "<text x=%d y=24 font-size=10>rows: query rows</text>", W + 6);
     fprintf(f, "<text x=%d y=38 font-size=10>(b,h,i), %d bands</text></svg>", W + 6, j->heat_rows);
 }
@@ -326,9 +327,9 @@ static void svg_hist(FILE *f, const fr_case_result *c) {
     fprintf(f, "<svg width=%d height=%d><title>row gains</title>", W, H + 30);
     for (int b = 0; b < NB; b++) {
         int h = cnt[b] * H / cmax;
-        fprintf(f, "<rect x=%d y=%d width=%d height=%d fill='#4a7ab7'/>", b * W / NB, H - h, W / NB - 1, h);
+        fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='#4a7ab7'/>", b * W / NB, H - h, W / NB - 1, h);
     }
-    fprintf(f, "<line x1=0 y1=%d x2=%d y2=%d stroke=black/>", H, W, H);
+    fprintf(f, "<line x1='0' y1='%d' x2='%d' y2='%d' stroke='black'/>", H, W, H);
     fprintf(f, "<text x=0 y=%d font-size=10>%.2g</text><text x=%d y=%d font-size=10 text-anchor=end>%.2g</text>",
             H + 12, lo, W, H + 12, hi);
     fprintf(f, "<text x=%d y=%d font-size=10 text-anchor=middle>row gain (%lld rows; rms %.3g, floor %.3g)</text></svg>",
@@ -356,7 +357,7 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - 10))
 #define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - B - 10))
     fprintf(f, "<svg width=%d height=%d><title>error vs sequence length</title>", W, H);
-    fprintf(f, "<rect x=%d y=10 width=%d height=%d fill=none stroke=#999/>", L, W - L - 10, H - B - 10);
+    fprintf(f, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#999'/>", L, W - L - 10, H - B - 10);
     for (int e = (int)ceil(ly0); e <= (int)floor(ly1); e += 2)
         fprintf(f, "<text x=%d y=%.1f font-size=10 text-anchor=end>1e%d</text>", L - 4, PY(pow(10, e)) + 3, e);
     for (int e = 0; e <= (int)floor(lx1); e++)
@@ -372,7 +373,7 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
         esc(f, c->name);
         fprintf(f, " %s rel-L2 %.3g</title></circle>", fr_dtype_name(c->dtype), o->m.rel_l2);
         if (o->have_ideal && o->ideal.rel_l2 > 0)
-            fprintf(f, "<path d='M%.1f %.1fl4 4m0 -4l-4 4' stroke='#555' fill=none/>", PX((double)c->S2) - 2,
+            fprintf(f, "<path d='M%.1f %.1fl4 4m0 -4l-4 4' stroke='#555' fill='none'/>", PX((double)c->S2) - 2,
                     PY(fmax(o->ideal.rel_l2, ymin)) - 2);
     }
     fprintf(f, "<text x=%d y=24 font-size=10>&#9679; implementation rel-L2 (blue PASS, orange WARN, red FAIL)"
