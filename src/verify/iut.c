@@ -101,8 +101,7 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
             int64_t n = fr_tensor_numel(src);
             if (n > 0) memcpy(dst->data, src->data, (size_t)n * fr_dtype_size(src->dtype));
         } else {
-            free(dst->data);
-            *dst = *src;
+            *dst = *src; /* dst's buffer belongs to fr_iut_run (guarded allocation) */
             src->data = NULL;
             src->dtype = FR_DT_NONE;
         }

@@ -1,0 +1,118 @@
+/* flashref suite / verify end to end: exit statuses 0 / 1 / 2, the JSON result, the HTML report, the history
+ * ("what changed since last time"), --write + an external run + flashref verify, and the stored regression cases.
+ * argv[1]: the flashref executable; argv[2]: the source tree (for tests/regression/cases). */
+#define _XOPEN_SOURCE 700
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *exe;
+static char tmp[256];
+static int failures = 0;
+
+#define CHECK(cond, ...)                                                                                            \
+    do {                                                                                                            \
+        if (!(cond)) {                                                                                              \
+            failures++;                                                                                             \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                 \
+            printf(__VA_ARGS__);                                                                                    \
+            printf("\n");                                                                                           \
+        }                                                                                                           \
+    } while (0)
+
+/* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...) {
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);
+    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
+    va_end(ap);
+    size_t l = strlen(cmd);
+    snprintf(cmd + l, sizeof cmd - l, " > '%s/out.txt' 2>&1", tmp);
+    int rc = system(cmd);
+    printf("[rc %d] %s\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* True when file tmp/NAME contains s. */
+static bool contains(const char *name, const char *s) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmp, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return false;
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, s) != NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        printf("usage: cli_suite FLASHREF SOURCE_DIR\n");
+        return 2;
+    }
+    exe = argv[1];
+    const char *src = argv[2];
+    snprintf(tmp, sizeof tmp, "/tmp/fr_cli_suite_XXXXXX");
+    if (!mkdtemp(tmp)) return 2;
+    printf("cli_suite: seed 20260101 (the suite's default), temp dir %s\n", tmp);
+
+    /* A correct implementation over the quick set with the regression cases: 0, reports written. */
+    int rc = run("suite --set quick --impl golden --regression '%s/tests/regression/cases' --json '%s/s.json' "
+                 "--report '%s/s.html' --history '%s/h.jsonl'",
+                 src, tmp, tmp, tmp);
+    CHECK(rc == 0, "golden on quick: exit %d", rc);
+    CHECK(contains("out.txt", "conclusion: PASS"), "no PASS conclusion");
+    CHECK(contains("out.txt", "regression "), "no regression row in the summary");
+    CHECK(contains("out.txt", "history: first run"), "history not started");
+    CHECK(contains("s.json", "\"overall\":\t\"PASS\""), "json overall");
+    CHECK(contains("s.json", "\"rel_l2\""), "json metrics");
+    CHECK(contains("s.html", "<svg") && contains("s.html", "</html>"), "html report");
+    /* Again: the history says nothing changed. */
+    rc = run("suite --set quick --impl golden --filter eq_ --history '%s/h.jsonl'", tmp);
+    CHECK(rc == 0, "second run: exit %d", rc);
+    CHECK(contains("out.txt", "removed"), "history should list the cases not run this time");
+
+    /* Thresholds are printed and can be overridden: an impossible bound fails the ideal pipeline itself -> 1. */
+    rc = run("suite --impl emulate --set quick --filter eq_fp32_bnsd --k-out 0.01");
+    CHECK(rc == 1, "k-out 0.01: exit %d", rc);
+    CHECK(contains("out.txt", "0.01 x max"), "overridden threshold not printed");
+    CHECK(contains("out.txt", "conclusion: FAIL"), "no FAIL conclusion");
+
+    /* Usage and input errors -> 2. */
+    CHECK(run("suite --set nosuchset") == 2, "unknown set");
+    CHECK(run("suite --impl nosuch") == 2, "unknown impl");
+    CHECK(run("suite --bogus") == 2, "unknown option");
+    CHECK(run("verify") == 2, "verify without dirs");
+    CHECK(run("verify '%s/nonexistent'", tmp) == 2, "verify of a missing dir");
+
+    /* --list */
+    CHECK(run("suite --list --set default") == 0 && contains("out.txt", "bd_nan_in_masked_kv"), "list");
+
+    /* --write, an external run, flashref verify. */
+    rc = run("suite --set quick --filter eq_fp32 --write '%s/cases'", tmp);
+    CHECK(rc == 0, "write: exit %d", rc);
+    rc = run("run '%s/cases/eq_fp32_bnsd_mha' --engine fast", tmp);
+    CHECK(rc == 0, "external run: exit %d", rc);
+    rc = run("verify '%s/cases/eq_fp32_bnsd_mha' '%s/cases/eq_fp32_pse1_bnss'", tmp, tmp);
+    CHECK(rc == 0, "verify: exit %d", rc);
+    CHECK(contains("out.txt", "equivalence              1/1      0      0      1"),
+          "verify summary (one judged, one without outputs)");
+    /* The golden engine writes fp64 outputs: wrong dtype for an implementation -> FAIL shape, exit 1. */
+    rc = run("run '%s/cases/eq_fp32_pse1_bnss' --engine golden", tmp);
+    rc = run("verify '%s/cases/eq_fp32_pse1_bnss'", tmp);
+    CHECK(rc == 1 && contains("out.txt", "shape"), "fp64 outputs must FAIL with shape: exit %d", rc);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+    if (!failures && system(cmd) != 0) printf("could not remove %s\n", tmp);
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
