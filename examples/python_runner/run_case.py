@@ -175,6 +175,20 @@ class Problem:
         return np.where(masked, -FLT_MAX, x), masked
 
 
+def mm(a, masked, b):
+    """sum_j a[..., i, j] * b[..., j, d] over the positions j that take part (masked[..., i, j] False) only: a masked
+    position contributes exactly 0 even when b holds NaN or Inf there (spec 3, step 3)."""
+    a = np.where(masked, 0.0, a)
+    if np.isfinite(b).all():
+        return a @ b
+    out = np.empty(a.shape[:-1] + b.shape[-1:])
+    m = np.broadcast_to(masked, a.shape)
+    for idx in np.ndindex(*a.shape[:-2]):
+        terms = a[idx][:, :, None] * b[idx][None, :, :]          # [rows, j, d]
+        out[idx] = np.where(m[idx][:, :, None], 0.0, terms).sum(axis=1)
+    return out
+
+
 def forward(pb):
     x, masked = pb.logits()
     dead = masked.all(axis=-1)                                  # fully masked rows (also S2 = 0): spec D1
@@ -182,7 +196,7 @@ def forward(pb):
     m = np.where(dead, -FLT_MAX, m)
     e = np.where(masked, 0.0, np.exp(x - m[..., None]))
     l = e.sum(axis=-1)
-    out = np.einsum("bhij,bhjd->bhid", e, pb.kv(pb.v)) / np.where(dead, 1.0, l)[..., None]
+    out = mm(e, masked, pb.kv(pb.v)) / np.where(dead, 1.0, l)[..., None]
     out = np.where(dead[..., None], 0.0, out)
     l = np.where(dead, FLT_MAX, l)
     stat = lambda a: np.repeat(a[..., None], 8, axis=-1).astype(np.float32)  # noqa: E731 [B,N1,S1,8] fp32
@@ -198,13 +212,14 @@ def backward(pb, inputs):
     l = np.asarray(inputs["softmax_sum"], dtype=np.float64)[..., :1]
     p = np.where(masked, 0.0, np.exp(x - m) / l)                # spec 8.2: the stored max and sum
     k, v = pb.kv(pb.k), pb.kv(pb.v)
-    dp = np.einsum("bhid,bhjd->bhij", dy, v)
+    mt = np.swapaxes(masked, -1, -2)
+    dp = dy @ np.swapaxes(v, -1, -2)                            # NaN from a masked V is dropped by the select below
     dvec = (dy * o).sum(axis=-1, keepdims=True)
-    ds = p * (dp - dvec)
-    dq = pb.scale * np.einsum("bhij,bhjd->bhid", ds, k)
+    ds = np.where(masked, 0.0, p * (dp - dvec))
+    dq = pb.scale * mm(ds, masked, k)
     group = lambda t: t.reshape(pb.B, pb.n2, pb.g, *t.shape[2:]).sum(axis=2)  # noqa: E731 sum over the G heads
-    dk = group(pb.scale * np.einsum("bhij,bhid->bhjd", ds, pb.q))
-    dv = group(np.einsum("bhij,bhid->bhjd", p, dy))
+    dk = group(pb.scale * mm(np.swapaxes(ds, -1, -2), mt, pb.q))
+    dv = group(mm(np.swapaxes(p, -1, -2), mt, dy))
     return {name: encode(from_bnsd(t, pb.layout), pb.dtype) for name, t in (("dq", dq), ("dk", dk), ("dv", dv))}
 
 

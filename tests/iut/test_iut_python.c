@@ -5,6 +5,7 @@
  * usage: test_iut_python RUN_CASE.py [seed] */
 #include "iut_testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,38 @@ static const pcase kCases[] = {
      0},
 };
 
+/* Regression (found by `flashref suite --set quick`, bd_nan_in_masked_kv): NaN in K/V rows that every query row
+ * masks must not reach the outputs (0 * NaN in a plain matmul did). Key row 3 is masked for all rows and set NaN. */
+static void nan_in_masked_kv(fr_iut *iut, uint64_t seed, const char *root, bool bwd) {
+    fr_gen_spec s = {.name = bwd ? "bwd_nan_masked_kv" : "nan_masked_kv", .bwd = bwd, .layout = FR_BNSD, .B = 1,
+                     .N1 = 2, .S1 = 12, .S2 = 16, .D = 8, .sparse_mode = 1, .mask = FR_GEN_MASK_SS};
+    fr_error err;
+    fr_case c;
+    if (iut_case(&s, seed, root, &c, &err) != FR_OK) {
+        CHECK(0, "case %s: %s", s.name, err.msg);
+        return;
+    }
+    const int64_t j = 3, S1 = 12, S2 = 16, D = 8;
+    unsigned char *mask = c.in.fwd.atten_mask.data;
+    for (int64_t i = 0; i < S1; i++) mask[i * S2 + j] = 1;
+    for (int64_t d = 0; d < D; d++) {
+        ((float *)c.in.fwd.key.data)[j * D + d] = NAN;
+        ((float *)c.in.fwd.value.data)[j * D + d] = NAN;
+    }
+    fr_case_outputs o, g;
+    memset(&o, 0, sizeof o);
+    fr_status rs = fr_iut_run(iut, &c, 0, &o, &err);
+    CHECK(rs == FR_OK, "%s: %s: %s", s.name, fr_status_name(rs), err.msg);
+    if (rs == FR_OK && iut_golden(&c, &g, &err) == FR_OK) {
+        double r = iut_compare(&o, &g);
+        printf("  %-18s %s  worst error / tolerance %.3g\n", s.name, r <= 1 ? "PASS" : "FAIL", r);
+        CHECK(r <= 1, "%s: worst error / tolerance %g", s.name, r);
+        fr_case_outputs_free(&g);
+    }
+    fr_case_outputs_free(&o);
+    fr_case_free(&c);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_iut_python RUN_CASE.py [seed]\n");
@@ -109,7 +142,11 @@ int main(int argc, char **argv) {
         fr_case_outputs_free(&o);
         fr_case_free(&c);
     }
-    if (iut) fr_iut_close(iut);
+    if (iut) {
+        nan_in_masked_kv(iut, seed, root, false);
+        nan_in_masked_kv(iut, seed, root, true);
+        fr_iut_close(iut);
+    }
     iut_rmtree(root);
     free(root);
     printf("test_iut_python: %d PASS, %d SKIP; %s (%d failures)\n", pass, skip, iut_failures ? "FAIL" : "PASS",
