@@ -55,6 +55,8 @@ static const pcase kCases[] = {
     {{.name = "bwd_f16_sbh", .bwd = true, .dtype = FR_F16, .layout = FR_SBH, .B = 2, .N1 = 2, .S1 = 10, .S2 = 13,
       .D = 8},
      1},
+    {{.name = "empty_s1", .dtype = FR_BF16, .layout = FR_BSND, .B = 1, .N1 = 2, .S1 = 0, .S2 = 8, .D = 8}, 1},
+    {{.name = "empty_s2_d1", .layout = FR_BNSD, .B = 1, .N1 = 2, .S1 = 5, .S2 = 0, .D = 8}, 1},
     {{.name = "dropout", .layout = FR_BNSD, .B = 1, .N1 = 1, .S1 = 8, .S2 = 8, .D = 8, .keep_prob = 0.9}, 0},
     {{.name = "tnd", .layout = FR_TND, .B = 2, .N1 = 1, .D = 8, .seq_q = {3, 5}, .seq_kv = {4, 6}}, 0},
     {{.name = "alibi", .layout = FR_BNSD, .B = 1, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8, .pse_type = 2,
