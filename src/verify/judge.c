@@ -606,9 +606,10 @@ fr_status fr_judge(const fr_case *c, unsigned tags, const fr_judge_opts *opt_in,
     }
     set(j, FR_PASS, FR_DIAG_NONE);
     if (oo->present)
-        WHY(j, "%s: rel-L2 %.3g (ideal %.3g, bound %.3g), max abs %.3g (bound %.3g), gain/floor %.2f; worst ratio %.2f",
+        WHY(j, "%s: rel-L2 %.3g (ideal %.3g, bound %.3g), max abs %.3g%s%.3g%s, gain/floor %.2f; worst ratio %.2f",
             fr_case_output_name((fr_case_output)first), oo->m.rel_l2, oo->ideal.rel_l2, oo->bound_l2, oo->m.max_abs,
-            oo->bound_abs, oo->m.gain_over_floor, worst);
+            oo->bound_abs > 0 ? " (bound " : " (ideal ", oo->bound_abs > 0 ? oo->bound_abs : oo->ideal.max_abs, ")",
+            oo->m.gain_over_floor, worst);
     else
         WHY(j, "empty outputs");
     ctx_free(&x);

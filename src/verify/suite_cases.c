@@ -198,6 +198,11 @@ const fr_suite_entry fr_suite_entries[] = {
       .B = 1, .N1 = 1, .S1 = 16, .S2 = 70000, .D = 64, .beta = 0.4),
     E(BD, SL, FR_TAG_LONG, FR_MOD_NONE, "66000 keys causal, fp16", .name = "long_keys_66k_causal_fp16",
       .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 64, .S2 = 66000, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(BD, SL, FR_TAG_LONG | FR_TAG_PEAKED, FR_MOD_NONE, "256 queries x 70000 keys, GQA, bf16, peaked",
+      .name = "long_keys_70k_bf16_gqa", .dtype = FR_BF16, .B = 1, .N1 = 4, .N2 = 2, .S1 = 256, .S2 = 70000, .D = 64,
+      .beta = 0.4),
+    E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 66000 keys, fp32, causal", .name = "long_bwd_66k_fp32_causal",
+      .bwd = true, .B = 1, .N1 = 1, .S1 = 64, .S2 = 66000, .D = 64, .sparse_mode = 3, .mask = CANON),
     E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 33000 keys, bf16", .name = "long_bwd_33k_bf16", .bwd = true,
       .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 16, .S2 = 33000, .D = 64),
 };
