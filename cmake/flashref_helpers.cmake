@@ -4,6 +4,8 @@ if(FR_WERROR)
   list(APPEND FR_WARN_FLAGS -Werror)
 endif()
 add_compile_options(${FR_WARN_FLAGS})
+# POSIX.1-2008 everywhere (clock_gettime, mkdtemp, fileno ...) on top of strict C11.
+add_compile_definitions(_POSIX_C_SOURCE=200809L)
 if(FR_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
   add_link_options(-fsanitize=address,undefined)
