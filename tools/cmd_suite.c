@@ -15,7 +15,8 @@ void suite_cli_help(FILE *f) {
             "  --json FILE        every number of every case, machine-readable\n"
             "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
             "  --history FILE     JSON lines of past runs: print what changed since the last run, then append\n"
-            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X   thresholds (printed at the start)\n"
+            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X\n"
+            "                     thresholds (printed at the start of every run)\n"
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
             "  -v                 print every case, not only those that did not pass\n");
 }
@@ -41,7 +42,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--list")) return s->list = true, 1;
     static const char *const kv[] = {"--filter", "--seed", "--threads", "--json", "--report", "--history", "--k-out",
                                      "--k-max", "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",
-                                     "--regression", "--write"};
+                                     "--regression", "--write", "--growth-warn"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -82,6 +83,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     case 12: s->o.set = v; return 1;
     case 13: s->o.regression_dir = v; return 1;
     case 14: s->write_dir = v; return 1;
+    case 15: return parse_double(cmd, a, v, &s->o.judge.growth_warn);
     }
 #undef VAL
     return 0;

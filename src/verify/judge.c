@@ -12,7 +12,7 @@
 
 fr_judge_opts fr_judge_opts_default(void) {
     fr_judge_opts o = {.k_out = 2.0, .k_max = 4.0, .k_grad = 3.0, .k_stats = 4.0, .gain_warn = 2.0,
-                       .external = false};
+                       .growth_warn = 2.0, .external = false};
     return o;
 }
 

@@ -36,6 +36,8 @@ typedef struct fr_judge_opts {
     double k_grad;    /* FAIL: a gradient's rel-L2 above k_grad x the ideal's (default 3) */
     double k_stats;   /* FAIL: softmax max / sum error above k_stats x the ideal's (default 4) */
     double gain_warn; /* WARN: row-gain rms above gain_warn x the noise floor (and x the ideal's) (default 2) */
+    double growth_warn; /* WARN (suite): error / ideal's error grows by more than this factor along a length series
+                           (default 2) */
     bool external;    /* fully masked rows are implementation-defined (D1): finite required, not compared */
 } fr_judge_opts;
 

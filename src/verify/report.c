@@ -23,6 +23,8 @@ void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
             o->k_stats);
     fprintf(f, "  WARN row-gain rms > %g x noise floor and > %g x the ideal's gain rms            [--gain-warn]\n",
             o->gain_warn, o->gain_warn);
+    fprintf(f, "  WARN error / ideal's error growing > %g x along a length series               [--growth-warn]\n",
+            o->growth_warn);
     fprintf(f, "  fully masked rows: %s\n",
             o->external ? "implementation-defined (finite required, not compared; spec D1)"
                         : "must follow D1 exactly (out 0, max -FLT_MAX, sum FLT_MAX)");
@@ -144,6 +146,7 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
     cJSON_AddItemToObject(th, "k_grad", num(m->judge->k_grad));
     cJSON_AddItemToObject(th, "k_stats", num(m->judge->k_stats));
     cJSON_AddItemToObject(th, "gain_warn", num(m->judge->gain_warn));
+    cJSON_AddItemToObject(th, "growth_warn", num(m->judge->growth_warn));
     cJSON_AddBoolToObject(th, "external", m->judge->external);
     cJSON_AddItemToObject(root, "thresholds", th);
     cJSON *sum = cJSON_CreateObject();

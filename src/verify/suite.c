@@ -344,6 +344,7 @@ static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, f
     cr->cat = it->cat;
     cr->tags = it->tags;
     cr->purpose = it->e ? it->e->tags : 0;
+    if (it->e && it->e->series) snprintf(cr->series, sizeof cr->series, "%s", it->e->series);
     cr->bwd = it->spec->bwd;
     double t0 = now_s();
     fr_gen_case g;
@@ -598,6 +599,40 @@ void fr_suite_summarize(fr_suite_result *r) {
                 }
 }
 
+/* Length series: the IUT's error relative to the ideal pipeline's must not grow with S2 (verification.md 3, WARN
+ * "error that grows with sequence length faster than the ideal pipeline's"). */
+static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
+    for (int a = 0; a < r->n; a++) {
+        if (!r->cases[a].series[0]) continue;
+        bool first = true;
+        for (int b = 0; b < a && first; b++) first = strcmp(r->cases[b].series, r->cases[a].series) != 0;
+        if (!first) continue;
+        int lo = -1, hi = -1, cnt = 0;
+        for (int b = a; b < r->n; b++) {
+            const fr_case_result *c = &r->cases[b];
+            const fr_out_judgement *o = &c->j.out[FR_CO_ATTENTION_OUT];
+            if (strcmp(c->series, r->cases[a].series) || !o->present || !o->have_ideal || !(o->ideal.rel_l2 > 0) ||
+                (c->j.verdict != FR_PASS && c->j.verdict != FR_WARN))
+                continue;
+            cnt++;
+            if (lo < 0 || c->S2 < r->cases[lo].S2) lo = b;
+            if (hi < 0 || c->S2 > r->cases[hi].S2) hi = b;
+        }
+        if (cnt < 3) continue;
+        const fr_out_judgement *ol = &r->cases[lo].j.out[FR_CO_ATTENTION_OUT], *oh = &r->cases[hi].j.out[FR_CO_ATTENTION_OUT];
+        double rl = ol->m.rel_l2 / ol->ideal.rel_l2, rh = oh->m.rel_l2 / oh->ideal.rel_l2;
+        fr_case_result *c = &r->cases[hi];
+        snprintf(c->extra, sizeof c->extra, "series %s: error / ideal's %.3g at S2 = %lld, %.3g at S2 = %lld (%d cases)",
+                 c->series, rl, (long long)r->cases[lo].S2, rh, (long long)c->S2, cnt);
+        if (rh > jo->growth_warn * fmax(rl, 0.5) && rh > 1.0) {
+            char why[200];
+            snprintf(why, sizeof why, "error grows with S2 faster than the ideal pipeline's: %.3g -> %.3g x (warn above "
+                                      "%g x)", rl, rh, jo->growth_warn);
+            downgrade(c, FR_WARN, FR_DIAG_GROWTH, why);
+        }
+    }
+}
+
 static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err) {
     memset(res, 0, sizeof *res);
     unsigned bits = set_bits(o->set);
@@ -641,6 +676,7 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     for (int k = 0; k < nr; k++) free(rdirs[k]);
     free(rdirs);
     free(it);
+    check_growth(res, &o->judge);
     fr_suite_summarize(res);
     res->seconds = now_s() - t0;
     return st;

@@ -41,6 +41,7 @@ typedef struct fr_case_result {
     double seconds;
     fr_judgement j; /* owns its gains */
     char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
+    char series[32]; /* length series this case belongs to ("" none) */
 } fr_case_result;
 
 typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);

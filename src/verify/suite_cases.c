@@ -11,6 +11,11 @@
 #define BAND(pre, nxt) .set_band = true, .pre_tokens = (pre), .next_tokens = (nxt)
 #define E(cat_, sets_, tags_, mod_, what_, ...)                                                                        \
     {.cat = cat_, .sets = sets_, .tags = tags_, .mod = mod_, .what = what_, .spec = {__VA_ARGS__}}
+/* One case of a length series: same problem, S2 keys. */
+#define GW(dt_, s2_, name_)                                                                                         \
+    {.cat = FR_CAT_PROPERTIES, .sets = FR_SET_DEFAULT, .tags = FR_TAG_PEAKED, .mod = FR_MOD_NONE,                     \
+     .what = "length series: error / ideal's must not grow with S2", .series = "gw_" #dt_,                          \
+     .spec = {.name = name_, .dtype = dt_, .B = 1, .N1 = 2, .S1 = 32, .S2 = s2_, .D = 64, .beta = 0.4}}
 #define EQ FR_CAT_EQUIVALENCE
 #define BD FR_CAT_BOUNDARIES
 #define PR FR_CAT_PROPERTIES
@@ -159,6 +164,11 @@ const fr_suite_entry fr_suite_entries[] = {
       .S1 = 128, .S2 = 512, .D = 64, .beta = 0.4),
     E(PR, SD, FR_TAG_PEAKED, FR_MOD_NONE, "peaked rows, long keys, bf16", .name = "pr_peaked_long_bf16",
       .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 64, .S2 = 4096, .D = 64, .beta = 0.4),
+
+    GW(FR_BF16, 256, "gw_bf16_s256"), GW(FR_BF16, 1024, "gw_bf16_s1024"), GW(FR_BF16, 4096, "gw_bf16_s4096"),
+    GW(FR_BF16, 16384, "gw_bf16_s16384"), GW(FR_F16, 256, "gw_fp16_s256"), GW(FR_F16, 2048, "gw_fp16_s2048"),
+    GW(FR_F16, 16384, "gw_fp16_s16384"), GW(FR_F32, 256, "gw_fp32_s256"), GW(FR_F32, 4096, "gw_fp32_s4096"),
+    GW(FR_F32, 32768, "gw_fp32_s32768"),
 
     /* ---- order invariance (sparse top-k): the same key set in several orders ---- */
     E(OR, SQ, FR_TAG_PEAKED, FR_MOD_NONE, "top-k, 4 orders of the same keys, fp32", .name = "or_topk_fp32", .B = 1,

@@ -23,6 +23,7 @@ typedef struct fr_suite_entry {
     fr_suite_mod mod;
     const char *what;
     fr_gen_spec spec;
+    const char *series; /* cases of one series differ only in S2: the error / ideal ratio must not grow along it */
 } fr_suite_entry;
 
 extern const fr_suite_entry fr_suite_entries[];
