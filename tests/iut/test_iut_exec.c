@@ -9,6 +9,7 @@
 #include "iut_testutil.h"
 #include "verify/iut_exec.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,30 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Live (not zombie) processes whose process group is pgid, from /proc/PID/stat ("pid (comm) S ppid pgrp ..."). */
+static int live_in_group(long pgid) {
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[300], buf[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        char *r = strrchr(buf, ')');
+        char state;
+        long ppid, pgrp;
+        if (r && sscanf(r + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z') n++;
+    }
+    closedir(d);
+    return n;
 }
 
 /* Runs script on c; returns the status, err holds the message, o the outputs (freed by the caller). */
@@ -223,18 +248,32 @@ static void exit_codes(const fr_case *c) {
         fr_case_outputs_free(&o);
         fr_iut_close(iut);
     }
+    char log[1024], pg[64];
+    snprintf(log, sizeof log, "%s/hang.pid", root);
+    setenv("FR_IUT_LOG", log, 1);
     if ((iut = open_script("hang.sh"))) {
         CHECK(fr_iut_exec_set_timeout(iut, 1.0, &err) == FR_OK, "set timeout: %s", err.msg);
         double t0 = now_s();
         fr_status st = run(iut, c, &o, &err);
         double dt = now_s() - t0;
+        /* The whole process group is gone (the background sleep too): no live process has it (zombies are allowed:
+         * an init that does not reap is not ours to judge). */
+        last_logged(log, pg, sizeof pg);
+        long pgid = strtol(pg, NULL, 10);
+        bool gone = false;
+        for (int k = 0; k < 100 && pgid > 1 && !gone; k++) {
+            gone = live_in_group(pgid) == 0;
+            if (!gone) nanosleep(&(struct timespec){0, 20000000}, NULL);
+        }
+        CHECK(gone, "hang: process group %ld still has members after the timeout", pgid);
         CHECK(st != FR_OK && st != FR_E_UNSUPPORTED && strstr(err.msg, "timed out") && strstr(err.msg, "hang-marker") &&
                   dt >= 0.9 && dt < 10,
               "hang: %s after %.2f s: %s", fr_status_name(st), dt, err.msg);
-        printf("  hang: %s after %.2f s: %s\n", fr_status_name(st), dt, err.msg);
+        printf("  hang: %s after %.2f s, process group %ld %s: %s\n", fr_status_name(st), dt, pgid, gone ? "gone" : "ALIVE", err.msg);
         fr_case_outputs_free(&o);
         fr_iut_close(iut);
     }
+    unsetenv("FR_IUT_LOG");
 }
 
 static void settings(void) {
