@@ -49,7 +49,8 @@ static fr_status example_fwd(void *ctx, const fr_params *p, const fr_fwd_inputs 
 
     /* q: [B,N1,S1,D] (BNSD) or [B,S1,N1,D] (BSND); k: N2 heads, S2 rows; v: last dim Dv. */
     const fr_tensor *q = &in->query, *k = &in->key, *v = &in->value;
-    int64_t B = q->shape[0], N1 = l == FR_BNSD ? q->shape[1] : q->shape[2], S1 = l == FR_BNSD ? q->shape[2] : q->shape[1];
+    int64_t B = q->shape[0], N1 = l == FR_BNSD ? q->shape[1] : q->shape[2];
+    int64_t S1 = l == FR_BNSD ? q->shape[2] : q->shape[1];
     int64_t N2 = l == FR_BNSD ? k->shape[1] : k->shape[2], S2 = l == FR_BNSD ? k->shape[2] : k->shape[1];
     int64_t D = q->shape[3], Dv = v->shape[3], G = N2 ? N1 / N2 : 1;
     const float *Q = q->data, *K = k->data, *V = v->data;

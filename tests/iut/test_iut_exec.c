@@ -119,7 +119,8 @@ static void protocol(const fr_case *c, const char *tag) {
     CHECK(st == FR_OK, "%s: copy_outputs: %s: %s", tag, fr_status_name(st), err.msg);
     if (st == FR_OK) {
         for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
-            const fr_tensor *a = fr_case_output_cslot(&o, (fr_case_output)k), *b = fr_case_output_cslot(&ref, (fr_case_output)k);
+            const fr_tensor *a = fr_case_output_cslot(&o, (fr_case_output)k);
+            const fr_tensor *b = fr_case_output_cslot(&ref, (fr_case_output)k);
             if (!fr_tensor_present(b)) continue;
             size_t bytes = (size_t)fr_tensor_numel(b) * fr_dtype_size(b->dtype);
             CHECK(a->dtype == b->dtype && (!bytes || !memcmp(a->data, b->data, bytes)), "%s: %s differs from what the "
@@ -269,7 +270,8 @@ static void exit_codes(const fr_case *c) {
         CHECK(st != FR_OK && st != FR_E_UNSUPPORTED && strstr(err.msg, "timed out") && strstr(err.msg, "hang-marker") &&
                   dt >= 0.9 && dt < 10,
               "hang: %s after %.2f s: %s", fr_status_name(st), dt, err.msg);
-        printf("  hang: %s after %.2f s, process group %ld %s: %s\n", fr_status_name(st), dt, pgid, gone ? "gone" : "ALIVE", err.msg);
+        printf("  hang: %s after %.2f s, process group %ld %s: %s\n", fr_status_name(st), dt, pgid,
+               gone ? "gone" : "ALIVE", err.msg);
         fr_case_outputs_free(&o);
         fr_iut_close(iut);
     }
