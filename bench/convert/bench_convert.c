@@ -2,6 +2,7 @@
  * under every ISA variant this machine has. Inputs: n fp32 values spread over the formats' ranges (plus a few
  * specials), so the branches see realistic data. Each number is the best of `reps` timed runs.
  *   bench_convert [n=1048576] [reps=15] */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "flashref_convert.h"
 
 #include <math.h>
