@@ -42,20 +42,26 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
     fprintf(f, "\n================ flashref verification summary ================\n");
     fprintf(f, "implementation: %s   set: %s   seed: %llu   cases: %d   time: %.1f s\n", m->impl, m->set,
             (unsigned long long)m->seed, r->n, r->seconds);
-    fprintf(f, "%-18s %9s %6s %6s %6s\n", "category", "passed", "warn", "fail", "skip");
+    fprintf(f, "%-18s %9s %6s %6s %6s   %s\n", "category", "passed", "warn", "fail", "skip", "result");
     int tot[4] = {0, 0, 0, 0};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         const int *c = r->count[order[k]];
         int judged = c[FR_PASS] + c[FR_WARN] + c[FR_FAIL];
         char pt[32];
         snprintf(pt, sizeof pt, "%d/%d", c[FR_PASS], judged);
-        fprintf(f, "%-18s %9s %6d %6d %6d%s\n", fr_suite_cat_name(order[k]), pt, c[FR_WARN], c[FR_FAIL], c[FR_SKIP],
-                judged + c[FR_SKIP] == 0 ? "   (no cases)" : "");
+        const char *res = judged + c[FR_SKIP] == 0 ? "(no cases)"
+                          : c[FR_FAIL]                ? "FAIL"
+                          : c[FR_WARN]                ? "WARN"
+                          : judged                    ? "PASS"
+                                                      : "SKIP";
+        fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", fr_suite_cat_name(order[k]), pt, c[FR_WARN], c[FR_FAIL], c[FR_SKIP],
+                res);
         for (int v = 0; v < 4; v++) tot[v] += c[v];
     }
     char pt[32];
     snprintf(pt, sizeof pt, "%d/%d", tot[FR_PASS], tot[FR_PASS] + tot[FR_WARN] + tot[FR_FAIL]);
-    fprintf(f, "%-18s %9s %6d %6d %6d\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP]);
+    fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP],
+            fr_verdict_name(r->overall));
     fprintf(f, "conclusion: %s", fr_verdict_name(r->overall));
     switch (r->overall) {
     case FR_PASS: fprintf(f, ": every judged case is within its bounds\n"); break;

@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
     CHECK(rc == 0, "external run: exit %d", rc);
     rc = run("verify '%s/cases/eq_fp32_bnsd_mha' '%s/cases/eq_fp32_pse1_bnss'", tmp, tmp);
     CHECK(rc == 0, "verify: exit %d", rc);
-    CHECK(contains("out.txt", "equivalence              1/1      0      0      1"),
+    CHECK(contains("out.txt", "equivalence              1/1      0      0      1   PASS"),
           "verify summary (one judged, one without outputs)");
     /* The golden engine writes fp64 outputs: wrong dtype for an implementation -> FAIL shape, exit 1. */
     rc = run("run '%s/cases/eq_fp32_pse1_bnss' --engine golden", tmp);
