@@ -25,6 +25,12 @@ static inline float bits_f32(uint32_t u) {
     return x;
 }
 
+/* cond ? a : b without a branch: conversions of real data take both sides unpredictably. */
+static inline uint32_t select_u32(bool cond, uint32_t a, uint32_t b) {
+    uint32_t m = 0u - (uint32_t)cond;
+    return (a & m) | (b & ~m);
+}
+
 /* Rounds a finite fp32 magnitude `a` (bits, sign cleared) to a binary format with `mbits` stored mantissa bits and
  * minimum normal exponent `emin`, returning the magnitude code ((biased exponent << mbits) | mantissa), which may
  * exceed the format's largest code (the caller decides overflow). Carries propagate from mantissa into exponent,
@@ -60,7 +66,7 @@ uint16_t fr_f32_to_f16(float x, fr_round r, fr_sat s) {
     if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u);
     if (a == 0x7F800000u) return (uint16_t)(sign | (s == FR_SAT ? 0x7BFFu : 0x7C00u));
     uint32_t c = round_ieee_like(a, 10, -14, r);
-    if (c > 0x7BFFu) c = s == FR_SAT ? 0x7BFFu : 0x7C00u;
+    c = select_u32(c > 0x7BFFu, s == FR_SAT ? 0x7BFFu : 0x7C00u, c);
     return (uint16_t)(sign | c);
 }
 
@@ -72,7 +78,7 @@ uint16_t fr_f32_to_bf16(float x, fr_round r, fr_sat s) {
     if (a > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
     if (a == 0x7F800000u) return (uint16_t)(sign | (s == FR_SAT ? 0x7F7Fu : 0x7F80u));
     uint32_t c = round_ieee_like(a, 7, -126, r);
-    if (c > 0x7F7Fu) c = s == FR_SAT ? 0x7F7Fu : 0x7F80u;
+    c = select_u32(c > 0x7F7Fu, s == FR_SAT ? 0x7F7Fu : 0x7F80u, c);
     return (uint16_t)(sign | c);
 }
 
@@ -85,7 +91,7 @@ uint8_t fr_f32_to_e4m3fn(float x, fr_round r, fr_sat s) {
     if (a > 0x7F800000u) return (uint8_t)(sign | 0x7Fu);
     if (a == 0x7F800000u) return (uint8_t)(sign | (s == FR_SAT ? 0x7Eu : 0x7Fu));
     uint32_t c = round_ieee_like(a, 3, -6, r);
-    if (c > 0x7Eu) c = s == FR_SAT ? 0x7Eu : 0x7Fu;
+    c = select_u32(c > 0x7Eu, s == FR_SAT ? 0x7Eu : 0x7Fu, c);
     return (uint8_t)(sign | c);
 }
 
@@ -96,7 +102,7 @@ uint8_t fr_f32_to_e5m2(float x, fr_round r, fr_sat s) {
     if (a > 0x7F800000u) return (uint8_t)(sign | 0x7Eu);
     if (a == 0x7F800000u) return (uint8_t)(sign | (s == FR_SAT ? 0x7Bu : 0x7Cu));
     uint32_t c = round_ieee_like(a, 2, -14, r);
-    if (c > 0x7Bu) c = s == FR_SAT ? 0x7Bu : 0x7Cu;
+    c = select_u32(c > 0x7Bu, s == FR_SAT ? 0x7Bu : 0x7Cu, c);
     return (uint8_t)(sign | c);
 }
 
@@ -106,26 +112,17 @@ uint8_t fr_f32_to_e5m2(float x, fr_round r, fr_sat s) {
 #define HIF8_INF 0x6Fu
 #define HIF8_MAX 0x6Eu /* 2^15 */
 
-/* Stored mantissa bits of the binade 2^e, -22 <= e <= 15 (0 in the denormal binades -22..-16). */
-static inline int hif8_width(int e) {
-    int m = e < 0 ? -e : e;
-    if (m <= 3) return 3;
-    if (m <= 7) return 2;
-    if (m <= 15) return 1;
-    return 0;
-}
-
-/* Magnitude code of 2^e * (1 + m / 2^width(e)), -22 <= e <= 15 (m = 0 in the denormal binades). */
-static inline uint32_t hif8_emit(int e, uint32_t m) {
-    if (e <= -16) return (uint32_t)(e + 23); /* denormals 0x01..0x07 = 2^(M-23) */
-    uint32_t neg = e < 0 ? 1u : 0u;
-    uint32_t ae = (uint32_t)(e < 0 ? -e : e);
-    if (ae == 0) return 0x08u | m;                                         /* 0001 mmm */
-    if (ae == 1) return 0x10u | (neg << 3) | m;                            /* 001 s mmm */
-    if (ae <= 3) return 0x20u | (neg << 4) | ((ae - 2u) << 3) | m;         /* 01 s e mmm */
-    if (ae <= 7) return 0x40u | (neg << 4) | ((ae - 4u) << 2) | m;         /* 10 s ee mm */
-    return 0x60u | (neg << 4) | ((ae - 8u) << 1) | m;                      /* 11 s eee m */
-}
+/* Magnitude code of 2^e (mantissa bits zero), e = -22..15, by spec 9.1: the denormals 0x01..0x07 = 2^(M-23), then
+ * 11 s eee m (|e| 8..15), 10 s ee mm (4..7), 01 s e mmm (2..3), 001 s mmm (1), 0001 mmm (0); s = exponent sign.
+ * The mantissa always sits in the low bits, so the code of 2^e (1 + m/2^w) is hif8_exp_code[e + 22] | m. */
+static const uint8_t hif8_exp_code[38] = {
+    0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,                         /* e = -22..-16: denormals */
+    0x7E, 0x7C, 0x7A, 0x78, 0x76, 0x74, 0x72, 0x70,                   /* -15..-8 */
+    0x5C, 0x58, 0x54, 0x50,                                           /* -7..-4 */
+    0x38, 0x30, 0x18, 0x08, 0x10, 0x20, 0x28,                         /* -3..3 */
+    0x40, 0x44, 0x48, 0x4C,                                           /* 4..7 */
+    0x60, 0x62, 0x64, 0x66, 0x68, 0x6A, 0x6C, 0x6E,                   /* 8..15 */
+};
 
 uint8_t fr_f32_to_hif8(float x, fr_round r, fr_sat s) {
     uint32_t u = f32_bits(x);
@@ -136,40 +133,29 @@ uint8_t fr_f32_to_hif8(float x, fr_round r, fr_sat s) {
     if (a >= 0x47800000u) return (uint8_t)ovf; /* >= 2^16 (and Inf): past the virtual 49152 */
     if (a < 0x34000000u) return 0x00;          /* < 2^-23: below half of 2^-22; no -0 */
     int e = (int)(a >> 23) - 127;              /* -23..15 */
+    uint32_t ae = (uint32_t)(e < 0 ? -e : e);
+    /* Quantum 2^(e - w): w = 3, 2, 1 mantissa bits for |e| <= 3, 7, 15, 0 in the denormal binades -22..-16, and
+     * e = -23 rounds on the 2^-22 grid (candidates 0 and 2^-22), i.e. w = -1. Shift sh = 23 - w = 20..24. */
+    uint32_t sh = 20u + (ae > 3) + (ae > 7) + (ae > 15) + (ae > 22);
     uint32_t sig = (a & 0x7FFFFFu) | 0x800000u;
-    /* Quantum 2^(e - w); e = -23 rounds on the 2^-22 grid (candidates 0 and 2^-22), i.e. w = -1. */
-    int w = e == -23 ? -1 : hif8_width(e);
-    int sh = 23 - w; /* 20..24 */
-    uint32_t half = 1u << (sh - 1);
     uint32_t n = sig >> sh;
     uint32_t rem = sig & ((1u << sh) - 1u);
-    if (rem > half) {
-        n++;
-    } else if (rem == half) {
-        if (r == FR_ROUND_HALF_AWAY) {
-            n++;
-        } else {
-            /* Tie: go up when the lower candidate's code is odd. With w != 0 that code's lowest bit is n's; in the
-             * denormal binades (w = 0, n = 1) the lower candidate 2^e has code e + 23. */
-            uint32_t lower_odd = w == 0 ? (uint32_t)(e + 23) & 1u : n & 1u;
-            n += lower_odd;
-        }
-    }
-    if (n == 0) return 0x00;
-    int e2;
-    uint32_t m;
-    if (w < 0) { /* n == 1: 2^-22 */
-        e2 = -22;
-        m = 0;
-    } else if (n >= (2u << w)) { /* carry into the next binade */
-        e2 = e + 1;
-        m = 0;
+    uint32_t half = 1u << (sh - 1u);
+    if (r == FR_ROUND_HALF_AWAY) {
+        n += rem >= half;
     } else {
-        e2 = e;
-        m = n - (1u << w);
+        /* Tie: go up when the lower candidate's code is odd. With w != 0 that code's lowest bit is n's; in the
+         * denormal binades (w = 0, n = 1) the lower candidate 2^e has code e + 23. */
+        uint32_t lower = sh == 23u ? (uint32_t)(e + 23) : n;
+        n += (uint32_t)(rem > half) | ((uint32_t)(rem == half) & lower & 1u);
     }
+    if (n == 0) return 0x00; /* e = -23 rounded down; no -0 */
+    /* n reached 2^(w+1): the next binade (for e = -23, n = 1 is 2^-22) */
+    uint32_t carry = (n >> (24u - sh)) != 0;
+    int e2 = e + (int)carry;
+    uint32_t m = carry || sh >= 23u ? 0u : n & ((1u << (23u - sh)) - 1u);
     if (e2 > 15 || (e2 == 15 && m != 0)) return (uint8_t)ovf; /* the virtual 49152 = 1.5 * 2^15 */
-    return (uint8_t)(sign | hif8_emit(e2, m));
+    return (uint8_t)(sign | hif8_exp_code[e2 + 22] | m);
 }
 
 /* ---- Decoders (exact) ------------------------------------------------------------------------------------------ */
@@ -195,43 +181,38 @@ float fr_e4m3fn_to_f32(uint8_t c) {
     uint32_t sign = (uint32_t)(c & 0x80u) << 24;
     uint32_t e = (c >> 3) & 0xFu;
     uint32_t m = c & 7u;
-    if (e == 15 && m == 7) return bits_f32(sign | 0x7FC00000u);
-    if (e == 0) return bits_f32(f32_bits((float)m * 0x1p-9f) | sign);
-    return bits_f32(sign | ((e + 120u) << 23) | (m << 20));
+    uint32_t normal = (e + 120u) << 23 | (m << 20);
+    uint32_t subnormal = f32_bits((float)m * 0x1p-9f); /* exact: m < 8 */
+    uint32_t mag = select_u32(e == 0, subnormal, normal);
+    mag = select_u32(e == 15 && m == 7, 0x7FC00000u, mag);
+    return bits_f32(sign | mag);
 }
 
 /* e5m2 is the top byte of fp16. */
 float fr_e5m2_to_f32(uint8_t c) { return fr_f16_to_f32((uint16_t)(c << 8)); }
 
+/* fp32 bits of the hif8 magnitudes 0x00..0x7F (0x6F = Inf), from the table of spec 9.1 (e.g. 0x08 = 1.0 = 0x3F800000,
+ * 0x6E = 32768 = 0x47000000, 0x01 = 2^-22 = 0x34800000). */
+static const uint32_t hif8_mag_bits[128] = {
+    0x00000000u, 0x34800000u, 0x35000000u, 0x35800000u, 0x36000000u, 0x36800000u, 0x37000000u, 0x37800000u,
+    0x3F800000u, 0x3F900000u, 0x3FA00000u, 0x3FB00000u, 0x3FC00000u, 0x3FD00000u, 0x3FE00000u, 0x3FF00000u,
+    0x40000000u, 0x40100000u, 0x40200000u, 0x40300000u, 0x40400000u, 0x40500000u, 0x40600000u, 0x40700000u,
+    0x3F000000u, 0x3F100000u, 0x3F200000u, 0x3F300000u, 0x3F400000u, 0x3F500000u, 0x3F600000u, 0x3F700000u,
+    0x40800000u, 0x40900000u, 0x40A00000u, 0x40B00000u, 0x40C00000u, 0x40D00000u, 0x40E00000u, 0x40F00000u,
+    0x41000000u, 0x41100000u, 0x41200000u, 0x41300000u, 0x41400000u, 0x41500000u, 0x41600000u, 0x41700000u,
+    0x3E800000u, 0x3E900000u, 0x3EA00000u, 0x3EB00000u, 0x3EC00000u, 0x3ED00000u, 0x3EE00000u, 0x3EF00000u,
+    0x3E000000u, 0x3E100000u, 0x3E200000u, 0x3E300000u, 0x3E400000u, 0x3E500000u, 0x3E600000u, 0x3E700000u,
+    0x41800000u, 0x41A00000u, 0x41C00000u, 0x41E00000u, 0x42000000u, 0x42200000u, 0x42400000u, 0x42600000u,
+    0x42800000u, 0x42A00000u, 0x42C00000u, 0x42E00000u, 0x43000000u, 0x43200000u, 0x43400000u, 0x43600000u,
+    0x3D800000u, 0x3DA00000u, 0x3DC00000u, 0x3DE00000u, 0x3D000000u, 0x3D200000u, 0x3D400000u, 0x3D600000u,
+    0x3C800000u, 0x3CA00000u, 0x3CC00000u, 0x3CE00000u, 0x3C000000u, 0x3C200000u, 0x3C400000u, 0x3C600000u,
+    0x43800000u, 0x43C00000u, 0x44000000u, 0x44400000u, 0x44800000u, 0x44C00000u, 0x45000000u, 0x45400000u,
+    0x45800000u, 0x45C00000u, 0x46000000u, 0x46400000u, 0x46800000u, 0x46C00000u, 0x47000000u, 0x7F800000u,
+    0x3B800000u, 0x3BC00000u, 0x3B000000u, 0x3B400000u, 0x3A800000u, 0x3AC00000u, 0x3A000000u, 0x3A400000u,
+    0x39800000u, 0x39C00000u, 0x39000000u, 0x39400000u, 0x38800000u, 0x38C00000u, 0x38000000u, 0x38400000u,
+};
+
 float fr_hif8_to_f32(uint8_t c) {
-    if (c == 0x00) return 0.0f;
     if (c == HIF8_NAN) return bits_f32(0x7FC00000u);
-    uint32_t sign = (uint32_t)(c & 0x80u) << 24;
-    uint32_t b = c & 0x7Fu;
-    if (b == HIF8_INF) return bits_f32(sign | 0x7F800000u);
-    int e;
-    uint32_t m, w;
-    if (b < 0x08u) { /* denormal 2^(M-23) */
-        e = (int)b - 23;
-        m = 0;
-        w = 0;
-    } else if (b < 0x10u) { /* 0001 mmm: e = 0 */
-        e = 0;
-        m = b & 7u;
-        w = 3;
-    } else if (b < 0x20u) { /* 001 s mmm */
-        e = (b & 0x08u) ? -1 : 1;
-        m = b & 7u;
-        w = 3;
-    } else {
-        /* dot 01 / 10 / 11: exponent field F of k + 1 bits (sign-magnitude with implicit top bit 2^k). */
-        uint32_t dot = (b >> 5) & 3u;
-        uint32_t k = dot;            /* 01: k = 1, 10: k = 2, 11: k = 3 */
-        w = 4u - dot;                /* 3, 2, 1 mantissa bits */
-        uint32_t F = (b >> w) & ((2u << k) - 1u);
-        m = b & ((1u << w) - 1u);
-        e = F >= (1u << k) ? -(int)F : (int)(F + (1u << k));
-    }
-    /* 2^e (1 + m / 2^w), e in [-22, 15]: a normal fp32. */
-    return bits_f32(sign | ((uint32_t)(e + 127) << 23) | (m << (23 - w)));
+    return bits_f32(((uint32_t)(c & 0x80u) << 24) | hif8_mag_bits[c & 0x7Fu]); /* 0x00 is +0: sign bit clear */
 }
