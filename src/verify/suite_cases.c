@@ -143,7 +143,7 @@ const fr_suite_entry fr_suite_entries[] = {
     E(BD, SD, FR_TAG_VARLEN, FR_MOD_NONE, "varlen, first batch empty", .name = "bd_varlen_empty_first",
       .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {0, 30, 65}, .seq_kv = {0, 128, 256}, .D = 32),
 
-    E(BD, SD, FR_TAG_LARGE | FR_TAG_LONG, FR_MOD_NONE, "70144 near-equal weights: the row sum passes 65504",
+    E(BD, SQ, FR_TAG_LARGE | FR_TAG_LONG, FR_MOD_NONE, "70144 near-equal weights: the row sum passes 65504",
       .name = "bd_sum_past_fp16_max", .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 8, .S2 = 70144, .D = 64,
       .in_scale = 0.05),
 
@@ -180,7 +180,7 @@ const fr_suite_entry fr_suite_entries[] = {
     /* ---- gradients ---- */
     E(GR, SQ, 0, FR_MOD_NONE, "bf16 GQA causal", .name = "gr_bf16_gqa_causal", .bwd = true, .dtype = FR_BF16, .B = 1,
       .N1 = 4, .N2 = 2, .S1 = 96, .S2 = 160, .D = 64, .sparse_mode = 3, .mask = CANON),
-    E(GR, SD, 0, FR_MOD_NONE, "fp16 dropout 0.7", .name = "gr_fp16_dropout", .bwd = true, .dtype = FR_F16, .B = 1,
+    E(GR, SQ, 0, FR_MOD_NONE, "fp16 dropout 0.7", .name = "gr_fp16_dropout", .bwd = true, .dtype = FR_F16, .B = 1,
       .N1 = 2, .S1 = 80, .S2 = 128, .D = 64, .keep_prob = 0.7),
     E(GR, SD, 0, FR_MOD_NONE, "fp32 fully masked rows", .name = "gr_fp32_d1_rows", .bwd = true, .B = 1, .N1 = 2,
       .S1 = 120, .S2 = 70, .D = 32, .sparse_mode = 3, .mask = CANON),
