@@ -13,6 +13,7 @@
 #include "kernels/ktile.h"
 #include "semantics/semantics.h"
 
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ typedef struct bwd_ws {
     uint8_t *keep, *drop;
     const float *qv, *dyv, *kv_rows; /* Q, dY, K rows of the tiles: packed buffers or the fp32 inputs in place */
     int64_t ldq, lddy, ldk;
+    bool k_bad;                      /* the key tile's K rows hold a NaN or an Inf */
     float di[FR_K_BM], msub[FR_K_BM], invl[FR_K_BM], dq[FR_K_BM];
     bool live[FR_K_BM];
 } bwd_ws;
@@ -132,6 +134,10 @@ static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int6
     int64_t ldv;
     w->kv_rows = rows_view(c, &fin->key, &fin->key_rope, pb->Dk, pb->Drope, sb, sb->kv0, kv, j0, nj, w->krow, &w->ldk);
     c->ops->transpose_f32(nj, c->DQ, w->kv_rows, w->ldk, w->kt, FR_K_BN);
+    bool bad = false;
+    for (int64_t j = 0; j < nj; j++)
+        for (int64_t d = 0; d < c->DQ; d++) bad |= !(fabsf(w->kv_rows[j * w->ldk + d]) <= FLT_MAX);
+    w->k_bad = bad;
     const float *v = rows_view(c, &fin->value, NULL, pb->Dv, 0, sb, sb->kv0, kv, j0, nj, w->t, &ldv);
     c->ops->transpose_f32(nj, pb->Dv, v, ldv, w->vt, FR_K_BN);
 }
@@ -152,6 +158,9 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
             for (int64_t j = 0; j < nj; j++) p[j] = 0.0f, dp[j] = 0.0f;
             continue;
         }
+        if (cls == FR_TILE_PARTIAL) /* excluded positions: dP = 0, so a NaN/Inf in their V cannot leak */
+            for (int64_t j = 0; j < nj; j++)
+                if (p[j] == -INFINITY) dp[j] = 0.0f;
         ops->expsum_f32(nj, p, w->msub[r]);
         float il = w->invl[r], di = w->di[r];
         if (sem->dropout) {
@@ -232,7 +241,17 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
         if (cls == FR_TILE_SKIP) continue;
         pack_kside(c, w, sb, kv, j0, nj);
         tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
-        ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false); /* dS K */
+        if (cls == FR_TILE_PARTIAL && w->k_bad) { /* dS K over the positions that take part only */
+            for (int64_t r = 0; r < ni; r++)
+                for (int64_t d = 0; d < DQ; d++) {
+                    float acc = 0.0f;
+                    for (int64_t j = 0; j < nj; j++)
+                        if (w->keep[r * FR_K_BN + j]) acc += w->dp[r * FR_K_BN + j] * w->kv_rows[j * w->ldk + d];
+                    w->t[r * DQ + d] = acc;
+                }
+        } else {
+            ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false); /* dS K */
+        }
         ops->kahan_add_f32(ni * DQ, dq, w->comp, w->t);
     }
     float scale = c->sem.scale;

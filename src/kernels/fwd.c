@@ -11,6 +11,7 @@
 #include "semantics/dtype_inline.h"
 #include "semantics/semantics.h"
 
+#include <float.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ typedef struct fwd_ws {
     float *t, *oc;                   /* one tile's P.V; Kahan compensation of o */
     const float *vp;                 /* the V tile [nj x Dv] for P.V: w->v or the input itself */
     int64_t ldv;
+    bool v_bad;                      /* the packed V tile holds a NaN or an Inf */
     int64_t *cols;                   /* top-k: one row's listed key columns [W] */
     float *xs;                       /* top-k: their scores, then P [W] */
     double *od;                      /* top-k: one row's O accumulator in fp64 [Dv] */
@@ -126,7 +128,7 @@ static void pack_q(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t 
 }
 
 /* Packs K^T [DQ x nj] and V [nj x Dv] (fp8: V times its d_scale_v block) of kv head kv, keys [j0, j0 + nj). */
-static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
+static void pack_kv_inner(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
     const fr_problem *pb = c->pb;
     const fr_fwd_inputs *in = c->in;
     int64_t Dv = pb->Dv;
@@ -192,6 +194,48 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     w->ldv = Dv;
 }
 
+/* Packs the key tile and notes whether its V rows hold a NaN or an Inf: then PARTIAL sub-tiles must skip excluded
+ * positions explicitly, since 0 * NaN in the GEMM would leak a masked value into the output (verification.md 4). */
+static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
+    pack_kv_inner(c, w, sb, kv, j0, nj);
+    int64_t Dv = c->pb->Dv;
+    bool bad = false;
+    if (c->bf16) {
+        const uint32_t *vb = w->vb;
+        for (int64_t e = 0; e < ((nj + 1) / 2) * Dv; e++)
+            bad |= (vb[e] & 0x7f80u) == 0x7f80u || (vb[e] & 0x7f800000u) == 0x7f800000u;
+    } else {
+        for (int64_t j = 0; j < nj; j++) {
+            const float *v = w->vp + j * w->ldv;
+            for (int64_t d = 0; d < Dv; d++) bad |= !(fabsf(v[d]) <= FLT_MAX);
+        }
+    }
+    w->v_bad = bad;
+}
+
+/* T = P V over the positions that take part only (PARTIAL sub-tile with non-finite V). */
+static void pv_masked(const fwd_ctx *c, fwd_ws *w, int64_t nu, int64_t nj) {
+    int64_t Dv = c->pb->Dv;
+    for (int64_t r = 0; r < nu; r++)
+        for (int64_t d = 0; d < Dv; d++) {
+            float acc = 0.0f;
+            for (int64_t j = 0; j < nj; j++) {
+                if (!w->keep[r * FR_K_BN + j]) continue;
+                float p, v;
+                if (c->bf16) {
+                    p = fr_dec_bf16(((const uint16_t *)(w->pb2 + r * (FR_K_BN / 2)))[j]);
+                    uint32_t pr = w->vb[(j / 2) * Dv + d];
+                    v = fr_dec_bf16((uint16_t)(j & 1 ? pr >> 16 : pr & 0xffffu));
+                } else {
+                    p = w->s[r * FR_K_BN + j];
+                    v = w->vp[j * w->ldv + d];
+                }
+                acc += p * v;
+            }
+            w->t[r * Dv + d] = acc;
+        }
+}
+
 /* Rows [r0, r0 + nu) of the task (query rows i0 + r0 ...) against key tile [j0, j0 + nj), packed in w. */
 static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
                         int64_t r0, int64_t nu, int64_t j0, int64_t nj, fr_tile_class cls) {
@@ -226,7 +270,9 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
         if (c->bf16) ops->pack_bf16_away(nj, x, (uint16_t *)(w->pb2 + r * (FR_K_BN / 2)));
         else fr_kio_round_p(pb->dtype, nj, x);
     }
-    if (c->bf16)
+    if (cls == FR_TILE_PARTIAL && w->v_bad)
+        pv_masked(c, w, nu, nj);
+    else if (c->bf16)
         ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
     else
         ops->gemm_f32(nu, Dv, nj, w->s, FR_K_BN, w->vp, w->ldv, w->t, Dv, false);

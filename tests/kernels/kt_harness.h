@@ -38,6 +38,7 @@ typedef struct kt_case {
     double amp;          /* input amplitude */
     bool vsym;           /* V uniform in [-amp, amp] (outputs are cancelling means); else amp * [0.25, 1.25] */
     int64_t W;           /* top-k width (D7), 0 = none: [B,S1,W] (TND [T1,W]) with -1, out-of-range and duplicates */
+    int64_t poison;      /* > 0: key column masked for every query (modes 0/1, non-TND) whose K is +Inf and V NaN */
 } kt_case;
 
 /* ---- random ---------------------------------------------------------------------------------------------------- */
@@ -184,6 +185,16 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
             for (int64_t bh = 0; bh < c->B * c->N1; bh++)
                 for (int64_t j = 0; j < S2; j++) m[(bh * S1 + 2) * S2 + j] = 1;
+        if (c->poison > 0 && c->sparse_mode <= 1 && c->layout != FR_TND) { /* masked everywhere, and poisoned */
+            for (int64_t bhi = 0; bhi < c->B * c->N1 * S1; bhi++) m[bhi * S2 + c->poison] = 1;
+            for (int64_t b = 0; b < c->B; b++)
+                for (int64_t kvh = 0; kvh < c->N2; kvh++) {
+                    for (int64_t d = 0; d < c->Dk; d++)
+                        kt_put(&in->key, fr_layout_offset(&in->key, c->layout, c->Dk, 0, b, kvh, c->poison, d), INFINITY);
+                    for (int64_t d = 0; d < c->Dv; d++)
+                        kt_put(&in->value, fr_layout_offset(&in->value, c->layout, c->Dv, 0, b, kvh, c->poison, d), NAN);
+                }
+        }
         P->umask = m;
     }
     if (c->pse) {

@@ -207,6 +207,9 @@ int main(int argc, char **argv) {
         k_->S1 = 130, k_->N1 = 4, k_->N2 = 2);
     ADD(k_->name = "topk W=7 TND dropout", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->W = 7,
         k_->keep_prob = 0.8);
+    ADD(k_->name = "NaN V / Inf K masked", k_->mask = true, k_->poison = 70, k_->N1 = 2, k_->N2 = 2);
+    ADD(k_->name = "bf16 NaN V / Inf K masked", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = 1,
+        k_->poison = 33, k_->Dk = 64, k_->Dv = 64);
     int ncases = n;
     ADD(k_->name = "TND rope 128+64", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->Dk = 128,
         k_->Dv = 128, k_->Drope = 64, k_->N1 = 2, k_->N2 = 2);
