@@ -271,7 +271,7 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     pb->layout = c->layout;
     pb->dtype = c->dt;
     pb->out_dtype = c->dt;
-    pb->B = c->B, pb->N1 = c->N1, pb->N2 = c->N2, pb->G = c->N1 / c->N2;
+    pb->B = c->B, pb->N1 = c->N1, pb->N2 = c->N2, pb->G = (c->N2 ? c->N1 / c->N2 : 1);
     pb->S1 = S1, pb->S2 = S2, pb->Dk = c->Dk, pb->Dv = c->Dv, pb->Drope = c->Drope;
     pb->T1 = P->T1, pb->T2 = P->T2;
     pb->cu_q = c->layout == FR_TND ? P->cuq : NULL;
@@ -402,7 +402,7 @@ static inline int64_t kt_row_index(const kt_prob *P, int64_t b, int64_t h, int64
 static inline void kt_reference(const kt_prob *P, kt_ref *R) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
-    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, G = c->N1 / c->N2;
+    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, G = (c->N2 ? c->N1 / c->N2 : 1);
     R->rows = c->B * c->N1 * S1;
     R->out = calloc((size_t)(R->rows * Dv + 1), sizeof(double));
     R->out32 = calloc((size_t)(R->rows * Dv + 1), sizeof(float));

@@ -54,7 +54,7 @@ static int64_t krow(const kt_prob *P, int64_t b, int64_t n, int64_t j) { return 
 static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
-    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, DQ = c->Dk + c->Drope, G = c->N1 / c->N2;
+    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, DQ = c->Dk + c->Drope, G = (c->N2 ? c->N1 / c->N2 : 1);
     R->DQ = DQ;
     R->dq = calloc((size_t)(c->B * c->N1 * S1 * DQ + 1), sizeof(double));
     R->dk = calloc((size_t)(c->B * c->N2 * S2 * DQ + 1), sizeof(double));
