@@ -7,6 +7,7 @@
  * FLOPs: forward 4 B N1 S1 S2 D (half for causal), backward 2.5 x that.
  * Environment: FLASHREF_BENCH_THREADS (default: OpenMP's), FLASHREF_BENCH_HEADS (N1, default 16; N2 scales with it),
  * FLASHREF_BENCH_MAXS (largest S, default 16384), FLASHREF_BENCH_SCALING_MAXS (largest S of the S^2 check, 32768). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "flashref.h"
 
 #include <cblas.h>
