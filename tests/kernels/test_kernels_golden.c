@@ -1,7 +1,8 @@
 /* The fast engine through the public API (fr_fwd / fr_bwd: validation, dispatch, engine.isa) against the golden
  * engine (fp64, written independently from the spec), on a seeded grid across tiles and semantics.
  * Bounds: fp32 attention_out rel-L2 <= 2e-7 (cases with cancelling symmetric V: 1.25 x the straightforward fp32's)
- * and max error <= 4 x the straightforward fp32's (kt_harness.h) + 2^-24 max|golden|; bf16/fp16 per element
+ * and max error <= 4 x the straightforward fp32's (kt_harness.h) + 2^-24 max|golden|; dsink rel-L2 1e-4 (its
+ * terms cancel; test_kernels_bwd bounds it against the sum of their magnitudes); bf16/fp16 per element
  * u (|golden| + A) + 2^-25 n vmax + 1e-5 A (test_kernels_fwd.c explains it); fp32 gradients rel-L2 <= 1e-6,
  * 16-bit gradients 4e-3. Also: engine.isa forcing every variant the CPU has, and refusing an unknown one. */
 #include "kt_harness.h"
@@ -157,7 +158,7 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
         for (int k = 0; k < 6; k++) {
             if (!fr_tensor_present(a[k])) continue;
             rl[k] = rel_l2(a[k], b[k], &e, &g, &nnan);
-            double kl = k == 5 ? 1e-5 : lim;
+            double kl = k == 5 ? 1e-4 : lim; /* dsink: a sum whose terms cancel, over N1 entries only */
             if (rl[k] / kl > worst) worst = rl[k] / kl;
         }
         ok = worst <= 1.0 && nnan == 0;
