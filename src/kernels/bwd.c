@@ -189,8 +189,26 @@ static void store_rows(const bwd_ctx *c, const fr_tensor *t, const fr_tensor *ro
         fr_kio_store_f32(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, n, i, 0), Drope, src + D);
 }
 
-/* Pass A: dK, dV of key rows [j0, j0 + nj) of kv head kv. */
-static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0) {
+/* dS K (ni x DQ) into w->t; over the positions that take part only when the K tile holds a NaN/Inf. */
+static void ds_k(const bwd_ctx *c, bwd_ws *w, int64_t ni, int64_t nj, fr_tile_class cls) {
+    int64_t DQ = c->DQ;
+    if (cls == FR_TILE_PARTIAL && w->k_bad) {
+        for (int64_t r = 0; r < ni; r++)
+            for (int64_t d = 0; d < DQ; d++) {
+                float acc = 0.0f;
+                for (int64_t j = 0; j < nj; j++)
+                    if (w->keep[r * FR_K_BN + j]) acc += w->dp[r * FR_K_BN + j] * w->kv_rows[j * w->ldk + d];
+                w->t[r * DQ + d] = acc;
+            }
+    } else {
+        c->ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false);
+    }
+}
+
+/* Pass A: dK, dV of key rows [j0, j0 + nj) of kv head kv. Fused mode (dqacc != NULL): also adds every query tile's
+ * dS K into dqacc [G][S1][DQ] (Kahan, dqcomp), the task owning all of the group's query rows. */
+static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, float *dqacc,
+                    float *dqcomp) {
     const fr_problem *pb = c->pb;
     const fr_kops *ops = c->ops;
     int64_t nj = min64(FR_K_BN, sb->S2 - j0), Dv = pb->Dv, DQ = c->DQ;
@@ -214,6 +232,11 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
             ops->transpose_f32(ni, nj, w->dp, FR_K_BN, w->tr, FR_K_BM); /* dS^T */
             ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, w->qv, w->ldq, w->t, DQ, false);
             ops->kahan_add_f32(nj * DQ, dk, w->comp, w->t);
+            if (dqacc) {
+                ds_k(c, w, ni, nj, cls);
+                int64_t off = (g * sb->S1 + i0) * DQ;
+                ops->kahan_add_f32(ni * DQ, dqacc + off, dqcomp + off, w->t);
+            }
         }
     }
     float scale = c->sem.scale;
@@ -241,17 +264,7 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
         if (cls == FR_TILE_SKIP) continue;
         pack_kside(c, w, sb, kv, j0, nj);
         tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
-        if (cls == FR_TILE_PARTIAL && w->k_bad) { /* dS K over the positions that take part only */
-            for (int64_t r = 0; r < ni; r++)
-                for (int64_t d = 0; d < DQ; d++) {
-                    float acc = 0.0f;
-                    for (int64_t j = 0; j < nj; j++)
-                        if (w->keep[r * FR_K_BN + j]) acc += w->dp[r * FR_K_BN + j] * w->kv_rows[j * w->ldk + d];
-                    w->t[r * DQ + d] = acc;
-                }
-        } else {
-            ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false); /* dS K */
-        }
+        ds_k(c, w, ni, nj, cls); /* dS K */
         ops->kahan_add_f32(ni * DQ, dq, w->comp, w->t);
     }
     float scale = c->sem.scale;
@@ -265,6 +278,41 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
             dsink -= (double)(expf(sk - w->msub[r]) * w->invl[r]) * (double)w->di[r];
     }
     return dsink;
+}
+
+/* Fused mode: one task per (b, kv head) runs every key tile (pass A's work plus dQ into a per-task accumulator),
+ * then writes dQ of the group's rows and their dsink terms (dsink_bh[h], in row order): 5 GEMMs per tile pair
+ * instead of the two-pass 7. Chosen from the problem alone (never the thread count), so results stay
+ * bit-identical for any number of threads. */
+static void task_group(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, float *dqacc, float *dqcomp,
+                       double *dsink_bh) {
+    const fr_problem *pb = c->pb;
+    const fr_bwd_inputs *in = c->in;
+    int64_t DQ = c->DQ, n = pb->G * sb->S1 * DQ;
+    memset(dqacc, 0, sizeof(float) * (size_t)n);
+    memset(dqcomp, 0, sizeof(float) * (size_t)n);
+    for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) task_kv(c, w, sb, kv, j0, dqacc, dqcomp);
+    float scale = c->sem.scale;
+    for (int64_t g = 0; g < pb->G; g++) {
+        int64_t h = kv * pb->G + g;
+        double ds = 0;
+        float sk = fr_sem_sink(&c->sem, h);
+        for (int64_t i = 0; i < sb->S1; i++) {
+            float *row = dqacc + (g * sb->S1 + i) * DQ, *cp = dqcomp + (g * sb->S1 + i) * DQ;
+            for (int64_t d = 0; d < DQ; d++) row[d] = (row[d] - cp[d]) * scale;
+            store_rows(c, &c->out->dq, &c->out->dq_rope, sb, sb->q0, h, i, row, pb->Dk, pb->Drope);
+            if (c->sem.sink) {
+                float m = (float)fr_load_f64(&in->softmax_max, fr_softmax_offset(&in->softmax_max, pb->layout, c->sl,
+                                                                                    sb->q0, sb->b, h, i, 0));
+                float l = (float)fr_load_f64(&in->softmax_sum, fr_softmax_offset(&in->softmax_sum, pb->layout, c->sl,
+                                                                                    sb->q0, sb->b, h, i, 0));
+                float msub, invl;
+                if (fr_osm_f32_bwd_row(m, l, &msub, &invl))
+                    ds -= (double)(expf(sk - msub) * invl) * (double)c->di_all[di_index(c, sb, h, i)];
+            }
+        }
+        if (dsink_bh) dsink_bh[g] = ds;
+    }
 }
 
 /* Top-k gather backward (D7): one task per (b, kv head) owns dK, dV of that head (fp64 accumulators over the batch's
@@ -441,8 +489,13 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             !fr_mul_ok(t, c.nkt, &nA))
             return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': task count overflows");
     }
+    /* fused single pass when there are enough (b, kv) tasks for any thread count and the per-task dQ accumulator
+     * (G S1 DQ floats, twice with its compensation) stays under 16 MiB */
+    int64_t fused_n = pb->G * pb->S1 * c.DQ;
+    bool fused = !c.sem.topk && pb->B * pb->N2 >= 4 && fused_n <= (INT64_C(8) << 20) / (int64_t)sizeof(float);
+    int64_t nsink = fused ? pb->B * pb->N1 : nB;
     if (c.sem.sink) {
-        c.dsink_part = calloc((size_t)(nB > 0 ? nB : 1), sizeof(double));
+        c.dsink_part = calloc((size_t)(nsink > 0 ? nsink : 1), sizeof(double));
         if (!c.dsink_part) {
             free(c.batches), free(c.qtask0), free(c.ktask0);
             return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
@@ -487,16 +540,35 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
 #pragma omp atomic write
             failed = 1;
         }
+        float *dqacc = NULL, *dqcomp = NULL;
+        if (fused && ok) {
+            dqacc = malloc(sizeof(float) * (size_t)(fused_n > 0 ? fused_n : 1));
+            dqcomp = malloc(sizeof(float) * (size_t)(fused_n > 0 ? fused_n : 1));
+            if (!dqacc || !dqcomp) {
+                ok = false;
+#pragma omp atomic write
+                failed = 1;
+            }
+        }
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < nA; t++) {
+        for (int64_t t = 0; t < (fused ? pb->B * pb->N2 : 0); t++) {
+            if (!ok) continue;
+            fr_sem_batch sb;
+            if (pb->layout == FR_TND) sb = c.batches[t / pb->N2];
+            else fr_sem_batch_get(&c.sem, t / pb->N2, &sb);
+            task_group(&c, &w, &sb, t % pb->N2, dqacc, dqcomp, c.dsink_part ? c.dsink_part + t * pb->G : NULL);
+        }
+        free(dqacc), free(dqcomp);
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = 0; t < (fused ? 0 : nA); t++) {
             if (!ok) continue;
             fr_sem_batch sb;
             int64_t kv, j0;
             task_of(&c, true, t, &sb, &kv, &j0);
-            task_kv(&c, &w, &sb, kv, j0);
+            task_kv(&c, &w, &sb, kv, j0, NULL, NULL);
         }
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < nB; t++) {
+        for (int64_t t = 0; t < (fused ? 0 : nB); t++) {
             if (!ok) continue;
             fr_sem_batch sb;
             int64_t h, i0;
@@ -511,7 +583,15 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part), free(c.di_all);
         return st;
     }
-    if (!failed && c.sem.sink && fr_tensor_present(&out->dsink)) {
+    if (!failed && fused && c.sem.sink && fr_tensor_present(&out->dsink)) {
+        /* per head, the (b, h) partial sums in b order: independent of the thread count */
+        for (int64_t h = 0; h < pb->N1; h++) {
+            double sum = 0;
+            for (int64_t b = 0; b < pb->B; b++) sum += c.dsink_part[b * pb->N1 + h];
+            float v = (float)sum;
+            fr_kio_store_f32(&out->dsink, h * out->dsink.strides[0], 1, &v);
+        }
+    } else if (!failed && c.sem.sink && fr_tensor_present(&out->dsink)) {
         /* per head, the tasks' partial sums in task order: independent of the thread count */
         for (int64_t h = 0; h < pb->N1; h++) {
             double s = 0;

@@ -267,9 +267,16 @@ int main(int argc, char **argv) {
     ADD(k_->name = "rope 32+16", k_->Drope = 16);
     ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
         k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
+    /* B * N2 >= 4: the fused single-pass backward */
+    ADD(k_->name = "fused MHA B=2 N=4 causal", k_->B = 2, k_->N1 = 4, k_->N2 = 4, k_->S1 = 130, k_->S2 = 130,
+        k_->mask = true, k_->sparse_mode = 2, k_->sink = true);
+    ADD(k_->name = "fused GQA 8/8 B=1 drop", k_->N1 = 8, k_->N2 = 8, k_->S1 = 70, k_->S2 = 200, k_->keep_prob = 0.8,
+        k_->mask = true, k_->pre = 50, k_->next = 10);
+    ADD(k_->name = "fused TND 4x2 pse", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->N1 = 4,
+        k_->N2 = 2, k_->pse = 5, k_->pse_type = 2, k_->Drope = 8);
     ADD(k_->name = "bf16 dense GQA", k_->dt = FR_BF16, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 3);
-    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1);
+    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1 || strncmp(cs[k].name, "fused", 5) == 0);
     printf("test_kernels_bwd: %s\n", g_fail ? "FAIL" : "PASS");
     return g_fail;
 }
