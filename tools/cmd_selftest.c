@@ -24,22 +24,46 @@ static const struct {
     {"emulate", NULL},            /* the ideal pipeline of each case's dtype */
     {"emulate:ideal-bf16", "bf16"},
     {"emulate:ideal-fp16", "fp16"},
+#ifdef FR_HAVE_MUTANTS
+    {"mutant:base", NULL},        /* the zoo's defect-free base */
+#endif
 };
 
-/* Defects of correct implementations found by the suite and reported to their owners: shown, not counted. */
+/* Defects of correct implementations (or of code they share) found by the suite and reported to their owners: shown,
+ * not counted. impl "*" = every implementation but the golden (a defect of src/semantics, which the fast kernels, the
+ * emulator and the mutants' base share). */
 static const struct {
     const char *impl, *case_prefix;
     fr_diag diag;
 } kKnown[] = {
     {"fast", "bd_nan_in_masked_kv", FR_DIAG_NAN_LEAK},
+    {"fast", "reg_bd_nan_in_masked_kv", FR_DIAG_NAN_LEAK},
+    {"*", "pse1_compressed_tnd", FR_DIAG_MASK}, /* compressed pse in TND read wrongly by src/semantics */
 };
 
 static bool known_defect(const char *impl, const fr_case_result *c) {
-    for (size_t k = 0; k < sizeof kKnown / sizeof kKnown[0]; k++)
-        if (!strcmp(kKnown[k].impl, impl) && !strncmp(c->name, kKnown[k].case_prefix, strlen(kKnown[k].case_prefix)) &&
-            c->j.diag == kKnown[k].diag)
+    for (size_t k = 0; k < sizeof kKnown / sizeof kKnown[0]; k++) {
+        bool who = !strcmp(kKnown[k].impl, impl) || (!strcmp(kKnown[k].impl, "*") && strcmp(impl, "golden"));
+        if (who && !strncmp(c->name, kKnown[k].case_prefix, strlen(kKnown[k].case_prefix)) &&
+            c->j.verdict == FR_FAIL && c->j.diag == kKnown[k].diag)
             return true;
+    }
     return false;
+}
+
+/* Takes the known defects out of the verdict (marked, counted) and re-summarizes. Returns their number. */
+static int drop_known(const char *impl, fr_suite_result *r) {
+    int n = 0;
+    for (int k = 0; k < r->n; k++)
+        if (known_defect(impl, &r->cases[k])) {
+            r->cases[k].j.verdict = FR_SKIP;
+            char why[sizeof r->cases[k].j.why];
+            snprintf(why, sizeof why, "known defect (%s): %.300s", fr_diag_name(r->cases[k].j.diag), r->cases[k].j.why);
+            memcpy(r->cases[k].j.why, why, sizeof why);
+            n++;
+        }
+    if (n) fr_suite_summarize(r);
+    return n;
 }
 
 static fr_status run_set(const char *impl, const char *set, const char *filter, const suite_cli *s,
@@ -123,6 +147,7 @@ int cmd_selftest(int argc, char **argv) {
             bad++;
             continue;
         }
+        int nk = drop_known(spec, &r);
         int nf = 0, nw = 0;
         for (int c = 0; c < FR_CAT_COUNT; c++) {
             nf += r.count[c][FR_FAIL];
@@ -135,9 +160,11 @@ int cmd_selftest(int argc, char **argv) {
                           : !verdict_ok           ? "WRONG VERDICT"
                                                   : "WRONG DIAGNOSIS";
         if (!(verdict_ok && diag_ok)) bad++;
-        printf("%-28s %-9s %-18s | %-5s %-18s %5d %5d %7.1f | %s%s\n", m->name,
-               fr_verdict_name(m->expected_verdict), fr_diag_name(m->expected), fr_verdict_name(r.overall),
-               fr_diag_name(r.primary), nf, nw, r.seconds, res, strcmp(set_used, s.o.set) ? " (long set)" : "");
+        printf("%-28s %-9s %-18s | %-5s %-18s %5d %5d %7.1f | %s%s", m->name, fr_verdict_name(m->expected_verdict),
+               fr_diag_name(m->expected), fr_verdict_name(r.overall), fr_diag_name(r.primary), nf, nw, r.seconds, res,
+               strcmp(set_used, s.o.set) ? " (long set)" : "");
+        if (nk) printf(" (%d known defect%s not counted)", nk, nk > 1 ? "s" : "");
+        printf("\n");
         if (s.verbose || !(verdict_ok && diag_ok))
             for (int c = 0; c < r.n; c++)
                 if (r.cases[c].j.verdict == FR_FAIL || r.cases[c].j.verdict == FR_WARN) {
@@ -167,12 +194,9 @@ int cmd_selftest(int argc, char **argv) {
             bad++;
             continue;
         }
-        int nf = 0, nw = 0, nk = 0;
+        int nk = drop_known(impl, &r), nf = 0, nw = 0;
         for (int c = 0; c < r.n; c++) {
-            if (r.cases[c].j.verdict == FR_FAIL) {
-                if (known_defect(impl, &r.cases[c])) nk++;
-                else nf++;
-            }
+            nf += r.cases[c].j.verdict == FR_FAIL;
             nw += r.cases[c].j.verdict == FR_WARN;
         }
         bool ok = nf == 0 && nw == 0;
@@ -180,13 +204,14 @@ int cmd_selftest(int argc, char **argv) {
         char label[64];
         snprintf(label, sizeof label, "%s%s%s", impl, filter ? " /" : "", filter ? filter : "");
         printf("%-28s %-9s %-18s | %-5s %-18s %5d %5d %7.1f | %s", label, "PASS", "none",
-               nf ? "FAIL" : nw ? "WARN" : "PASS", nf + nw ? fr_diag_name(r.primary) : "none", nf + nk, nw, r.seconds,
+               nf ? "FAIL" : nw ? "WARN" : "PASS", nf + nw ? fr_diag_name(r.primary) : "none", nf, nw, r.seconds,
                ok ? "PASSED" : "FLAGGED");
-        if (nk) printf(" (%d known defect%s, below)", nk, nk > 1 ? "s" : "");
+        if (nk) printf(" (%d known defect%s not counted, below)", nk, nk > 1 ? "s" : "");
         printf("\n");
         for (int c = 0; c < r.n; c++)
-            if ((r.cases[c].j.verdict == FR_FAIL && (s.verbose || nk || !ok)) || r.cases[c].j.verdict == FR_WARN) {
-                printf("    %s", known_defect(impl, &r.cases[c]) ? "known defect: " : "");
+            if (r.cases[c].j.verdict == FR_FAIL || r.cases[c].j.verdict == FR_WARN ||
+                !strncmp(r.cases[c].j.why, "known defect", 12)) {
+                printf("    ");
                 fr_report_case_line(stdout, &r.cases[c]);
             }
         fflush(stdout);

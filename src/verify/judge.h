@@ -74,11 +74,13 @@ typedef struct fr_judgement {
 
 void fr_judgement_free(fr_judgement *j);
 
-/* Judges one case. iut_st / iut_msg: what running the IUT returned (FR_E_UNSUPPORTED = SKIP). iut: its outputs
+/* Judges one case. tags: what the case exercises; purpose: the subset it was designed for (its tag-based diagnosis
+ * is preferred to the error-shape heuristics). iut_st / iut_msg: what running the IUT returned (FR_E_UNSUPPORTED = SKIP). iut: its outputs
  * (ignored unless iut_st is FR_OK). golden: fp64 outputs; ideal: the ideal pipeline's outputs (NULL when it could not
  * run: the floors of the dtype are used). Returns FR_OK when a verdict was reached (even FAIL); else an internal
  * error (out of memory). */
-fr_status fr_judge(const fr_case *c, unsigned tags, const fr_judge_opts *opt, fr_status iut_st, const char *iut_msg,
+fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_judge_opts *opt, fr_status iut_st,
+                   const char *iut_msg,
                    const fr_case_outputs *iut, const fr_case_outputs *golden, const fr_case_outputs *ideal,
                    fr_judgement *j, fr_error *err);
 

@@ -82,7 +82,7 @@ static fr_judgement judge(const tcase *t, const fr_case_outputs *iut, fr_status 
     o.external = external;
     fr_judgement j;
     fr_error err;
-    fr_status s = fr_judge(&t->c, 0, &o, st, msg, iut, &t->gold, &t->ideal, &j, &err);
+    fr_status s = fr_judge(&t->c, 0, 0, &o, st, msg, iut, &t->gold, &t->ideal, &j, &err);
     CHECK(s == FR_OK, "fr_judge: %s", err.msg);
     return j;
 }
