@@ -31,12 +31,13 @@ typedef struct mb_ctx {
     fr_sem_batch *bt; /* B entries */
     int64_t *qblk;    /* B + 1: first query tile of each batch (prefix sums) */
     int64_t Dk, Dv, Dr;
-    int64_t Dk_use, Dv_use; /* columns used: all, or 16*floor(D/16) with MB_HEAD_DIM_TAIL */
+    int64_t Dk_use; /* q.k columns used: Dk, or 16*floor(Dk/16) with MB_HEAD_DIM_TAIL */
 } mb_ctx;
 
 /* Tile workspace: every buffer a forward task or a backward tile needs. */
 typedef struct mb_ws {
-    float *Q, *Qr, *K, *Kr, *V, *acc, *x, *pse, *m, *l, *mprev, *mtrue, *dO, *Oi;
+    float *Q, *Qr, *K, *Kr, *V, *acc, *pv, *dqt, *x, *pse, *m, *mprev, *mtrue, *dO, *Oi;
+    double *l; /* the row sums: fp64, so a sum over 70000 keys keeps the ideal pipeline's accuracy */
     uint8_t *keep, *drop;
     int64_t *npart;
     void *mem;
@@ -44,24 +45,26 @@ typedef struct mb_ws {
 
 static bool ws_alloc(const mb_ctx *c, mb_ws *w) {
     const int64_t Dk = c->Dk, Dr = c->Dr, Dv = c->Dv;
-    int64_t nf = T * (Dk + Dr) * 2 + T * Dv * 4 + 2 * T * T + 4 * T;
-    size_t bytes = (size_t)nf * sizeof(float) + 2 * (size_t)(T * T) + (size_t)T * sizeof(int64_t) + 64;
+    int64_t nf = T * (Dk + Dr) * 2 + T * Dv * 4 + Dv + Dk + Dr + 2 * T * T + 3 * T;
+    size_t bytes = (size_t)T * sizeof(double) + (size_t)nf * sizeof(float) + 2 * (size_t)(T * T) + (size_t)T * sizeof(int64_t) + 64;
     char *mem = malloc(bytes);
     if (!mem) return false;
-    float *f = (float *)mem;
     w->mem = mem;
+    w->l = (double *)mem;
+    float *f = (float *)(w->l + T);
     w->Q = f; f += T * Dk;
     w->Qr = f; f += T * Dr;
     w->K = f; f += T * Dk;
     w->Kr = f; f += T * Dr;
     w->V = f; f += T * Dv;
     w->acc = f; f += T * Dv;
+    w->pv = f; f += Dv;
+    w->dqt = f; f += Dk + Dr;
     w->dO = f; f += T * Dv;
     w->Oi = f; f += T * Dv;
     w->x = f; f += T * T;
     w->pse = f; f += T * T;
     w->m = f; f += T;
-    w->l = f; f += T;
     w->mprev = f; f += T;
     w->mtrue = f; f += T;
     w->npart = (int64_t *)f;
@@ -141,12 +144,16 @@ static float round_p(const mb_ctx *c, float e) {
 
 /* The online-softmax update of row r with the tile's nc keys. */
 static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
-    const int64_t Dv = c->Dv, Dvu = c->Dv_use;
+    const int64_t Dv = c->Dv;
     const float *xr = w->x + r * T;
     uint8_t *kr = w->keep + r * T;
     const uint8_t *dr = w->drop + r * T;
     float *acc = w->acc + r * Dv;
-    float m = w->m[r], l = w->l[r];
+    float m = w->m[r];
+    double l = w->l[r];
+    /* P.V of this tile summed apart, then added to the accumulator, as the tile's matmul does. */
+    float *pv = w->pv;
+    for (int64_t d = 0; d < Dv; d++) pv[d] = 0.0f;
     if (c->bug == MB_ADDITIVE_MASK) {
         /* The mask as an additive -10000: every position takes part, masked ones with score - 10000. */
         float xa[T];
@@ -167,8 +174,9 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
             float z = drop_z(c, dr[col]);
             if (z == 0.0f) continue;
             const float *v = w->V + col * Dv;
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += e * z * v[d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += e * z * v[d];
         }
+        for (int64_t d = 0; d < Dv; d++) acc[d] += pv[d];
         w->m[r] = m;
         w->l[r] = l;
         return;
@@ -182,7 +190,8 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
         }
     if (np == 0 && c->bug == MB_MASKED_TIMES_V) {
         for (int64_t col = 0; col < nc; col++)
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += 0.0f * w->V[col * Dv + d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += 0.0f * w->V[col * Dv + d];
+        for (int64_t d = 0; d < Dv; d++) acc[d] += pv[d];
         return;
     }
     if (np == 0 && c->bug != MB_NO_INF_GUARD) return;
@@ -199,9 +208,10 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
         for (int64_t col = 0; col < nc; col++) {
             float e = expf((kr[col] ? xr[col] : -INFINITY) - m);
             l += e;
+            if (!kr[col]) continue; /* P.V skips masked keys: the defect is the missing guard alone */
             float z = drop_z(c, dr[col]);
             const float *v = w->V + col * Dv;
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += e * z * v[d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += e * z * v[d];
         }
         break;
     }
@@ -215,7 +225,7 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
             float z = drop_z(c, dr[col]);
             if (z == 0.0f) continue;
             const float *v = w->V + col * Dv;
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += e * z * v[d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += e * z * v[d];
         }
         break;
     }
@@ -237,7 +247,7 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
             if (z == 0.0f) continue;
             float pe = round_p(c, e);
             const float *v = w->V + col * Dv;
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += pe * z * v[d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += pe * z * v[d];
         }
         break;
     }
@@ -253,7 +263,7 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
             if (!kr[col]) {
                 /* MB_MASKED_TIMES_V: P = 0 multiplied into V instead of skipping: 0 * NaN = NaN. */
                 if (c->bug == MB_MASKED_TIMES_V)
-                    for (int64_t d = 0; d < Dvu; d++) acc[d] += 0.0f * v[d];
+                    for (int64_t d = 0; d < Dv; d++) pv[d] += 0.0f * v[d];
                 continue;
             }
             float e = expf(xr[col] - m);
@@ -261,17 +271,18 @@ static void row_update(const mb_ctx *c, int64_t r, int64_t nc, mb_ws *w) {
             float z = drop_z(c, dr[col]);
             if (z == 0.0f) continue;
             float pw = e * z;
-            for (int64_t d = 0; d < Dvu; d++) acc[d] += pw * v[d];
+            for (int64_t d = 0; d < Dv; d++) pv[d] += pw * v[d];
         }
         break;
     }
     }
+    for (int64_t d = 0; d < Dv; d++) acc[d] += pv[d];
     w->m[r] = m;
     w->l[r] = l;
 }
 
 static void store_stats(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_batch *sb, int64_t h, int64_t i,
-                        float m, float l) {
+                        float m, double l) {
     for (int64_t k = 0; k < 8; k++) {
         if (fr_tensor_present(&out->softmax_max))
             fr_store_f64(&out->softmax_max,
@@ -282,16 +293,16 @@ static void store_stats(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem
             fr_store_f64(&out->softmax_sum,
                          fr_softmax_offset(&out->softmax_sum, c->pb.layout, c->p->softmax_layout, sb->q0, sb->b, h,
                                            i, k),
-                         (double)l);
+                         l);
     }
 }
 
 static void store_out_row(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_batch *sb, int64_t h, int64_t i,
-                          const float *o, bool zero, float div) {
+                          const float *o, bool zero, double div) {
     if (!fr_tensor_present(&out->attention_out) || c->Dv == 0) return;
     const fr_tensor *t = &out->attention_out;
     int64_t base = fr_layout_offset(t, c->pb.layout, c->Dv, sb->q0, sb->b, h, i, 0), sd = t->strides[t->ndim - 1];
-    for (int64_t d = 0; d < c->Dv; d++) fr_store_f64(t, base + d * sd, zero ? 0.0 : (double)(o[d] / div));
+    for (int64_t d = 0; d < c->Dv; d++) fr_store_f64(t, base + d * sd, zero ? 0.0 : (double)o[d] / div);
 }
 
 static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_batch *sb, int64_t h, int64_t i0,
@@ -330,7 +341,8 @@ static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_ba
     }
     for (int64_t r = 0; r < nr; r++) {
         int64_t i = i0 + r;
-        float m = w->m[r], l = w->l[r];
+        float m = w->m[r];
+        double l = w->l[r];
         const float *acc = w->acc + r * Dv;
         if (c->bug == MB_NO_INF_GUARD) {
             /* No D1 handling either: a row that never saw a key divides 0 by 0. */
@@ -344,11 +356,12 @@ static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_ba
             store_stats(c, out, sb, h, i, -FLT_MAX, FLT_MAX);
             continue;
         }
-        float sm = m, ss = l;
+        float sm = m;
+        double ss = l;
         switch (c->bug) {
         case MB_NO_MAX_SUB: ss = l * expf(-m); break;       /* l was accumulated relative to 0 */
         case MB_STALE_MAX: sm = w->mtrue[r]; ss = l * expf(m - sm); break;
-        case MB_LSE_FOR_SUM: ss = m + logf(l); break;       /* log-sum-exp where the sum was expected */
+        case MB_LSE_FOR_SUM: ss = m + log(l); break;       /* log-sum-exp where the sum was expected */
         case MB_MAX_BEFORE_LAST: sm = w->mprev[r] > -INFINITY ? w->mprev[r] : m; break;
         default: break;
         }
@@ -374,7 +387,6 @@ static fr_status ctx_init(mb_ctx *c, mb_bug bug, const fr_params *p, const fr_fw
     c->Dv = c->pb.Dv;
     c->Dr = c->pb.has_rope ? c->pb.Drope : 0;
     c->Dk_use = bug == MB_HEAD_DIM_TAIL ? c->Dk / 16 * 16 : c->Dk;
-    c->Dv_use = bug == MB_HEAD_DIM_TAIL ? c->Dv / 16 * 16 : c->Dv;
     fr_status st = fr_sem_init(&c->sem, &c->pb, p, in, err);
     if (st != FR_OK) return st;
     const int64_t B = c->pb.B;
@@ -388,11 +400,16 @@ static fr_status ctx_init(mb_ctx *c, mb_bug bug, const fr_params *p, const fr_fw
     int64_t kv_lag = 0;
     for (int64_t b = 0; b < B; b++) {
         fr_sem_batch_get(&c->sem, b, &c->bt[b]);
-        /* MB_VARLEN_ZERO: the batch loop `continue`s on a sequence with no queries before advancing the key
-         * pointer, so every later batch reads its keys from where the empty one's started. */
+        /* MB_VARLEN_ZERO: the key offset of a sequence is taken as the end of the last sequence the batch loop
+         * processed, and the loop `continue`s on sequences with no queries: the sequence after one reads its keys
+         * from where the empty one's started. */
         if (bug == MB_VARLEN_ZERO && c->pb.layout == FR_TND) {
-            c->bt[b].kv0 -= kv_lag;
-            if (c->bt[b].S1 == 0) kv_lag += c->bt[b].S2;
+            if (c->bt[b].S1 == 0) {
+                kv_lag += c->bt[b].S2;
+            } else {
+                c->bt[b].kv0 -= kv_lag;
+                kv_lag = 0;
+            }
         }
         /* MB_CAUSAL_TOP_LEFT: mode 3 (rightDownCausal) built with mode 2's top-left diagonal j <= i. */
         if (bug == MB_CAUSAL_TOP_LEFT && c->sem.masked && c->pb.sparse_mode == 3) c->bt[b].hi = 0;
@@ -494,7 +511,7 @@ static void bwd_tile(const mb_ctx *c, const fr_bwd_inputs *bin, const fr_sem_bat
                             fr_softmax_offset(&bin->softmax_sum, c->pb.layout, c->p->softmax_layout, sb->q0, sb->b, h,
                                               i, 0));
         w->m[r] = (float)md[r];
-        w->l[r] = (float)ld[r];
+        w->l[r] = ld[r];
         Di[r] = dotd(w->dO + r * Dv, w->Oi + r * Dv, Dv);
     }
     if (c->sem.sink) {
@@ -511,13 +528,14 @@ static void bwd_tile(const mb_ctx *c, const fr_bwd_inputs *bin, const fr_sem_bat
         tile_scores(c, sb, h, i0, nr, j0, nc, cls, w);
         for (int64_t r = 0; r < nr; r++) {
             const int64_t i = i0 + r, qr = qrow(c, sb, i);
-            float *dq = g->dq + (h * T1 + qr) * Dk;
-            float *dqr = Dr ? g->dqr + (h * T1 + qr) * Dr : NULL;
+            /* dq of this key tile summed apart, then added (the tile's dS.K product). */
+            float *dq = w->dqt, *dqr = w->dqt + Dk;
+            for (int64_t d = 0; d < Dk + Dr; d++) w->dqt[d] = 0.0f;
             const float *dO = w->dO + r * Dv;
             for (int64_t col = 0; col < nc; col++) {
                 if (!w->keep[r * T + col]) continue;
                 const int64_t j = j0 + col, kr = krow(c, sb, j);
-                float P = expf(w->x[r * T + col] - w->m[r]) / w->l[r];
+                float P = (float)(expf(w->x[r * T + col] - w->m[r]) / w->l[r]);
                 uint8_t bit = w->drop[r * T + col];
                 /* MB_DROP_BWD_SHIFT: the backward's bit index off by one key (i, (j + 1) mod S2). */
                 if (c->sem.dropout && c->bug == MB_DROP_BWD_SHIFT)
@@ -543,6 +561,12 @@ static void bwd_tile(const mb_ctx *c, const fr_bwd_inputs *bin, const fr_sem_bat
                         dkr[d] += gs * qro[d];
                     }
                 }
+            }
+            float *dq_g = g->dq + (h * T1 + qr) * Dk;
+            for (int64_t d = 0; d < Dk; d++) dq_g[d] += dq[d];
+            if (Dr) {
+                float *dqr_g = g->dqr + (h * T1 + qr) * Dr;
+                for (int64_t d = 0; d < Dr; d++) dqr_g[d] += dqr[d];
             }
         }
     }

@@ -15,9 +15,9 @@ typedef enum mb_bug {
     MB_NO_MAX_SUB,          /* (4) p = exp(x), no running-max subtraction: overflows past x = 88.7 */
     MB_CAUSAL_TOP_LEFT,     /* (5) sparse_mode 3 (bottom-right causal) built top-left like mode 2 */
     MB_TAIL_DROP_LAST,      /* (6) a partial last key tile loses its last key */
-    MB_HEAD_DIM_TAIL,       /* (7) only the first 16*floor(D/16) columns of each head are used / written */
+    MB_HEAD_DIM_TAIL,       /* (7) q.k summed over the first 16*floor(Dk/16) columns only (vector loop, no tail) */
     MB_INDEX32,             /* (8) q/k/v element offsets wrapped to 31 bits (off mod 2^31) */
-    MB_VARLEN_ZERO,         /* (9) TND: a batch with no queries skipped before the key pointer advances */
+    MB_VARLEN_ZERO,         /* (9) TND: a sequence with no queries skipped before the key offset advances */
     MB_DROP_BWD_SHIFT,      /* (10) backward reads the drop bit of (i, (j + 1) mod S2) */
     MB_DROP_SCALE_TWICE,    /* (10b) kept positions scaled by 1/keep_prob^2 (forward and backward) */
     MB_STALE_MAX,           /* (11) FA4 lazy rescale (threshold 8 in log2 units), P rounded to the input dtype for
