@@ -39,6 +39,7 @@ typedef struct kt_case {
     bool vsym;           /* V uniform in [-amp, amp] (outputs are cancelling means); else amp * [0.25, 1.25] */
     int64_t W;           /* top-k width (D7), 0 = none: [B,S1,W] (TND [T1,W]) with -1, out-of-range and duplicates */
     int64_t poison;      /* > 0: key column masked for every query (modes 0/1, non-TND) whose K is +Inf and V NaN */
+    bool dscale;         /* fp8: d_scale_q [B,N1,ceil(S1/128),1], d_scale_k/v [B,N2,ceil(S2/256),1] in [0.5, 2] */
 } kt_case;
 
 /* ---- random ---------------------------------------------------------------------------------------------------- */
@@ -266,6 +267,14 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
             }
         }
     }
+    if (c->dscale) {
+        fr_tensor *t3[3] = {&in->d_scale_q, &in->d_scale_k, &in->d_scale_v};
+        for (int k = 0; k < 3; k++) {
+            int64_t sh[4] = {c->B, k ? c->N2 : c->N1, k ? (S2 + 255) / 256 : (S1 + 127) / 128, 1};
+            *t3[k] = kt_alloc(FR_F32, 4, sh);
+            for (int64_t e = 0; e < kt_numel(t3[k]); e++) ((float *)t3[k]->data)[e] = (float)(0.5 + 1.5 * kt_unif(&r));
+        }
+    }
     /* The resolved problem (what validation produces). */
     fr_problem *pb = &P->pb;
     pb->layout = c->layout;
@@ -283,10 +292,10 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
 }
 
 static inline void kt_free_prob(kt_prob *P) {
-    fr_tensor *all[11] = {&P->in.query,     &P->in.key,        &P->in.value,   &P->in.query_rope,
-                          &P->in.key_rope,  &P->in.real_shift, &P->in.drop_mask, &P->in.atten_mask,
-                          &P->in.sink,      &P->in.d_scale_q,  &P->in.topk_indices};
-    for (int k = 0; k < 11; k++) free(all[k]->data);
+    fr_tensor *all[13] = {&P->in.query,     &P->in.key,        &P->in.value,     &P->in.query_rope, &P->in.key_rope,
+                          &P->in.real_shift, &P->in.drop_mask, &P->in.atten_mask, &P->in.sink,       &P->in.d_scale_q,
+                          &P->in.d_scale_k,  &P->in.d_scale_v, &P->in.topk_indices};
+    for (int k = 0; k < 13; k++) free(all[k]->data);
 }
 
 /* Forward outputs of the problem (attention_out in dtype dt). */

@@ -238,6 +238,40 @@ int main(int argc, char **argv) {
     }
     for (int k = 0; k < n; k++)
         if (k < ncases || cs[k].Drope) bwd_case(&cs[k], seed + 100 + (uint64_t)k);
+    /* fp8 / hif8 inputs (forward only: the fast backward refuses fp8, spec 7.2 being [U]): per-block dequant scales
+     * across the 128-row (q) and 256-row (k, v) blocks; P rounded to the input format (e4m3fn: 3 mantissa bits, so
+     * half an ulp is 2^-4 relative; e5m2 2^-3; hif8 2^-4 near 1): rel-L2 against the golden <= 2^-5 (e5m2 2^-4),
+     * statistics (fp32 scores) 1e-5. */
+    {
+        static const fr_dtype f8[3] = {FR_E4M3FN, FR_E5M2, FR_HIF8};
+        for (int k = 0; k < 3; k++) {
+            kt_case c8 = base;
+            c8.name = fr_dtype_name(f8[k]);
+            c8.dt = f8[k], c8.dscale = true, c8.S1 = 300, c8.S2 = 600, c8.Dk = 64, c8.Dv = 48, c8.N1 = 2, c8.N2 = 1;
+            kt_prob P;
+            kt_build(&P, &c8, seed + 500 + (uint64_t)k);
+            fr_fwd_outputs fo = outputs_as(&P, FR_F16, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+            fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+            fr_error err, err2;
+            fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err), sg = fr_fwd(&P.p, &P.in, &go, &eg, &err2);
+            bool ok = st == FR_OK && sg == FR_OK;
+            double rel = 0, rm = 0, rs = 0, e = 0, g = 0;
+            int64_t nnan = 0;
+            if (ok) {
+                rel = rel_l2(&fo.attention_out, &go.attention_out, &e, &g, &nnan);
+                rm = rel_l2(&fo.softmax_max, &go.softmax_max, &e, &g, &nnan);
+                rs = rel_l2(&fo.softmax_sum, &go.softmax_sum, &e, &g, &nnan);
+                ok = nnan == 0 && rel <= (f8[k] == FR_E5M2 ? 0x1p-4 : 0x1p-5) && rm <= 1e-5 && rs <= 1e-5;
+            } else {
+                fprintf(stderr, "    fast %s: %s / golden %s: %s\n", fr_status_name(st), err.msg, fr_status_name(sg),
+                        err2.msg);
+            }
+            printf("  %-24s fwd: rel-L2 out %.3g max/sum %.3g %.3g%s\n", c8.name, rel, rm, rs, ok ? "" : "  FAIL");
+            if (!ok) g_fail = 1;
+            kt_free_outputs(&fo), kt_free_outputs(&go);
+            kt_free_prob(&P);
+        }
+    }
     /* D8: every empty dimension, through validation (S2 = 0 with S1 > 0 gives D1 rows, checked against the golden) */
     kt_case e8[6];
     for (int k = 0; k < 6; k++) {
