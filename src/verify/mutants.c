@@ -45,6 +45,7 @@ MB_ENTRY(pse, MB_PSE_ORDER, MB_PSE_ORDER)
 MB_ENTRY(lse, MB_LSE_FOR_SUM, MB_NONE)
 MB_ENTRY(maxlast, MB_MAX_BEFORE_LAST, MB_NONE)
 MB_ENTRY(dksum, MB_NONE, MB_DK_NOT_SUMMED)
+MB_ENTRY(splitkv, MB_SPLIT_KV_ORDER, MB_NONE)
 
 /* Table order: name, bug, diagnosis, verdict, trigger, fwd, bwd. */
 #define M(n, b, d, v, t, f, bw) {n, b, d, v, f, bw, t}
@@ -96,6 +97,9 @@ static const fr_mutant kZoo[] = {
      "S2 > 64 with a row max in the last key tile (or a sink)", maxlast_fwd, maxlast_bwd),
     M("dk-not-summed", "backward: dK/dV of a kv head written by each of its G query heads in turn, not summed",
      FR_DIAG_GRADIENT, F, "backward with N1 > N2 (G > 1)", dksum_fwd, dksum_bwd),
+    M("split-kv-order", "split-KV partial states merged in the order the splits finish: the bits change run to run",
+     FR_DIAG_NONDETERMINISM, W, "repeated runs of any forward with S2 > 64 (determinism cases)", splitkv_fwd,
+     splitkv_bwd),
     M("seed000", "seed 000's flash_attention: loop bound from the query length (decode reads key 0 only), "
                 "1/sqrt(D), m_safe; torch raises for S > 1",
      FR_DIAG_MASK, F, "S1 == 1 with S2 > 1 (UNSUPPORTED for S1 > 1, masks, pse, TND, ...)", fr_mutant_seed000_fwd,

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define T MB_TILE
 
@@ -32,6 +33,7 @@ typedef struct mb_ctx {
     int64_t *qblk;    /* B + 1: first query tile of each batch (prefix sums) */
     int64_t Dk, Dv, Dr;
     int64_t Dk_use; /* q.k columns used: Dk, or 16*floor(Dk/16) with MB_HEAD_DIM_TAIL */
+    uint64_t rot;   /* MB_SPLIT_KV_ORDER: first key tile of every row, from the clock (0 otherwise) */
 } mb_ctx;
 
 /* Tile workspace: every buffer a forward task or a backward tile needs. */
@@ -326,7 +328,10 @@ static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_ba
     }
     /* Bugs that run every tile: the kernels that had them never classified tiles. */
     const bool noskip = c->bug == MB_NO_INF_GUARD || c->bug == MB_ADDITIVE_MASK || c->bug == MB_MASKED_TIMES_V;
-    for (int64_t j0 = 0; j0 < sb->S2; j0 += T) {
+    const int64_t ntile = (sb->S2 + T - 1) / T;
+    for (int64_t t = 0; t < ntile; t++) {
+        /* MB_SPLIT_KV_ORDER: the partial states of the key tiles merged in the order they finish (rot = 0: in order). */
+        const int64_t j0 = (int64_t)(((uint64_t)t + c->rot) % (uint64_t)ntile) * T;
         int64_t nc = sb->S2 - j0 < T ? sb->S2 - j0 : T;
         /* MB_TAIL_DROP_LAST: the tail loop bound written as nc - 1. */
         if (c->bug == MB_TAIL_DROP_LAST && nc < T) nc--;
@@ -387,6 +392,11 @@ static fr_status ctx_init(mb_ctx *c, mb_bug bug, const fr_params *p, const fr_fw
     c->Dv = c->pb.Dv;
     c->Dr = c->pb.has_rope ? c->pb.Drope : 0;
     c->Dk_use = bug == MB_HEAD_DIM_TAIL ? c->Dk / 16 * 16 : c->Dk;
+    c->rot = 0;
+    if (bug == MB_SPLIT_KV_ORDER) {
+        struct timespec ts;
+        if (timespec_get(&ts, TIME_UTC)) c->rot = (uint64_t)ts.tv_nsec >> 4;
+    }
     fr_status st = fr_sem_init(&c->sem, &c->pb, p, in, err);
     if (st != FR_OK) return st;
     const int64_t B = c->pb.B;

@@ -28,6 +28,7 @@ typedef enum mb_bug {
     MB_LSE_FOR_SUM,         /* (15) softmax_sum holds log-sum-exp m + log(l) */
     MB_MAX_BEFORE_LAST,     /* softmax_max stored before the last key tile's rescale */
     MB_DK_NOT_SUMMED,       /* backward: dK/dV of a kv head taken from its last query head only (not summed over G) */
+    MB_SPLIT_KV_ORDER,      /* split-KV partials merged in completion order: the key tiles' order changes per call */
     MB_BUG_COUNT
 } mb_bug;
 

@@ -421,6 +421,28 @@ static void mutant_cases(uint64_t seed) {
     plain(&c, &o, 2, 2, 20, 30, 16), gt_make_inputs(&c, &o, r);
     e = run_m("dk-not-summed", &c, 1, r), expect("dk-not-summed", "G 1: gradients", &e, 'b', AGREE, kGtol);
 
+    /* split-kv-order: within 1e-6 of the golden every run, and not bitwise identical across runs. */
+    {
+        plain(&c, &o, 1, 1, 8, 300, 16), gt_make_inputs(&c, &o, r);
+        const fr_mutant *m = get("split-kv-order");
+        errs e0 = run_vs_golden(&c, m->fwd, m->bwd, 0, r);
+        expect("split-kv-order", "S2 300: first run", &e0, 'f', AGREE, kFtol);
+        fr_tensor o1 = like32(&c.out), m1 = like32(&c.smax), s1 = like32(&c.ssum);
+        fr_tensor o2 = like32(&c.out), m2 = like32(&c.smax), s2 = like32(&c.ssum);
+        fr_fwd_outputs f1 = {o1, m1, s1}, f2 = {o2, m2, s2};
+        fr_error err;
+        bool differ = false;
+        size_t bytes = (size_t)gt_numel(&o1) * sizeof(float);
+        for (int k = 0; k < 20 && !differ; k++)
+            if (m->fwd(&c.p, &c.in, &f1, &err) == FR_OK && m->fwd(&c.p, &c.in, &f2, &err) == FR_OK)
+                differ = memcmp(o1.data, o2.data, bytes) != 0;
+        printf("  %-22s %-44s %s\n", "split-kv-order", "S2 300: repeated runs bitwise different",
+               differ ? "ok" : "FAIL");
+        failures += !differ;
+        gt_free(&o1), gt_free(&m1), gt_free(&s1), gt_free(&o2), gt_free(&m2), gt_free(&s2);
+        gt_case_free(&c);
+    }
+
     /* seed000: decode (S1 1, S2 40) reads key 0 only; S1 = S2 = 1 is right; S1 > 1 is UNSUPPORTED (torch raises). */
     plain(&c, &o, 2, 2, 1, 40, 16), gt_make_inputs(&c, &o, r);
     e = run_m("seed000", &c, 0, r), expect("seed000", "S1 1, S2 40", &e, 'f', DIFFER, 0);
@@ -475,8 +497,8 @@ static void index32_case(gt_rng *r) {
 static void zoo_table(void) {
     int n = 0;
     const fr_mutant *z = fr_mutants(&n);
-    if (n < 19) {
-        printf("FAIL: the zoo has %d mutants, expected at least 19\n", n);
+    if (n < 20) {
+        printf("FAIL: the zoo has %d mutants, expected at least 20\n", n);
         failures++;
     }
     for (int k = 0; k < n; k++) {
