@@ -14,6 +14,9 @@ static int g_fail = 0;
 static const int64_t k_lq[4] = {65, 0, 1, 130};
 static const int64_t k_lkv[4] = {70, 5, 64, 129};
 static const int64_t k_pref[2] = {70, 150};
+static const int64_t k_pref1[1] = {40};
+static const int64_t k_lq8[3] = {30, 70, 64};
+static const int64_t k_lkv8[3] = {30, 70, 64};
 
 static fr_fwd_outputs outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats) {
     fr_fwd_outputs o = kt_outputs(P, out);
@@ -196,6 +199,11 @@ int main(int argc, char **argv) {
         k_->S2 = 180);
     ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = 6, k_->prefix = k_pref, k_->B = 2,
         k_->S1 = 140, k_->S2 = 200);
+    ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = 5, k_->prefix = k_pref1, k_->mask_density = 0.1,
+        k_->S1 = 100, k_->S2 = 130);
+    ADD(k_->name = "TND mode8 alibi", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
+        k_->sparse_mode = 8, k_->pre = 200, k_->next = 30, k_->pse = 5, k_->pse_type = 2, k_->q_start = 2,
+        k_->kv_start = 5);
     ADD(k_->name = "pse0 full + dropout", k_->pse = 1, k_->pse_type = 0, k_->keep_prob = 0.7);
     ADD(k_->name = "alibi2 + sink", k_->pse = 5, k_->pse_type = 2, k_->S1 = 130, k_->S2 = 130, k_->q_start = 2,
         k_->sink = true);
@@ -226,7 +234,7 @@ int main(int argc, char **argv) {
             continue;
         }
         fwd_case(&cs[0], seed, isas[k]);
-        fwd_case(&cs[9], seed + 9, isas[k]);
+        fwd_case(&cs[11], seed + 11, isas[k]); /* bf16 causal */
     }
     {
         fr_engine e = fr_engine_default(FR_ENGINE_FAST);
