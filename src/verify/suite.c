@@ -197,6 +197,17 @@ static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
         in->key = nk;
         return FR_OK;
     }
+    case FR_MOD_SENTINEL_1E4: {
+        const fr_tensor *ps = &in->real_shift;
+        if (pb.layout == FR_TND || mask->ndim != 2 || ps->ndim != 4 || ps->shape[2] != pb.S1 || ps->shape[3] != pb.S2)
+            return fr_fail(err, FR_E_INTERNAL, "suite: %s needs a [S1,S2] mask and a [B,N1,S1,S2] pse", g->name);
+        int64_t n = fr_tensor_numel(ps);
+        for (int64_t k = 0; k < n; k++) {
+            int64_t ij = k % (pb.S1 * pb.S2);
+            fr_store_f64(ps, k, fr_load_f64(mask, ij) != 0 ? 0.0 : -1e4);
+        }
+        return FR_OK;
+    }
     case FR_MOD_SENTINEL: {
         const fr_tensor *ps = &in->real_shift;
         int64_t n = fr_tensor_numel(ps);
