@@ -21,11 +21,11 @@ static const struct {
 } kCorrect[] = {
     {"fast", NULL},
     {"golden", NULL},
-    {"emulate", NULL},            /* the ideal pipeline of each case's dtype */
+    {"emulate", NULL}, /* the ideal pipeline of each case's dtype */
     {"emulate:ideal-bf16", "bf16"},
     {"emulate:ideal-fp16", "fp16"},
 #ifdef FR_HAVE_MUTANTS
-    {"mutant:base", NULL},        /* the zoo's defect-free base */
+    {"mutant:base", NULL}, /* the zoo's defect-free base */
 #endif
 };
 
@@ -44,8 +44,8 @@ static const struct {
 static bool known_defect(const char *impl, const fr_case_result *c) {
     for (size_t k = 0; k < sizeof kKnown / sizeof kKnown[0]; k++) {
         bool who = !strcmp(kKnown[k].impl, impl) || (!strcmp(kKnown[k].impl, "*") && strcmp(impl, "golden"));
-        if (who && !strncmp(c->name, kKnown[k].case_prefix, strlen(kKnown[k].case_prefix)) &&
-            c->j.verdict == FR_FAIL && c->j.diag == kKnown[k].diag)
+        if (who && !strncmp(c->name, kKnown[k].case_prefix, strlen(kKnown[k].case_prefix)) && c->j.verdict == FR_FAIL &&
+            c->j.diag == kKnown[k].diag)
             return true;
     }
     return false;
@@ -66,8 +66,8 @@ static int drop_known(const char *impl, fr_suite_result *r) {
     return n;
 }
 
-static fr_status run_set(const char *impl, const char *set, const char *filter, const suite_cli *s,
-                         fr_suite_result *r, fr_error *err) {
+static fr_status run_set(const char *impl, const char *set, const char *filter, const suite_cli *s, fr_suite_result *r,
+                         fr_error *err) {
     fr_iut *iut;
     fr_status st = fr_iut_open(impl, &iut, err);
     if (st != FR_OK) return st;
@@ -155,10 +155,10 @@ int cmd_selftest(int argc, char **argv) {
         }
         bool verdict_ok = r.overall == m->expected_verdict;
         bool diag_ok = r.primary == m->expected;
-        const char *res = verdict_ok && diag_ok ? "KILLED"
-                          : r.overall == FR_PASS  ? "SURVIVED"
-                          : !verdict_ok           ? "WRONG VERDICT"
-                                                  : "WRONG DIAGNOSIS";
+        const char *res = verdict_ok && diag_ok  ? "KILLED"
+                          : r.overall == FR_PASS ? "SURVIVED"
+                          : !verdict_ok          ? "WRONG VERDICT"
+                                                 : "WRONG DIAGNOSIS";
         if (!(verdict_ok && diag_ok)) bad++;
         printf("%-28s %-9s %-18s | %-5s %-18s %5d %5d %7.1f | %s%s", m->name, fr_verdict_name(m->expected_verdict),
                fr_diag_name(m->expected), fr_verdict_name(r.overall), fr_diag_name(r.primary), nf, nw, r.seconds, res,
@@ -204,8 +204,10 @@ int cmd_selftest(int argc, char **argv) {
         char label[64];
         snprintf(label, sizeof label, "%s%s%s", impl, filter ? " /" : "", filter ? filter : "");
         printf("%-28s %-9s %-18s | %-5s %-18s %5d %5d %7.1f | %s", label, "PASS", "none",
-               nf ? "FAIL" : nw ? "WARN" : "PASS", nf + nw ? fr_diag_name(r.primary) : "none", nf, nw, r.seconds,
-               ok ? "PASSED" : "FLAGGED");
+               nf   ? "FAIL"
+               : nw ? "WARN"
+                    : "PASS",
+               nf + nw ? fr_diag_name(r.primary) : "none", nf, nw, r.seconds, ok ? "PASSED" : "FLAGGED");
         if (nk) printf(" (%d known defect%s not counted, below)", nk, nk > 1 ? "s" : "");
         printf("\n");
         for (int c = 0; c < r.n; c++)

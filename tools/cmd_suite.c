@@ -1,6 +1,6 @@
 /* flashref suite: run a named set of cases against an implementation under test and judge every case. */
-#include "cli.h"
 #include "cmd_suite.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +40,9 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--quiet")) return s->quiet = true, 1;
     if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
     if (!strcmp(a, "--list")) return s->list = true, 1;
-    static const char *const kv[] = {"--filter", "--seed", "--threads", "--json", "--report", "--history", "--k-out",
-                                     "--k-max", "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",
-                                     "--regression", "--write", "--growth-warn"};
+    static const char *const kv[] = {
+        "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
+        "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;

@@ -49,11 +49,16 @@ static fr_status engine_open(const char *spec, fr_iut *iut, fr_error *err) {
     } else if (head == 4 && !strncmp(spec, "fast", 4)) {
         ei->e = fr_engine_default(FR_ENGINE_FAST);
         if (arg) {
-            if (!strcmp(arg, "scalar")) ei->e.isa = FR_ISA_SCALAR;
-            else if (!strcmp(arg, "avx2")) ei->e.isa = FR_ISA_AVX2;
-            else if (!strcmp(arg, "avx512")) ei->e.isa = FR_ISA_AVX512;
-            else if (!strcmp(arg, "avx512bf16")) ei->e.isa = FR_ISA_AVX512_BF16;
-            else st = fr_fail(err, FR_E_INVALID_ARG, "--impl: fast:%s: ISA is scalar, avx2, avx512 or avx512bf16", arg);
+            if (!strcmp(arg, "scalar"))
+                ei->e.isa = FR_ISA_SCALAR;
+            else if (!strcmp(arg, "avx2"))
+                ei->e.isa = FR_ISA_AVX2;
+            else if (!strcmp(arg, "avx512"))
+                ei->e.isa = FR_ISA_AVX512;
+            else if (!strcmp(arg, "avx512bf16"))
+                ei->e.isa = FR_ISA_AVX512_BF16;
+            else
+                st = fr_fail(err, FR_E_INVALID_ARG, "--impl: fast:%s: ISA is scalar, avx2, avx512 or avx512bf16", arg);
         }
     } else if (head == 7 && !strncmp(spec, "emulate", 7)) {
         ei->e = fr_engine_default(FR_ENGINE_EMULATE);
@@ -238,7 +243,8 @@ fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs
         unsigned char *d = g[k].base + GUARD_BYTES;
         g[k].has_pat = prefill_pattern(t->dtype, g[k].pat);
         if (g[k].has_pat)
-            for (size_t i = 0; i < n; i++) memcpy(d + i * es, g[k].pat, es);
+            for (size_t i = 0; i < n; i++)
+                memcpy(d + i * es, g[k].pat, es);
         else
             memcpy(d, fr_case_output_slot(o, (fr_case_output)k)->data, g[k].bytes);
         t->data = n ? d : NULL;

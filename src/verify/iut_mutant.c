@@ -24,8 +24,9 @@ static fr_status mutant_run(fr_iut *iut, const fr_case *c, int threads, fr_case_
     fr_status st = c->op == FR_CASE_FWD ? fr_validate_fwd(&c->params, &c->in.fwd, NULL, err)
                                         : fr_validate_bwd(&c->params, &c->in, NULL, err);
     if (st != FR_OK) return st;
-    if (c->op == FR_CASE_FWD) return m->fwd ? m->fwd(&c->params, &c->in.fwd, &o->fwd, err)
-                                            : fr_fail(err, FR_E_UNSUPPORTED, "mutant %s: no forward", m->name);
+    if (c->op == FR_CASE_FWD)
+        return m->fwd ? m->fwd(&c->params, &c->in.fwd, &o->fwd, err)
+                      : fr_fail(err, FR_E_UNSUPPORTED, "mutant %s: no forward", m->name);
     return m->bwd ? m->bwd(&c->params, &c->in, &o->bwd, err)
                   : fr_fail(err, FR_E_UNSUPPORTED, "mutant %s: no backward", m->name);
 }
@@ -36,8 +37,9 @@ static const fr_iut_ops kMutantOps = {mutant_run, mutant_close};
 
 /* "base": the defect-free implementation every mutant is built from (not in the zoo): it must PASS, or the
  * mutants' verdicts mix their defect with the base's. */
-static const fr_mutant kBase = {"base", "none: the mutants' defect-free base", FR_DIAG_NONE, FR_PASS,
-                                fr_mutant_base_fwd, fr_mutant_base_bwd, "none"};
+static const fr_mutant kBase = {
+    "base", "none: the mutants' defect-free base", FR_DIAG_NONE, FR_PASS, fr_mutant_base_fwd, fr_mutant_base_bwd,
+    "none"};
 
 fr_status fr_iut_mutant_open(const char *name, fr_iut *iut, fr_error *err) {
     const fr_mutant *m = strcmp(name, "base") ? fr_mutant_find(name) : &kBase;

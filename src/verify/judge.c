@@ -11,8 +11,13 @@
 #include <string.h>
 
 fr_judge_opts fr_judge_opts_default(void) {
-    fr_judge_opts o = {.k_out = 2.0, .k_max = 4.0, .k_grad = 3.0, .k_stats = 4.0, .gain_warn = 2.0,
-                       .growth_warn = 2.0, .external = false};
+    fr_judge_opts o = {.k_out = 2.0,
+                       .k_max = 4.0,
+                       .k_grad = 3.0,
+                       .k_stats = 4.0,
+                       .gain_warn = 2.0,
+                       .growth_warn = 2.0,
+                       .external = false};
     return o;
 }
 
@@ -45,7 +50,8 @@ static double *load_all(const fr_tensor *t, int64_t *n) {
     if (cnt <= 0) return NULL;
     double *v = malloc(sizeof(double) * (size_t)cnt);
     if (!v) return NULL;
-    for (int64_t k = 0; k < cnt; k++) v[k] = fr_load_f64(t, k);
+    for (int64_t k = 0; k < cnt; k++)
+        v[k] = fr_load_f64(t, k);
     *n = cnt;
     return v;
 }
@@ -157,7 +163,7 @@ static void ctx_free(ctx *x) {
     rowmap_free(&x->rm);
 }
 
-#define WHY(j, ...) snprintf((j)->why, sizeof (j)->why, __VA_ARGS__)
+#define WHY(j, ...) snprintf((j)->why, sizeof(j)->why, __VA_ARGS__)
 
 static void set(fr_judgement *j, fr_verdict v, fr_diag d) {
     j->verdict = v;
@@ -213,7 +219,7 @@ static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     double sc = fabs(x->c->params.scale_value);
     double R = sc * (qn * kn + qr * kr + pa);
     if (x->pb.has_pse && x->pb.pse_type >= 2) R += 1e4; /* ALiBi: bounded by slope x distance; be generous */
-    if (x->pb.fp8) R *= 1e3;                             /* dequant scales (kept generous rather than exact) */
+    if (x->pb.fp8) R *= 1e3;                            /* dequant scales (kept generous rather than exact) */
     double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
     double uacc = ldexp(1.0, -24);
     double up = x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64 ? 0.0 : unit_roundoff(x->pb.dtype);
@@ -291,10 +297,17 @@ static fr_diag tag_diag(unsigned tags) {
         unsigned tag;
         fr_diag d;
     } kTagDiag[] = {
-        {FR_TAG_SENTINEL, FR_DIAG_MASK_SENTINEL}, {FR_TAG_NAN_KV, FR_DIAG_NAN_LEAK}, {FR_TAG_LARGE, FR_DIAG_OVERFLOW},
-        {FR_TAG_INDEX64, FR_DIAG_INDEX32},        {FR_TAG_VARLEN, FR_DIAG_VARLEN},  {FR_TAG_HEADDIM, FR_DIAG_HEAD_DIM},
-        {FR_TAG_TAIL, FR_DIAG_TILE_TAIL},         {FR_TAG_DROPOUT, FR_DIAG_DROPOUT}, {FR_TAG_CAUSAL_NE, FR_DIAG_MASK},
-        {FR_TAG_MASK, FR_DIAG_MASK},              {FR_TAG_PSE, FR_DIAG_PSE},
+        {FR_TAG_SENTINEL, FR_DIAG_MASK_SENTINEL},
+        {FR_TAG_NAN_KV, FR_DIAG_NAN_LEAK},
+        {FR_TAG_LARGE, FR_DIAG_OVERFLOW},
+        {FR_TAG_INDEX64, FR_DIAG_INDEX32},
+        {FR_TAG_VARLEN, FR_DIAG_VARLEN},
+        {FR_TAG_HEADDIM, FR_DIAG_HEAD_DIM},
+        {FR_TAG_TAIL, FR_DIAG_TILE_TAIL},
+        {FR_TAG_DROPOUT, FR_DIAG_DROPOUT},
+        {FR_TAG_CAUSAL_NE, FR_DIAG_MASK},
+        {FR_TAG_MASK, FR_DIAG_MASK},
+        {FR_TAG_PSE, FR_DIAG_PSE},
     };
     for (size_t k = 0; k < sizeof kTagDiag / sizeof kTagDiag[0]; k++)
         if (tags & kTagDiag[k].tag) return kTagDiag[k].d;
@@ -327,7 +340,8 @@ static fr_diag diag_forward(const ctx *x, const fr_judgement *j, const fr_case_o
             fr_tensor m = fr_tensor_make(FR_BOOL, calloc(2048 * 2048, 1), 2, sh);
             if (m.data) {
                 for (int64_t i = 0; i < 2048; i++)
-                    for (int64_t q = i + 1; q < 2048; q++) ((uint8_t *)m.data)[i * 2048 + q] = 1;
+                    for (int64_t q = i + 1; q < 2048; q++)
+                        ((uint8_t *)m.data)[i * 2048 + q] = 1;
                 fr_case alt_c = *x->c;
                 alt_c.in.fwd.atten_mask = m;
                 alt_c.params.sparse_mode = 2;
@@ -350,8 +364,10 @@ static fr_diag diag_forward(const ctx *x, const fr_judgement *j, const fr_case_o
         bool same_ok = true, diff_bad = false;
         for (int64_t h = 0; h < x->pb.N1; h++) {
             double e = head_rel_l2(x, a, r, h);
-            if (h / x->pb.G == h % x->pb.N2) same_ok &= e <= bound;
-            else diff_bad |= e > bound;
+            if (h / x->pb.G == h % x->pb.N2)
+                same_ok &= e <= bound;
+            else
+                diff_bad |= e > bound;
         }
         if (same_ok && diff_bad) return FR_DIAG_GQA_MAP;
     }
@@ -412,8 +428,8 @@ static void fill_heat(const ctx *x, fr_judgement *j, fr_dtype dt) {
 }
 
 fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_judge_opts *opt_in, fr_status iut_st,
-                   const char *iut_msg, const fr_case_outputs *iut, const fr_case_outputs *golden, const fr_case_outputs *ideal,
-                   fr_judgement *j, fr_error *err) {
+                   const char *iut_msg, const fr_case_outputs *iut, const fr_case_outputs *golden,
+                   const fr_case_outputs *ideal, fr_judgement *j, fr_error *err) {
     memset(j, 0, sizeof *j);
     fr_judge_opts opt = opt_in ? *opt_in : fr_judge_opts_default();
     if (iut_st == FR_E_UNSUPPORTED || iut_st == FR_E_NOT_AVAILABLE) {
@@ -422,7 +438,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
         return FR_OK;
     }
     if (iut_st != FR_OK) {
-        bool hyg = iut_st == FR_E_OUTPUT && iut_msg && (!strncmp(iut_msg, "guard:", 6) || !strncmp(iut_msg, "unwritten:", 10));
+        bool hyg =
+            iut_st == FR_E_OUTPUT && iut_msg && (!strncmp(iut_msg, "guard:", 6) || !strncmp(iut_msg, "unwritten:", 10));
         set(j, FR_FAIL, hyg ? FR_DIAG_UNWRITTEN : FR_DIAG_ERROR_STATUS);
         WHY(j, "%s: %s", fr_status_name(iut_st), iut_msg ? iut_msg : "");
         j->ratio = INFINITY;
@@ -480,8 +497,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
     }
     const fr_tensor *smref = c->op == FR_CASE_FWD ? &golden->fwd.softmax_max : &c->in.softmax_max;
     const fr_tensor *outlike = c->op == FR_CASE_FWD ? &golden->fwd.attention_out : &golden->bwd.dq;
-    if ((st = rowmap_build(&x.pb, &c->params, outlike, c->op == FR_CASE_FWD ? x.pb.Dv : x.pb.Dk, smref, &x.rm,
-                           err)) != FR_OK) {
+    if ((st = rowmap_build(&x.pb, &c->params, outlike, c->op == FR_CASE_FWD ? x.pb.Dv : x.pb.Dk, smref, &x.rm, err)) !=
+        FR_OK) {
         ctx_free(&x);
         return st;
     }
@@ -520,7 +537,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
             }
         }
     }
-    for (int k = first; k <= last && st == FR_OK; k++) st = compare(&x, j, (fr_case_output)k, err);
+    for (int k = first; k <= last && st == FR_OK; k++)
+        st = compare(&x, j, (fr_case_output)k, err);
     if (st != FR_OK) {
         ctx_free(&x);
         return st;
@@ -538,10 +556,10 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
         const fr_metrics *m = &j->out[k].m;
         if (!j->out[k].present || m->n_anomaly_mismatch == 0) continue;
         double v = x.a[k][m->first_mismatch], g = x.r[k][m->first_mismatch];
-        fr_diag d = (tags & FR_TAG_NAN_KV) ? FR_DIAG_NAN_LEAK
+        fr_diag d = (tags & FR_TAG_NAN_KV)              ? FR_DIAG_NAN_LEAK
                     : (tags & FR_TAG_LARGE) || isinf(v) ? FR_DIAG_OVERFLOW
-                    : (tags & FR_TAG_D1) ? FR_DIAG_NAN_FULLY_MASKED
-                                         : FR_DIAG_NAN;
+                    : (tags & FR_TAG_D1)                ? FR_DIAG_NAN_FULLY_MASKED
+                                                        : FR_DIAG_NAN;
         set(j, FR_FAIL, d);
         WHY(j, "%s: %lld NaN/Inf mismatches, first at %lld: %g where the golden has %g",
             fr_case_output_name((fr_case_output)k), (long long)m->n_anomaly_mismatch, (long long)m->first_mismatch, v,
@@ -575,8 +593,9 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
             }
             /* Floors: the max is one fp32 rounding of a dot product; the sum of S2 fp32 terms may carry a few
              * sqrt(S2) u of rounding in any correct fp32 running sum (the ideal pipeline sums per tile). */
-            double floor_ = k == FR_CO_SOFTMAX_MAX ? ldexp(1.0, -20)
-                                                   : fmax(ldexp(1.0, -18), 4.0 * sqrt((double)x.pb.S2) * ldexp(1.0, -24));
+            double floor_ = k == FR_CO_SOFTMAX_MAX
+                                ? ldexp(1.0, -20)
+                                : fmax(ldexp(1.0, -18), 4.0 * sqrt((double)x.pb.S2) * ldexp(1.0, -24));
             oj->bound_abs = fmax(opt.k_stats * ee, floor_);
             oj->bound_l2 = 0;
             ratio = ea / oj->bound_abs;
@@ -594,8 +613,9 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
                     }
                     if (d_lse < 1e-3 || d_log < 1e-3) fail_d = FR_DIAG_LSE_FOR_SUM;
                 }
-                snprintf(fail_why, sizeof fail_why, "%s: max rel error %.3g > bound %.3g (= max(%g x ideal %.3g, floor %.3g))",
-                         nm, ea, oj->bound_abs, opt.k_stats, ee, floor_);
+                snprintf(fail_why, sizeof fail_why,
+                         "%s: max rel error %.3g > bound %.3g (= max(%g x ideal %.3g, floor %.3g))", nm, ea,
+                         oj->bound_abs, opt.k_stats, ee, floor_);
             }
         } else {
             bool fwd_out = k == FR_CO_ATTENTION_OUT;
@@ -610,11 +630,14 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
             }
             ratio = fmax(r_l2, r_abs);
             if (ratio > 1 && fail_d == FR_DIAG_NONE) {
-                if (fwd_out) fail_d = diag_forward(&x, j, iut);
-                else fail_d = (tags & FR_TAG_DROPOUT) ? FR_DIAG_DROPOUT : FR_DIAG_GRADIENT;
+                if (fwd_out)
+                    fail_d = diag_forward(&x, j, iut);
+                else
+                    fail_d = (tags & FR_TAG_DROPOUT) ? FR_DIAG_DROPOUT : FR_DIAG_GRADIENT;
                 if (r_l2 >= r_abs)
-                    snprintf(fail_why, sizeof fail_why, "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u/4 %.3g))",
-                             nm, oj->m.rel_l2, oj->bound_l2, kl2, il2, 0.25 * unit_roundoff(dt));
+                    snprintf(fail_why, sizeof fail_why,
+                             "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u/4 %.3g))", nm, oj->m.rel_l2,
+                             oj->bound_l2, kl2, il2, 0.25 * unit_roundoff(dt));
                 else
                     snprintf(fail_why, sizeof fail_why,
                              "%s: max abs %.3g > bound %.3g (= %g x max(ideal %.3g, ulp %.3g); a-priori %.3g)", nm,
@@ -639,8 +662,9 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
         double g = oo->m.gain_rms, fl = oo->m.noise_floor, ig = oo->have_ideal ? oo->ideal.gain_rms : 0;
         if (g > opt.gain_warn * fl && g > opt.gain_warn * ig) {
             set(j, FR_WARN, FR_DIAG_STALE_MAX);
-            WHY(j, "%s: row-gain rms %.3g = %.2f x noise floor %.3g (ideal %.3g; warn above %g x both); rel-L2 %.3g "
-                   "(%.2f of bound)",
+            WHY(j,
+                "%s: row-gain rms %.3g = %.2f x noise floor %.3g (ideal %.3g; warn above %g x both); rel-L2 %.3g "
+                "(%.2f of bound)",
                 fr_case_output_name((fr_case_output)first), g, g / fl, fl, ig, opt.gain_warn, oo->m.rel_l2,
                 oo->m.rel_l2 / oo->bound_l2);
             ctx_free(&x);
@@ -662,7 +686,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
 bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, int *first) {
     if (first) *first = -1;
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
-        const fr_tensor *x = fr_case_output_cslot(a, (fr_case_output)k), *y = fr_case_output_cslot(b, (fr_case_output)k);
+        const fr_tensor *x = fr_case_output_cslot(a, (fr_case_output)k),
+                        *y = fr_case_output_cslot(b, (fr_case_output)k);
         if (fr_tensor_present(x) != fr_tensor_present(y)) goto differ;
         if (!fr_tensor_present(x)) continue;
         if (x->dtype != y->dtype || !same_shape(x, y)) goto differ;

@@ -50,13 +50,14 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
         char pt[32];
         snprintf(pt, sizeof pt, "%d/%d", c[FR_PASS], judged);
         const char *res = judged + c[FR_SKIP] == 0 ? "(no cases)"
-                          : c[FR_FAIL]                ? "FAIL"
-                          : c[FR_WARN]                ? "WARN"
-                          : judged                    ? "PASS"
-                                                      : "SKIP";
+                          : c[FR_FAIL]             ? "FAIL"
+                          : c[FR_WARN]             ? "WARN"
+                          : judged                 ? "PASS"
+                                                   : "SKIP";
         fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", fr_suite_cat_name(order[k]), pt, c[FR_WARN], c[FR_FAIL], c[FR_SKIP],
                 res);
-        for (int v = 0; v < 4; v++) tot[v] += c[v];
+        for (int v = 0; v < 4; v++)
+            tot[v] += c[v];
     }
     char pt[32];
     snprintf(pt, sizeof pt, "%d/%d", tot[FR_PASS], tot[FR_PASS] + tot[FR_WARN] + tot[FR_FAIL]);
@@ -81,7 +82,9 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* JSON */
 
-static cJSON *num(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"); }
+static cJSON *num(double v) {
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+}
 
 static cJSON *metrics_json(const fr_metrics *m) {
     cJSON *o = cJSON_CreateObject();
@@ -158,12 +161,14 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
     cJSON *sum = cJSON_CreateObject();
     for (int k = 0; k < FR_CAT_COUNT; k++) {
         cJSON *c = cJSON_CreateObject();
-        for (int v = 0; v < 4; v++) cJSON_AddItemToObject(c, fr_verdict_name((fr_verdict)v), num(r->count[k][v]));
+        for (int v = 0; v < 4; v++)
+            cJSON_AddItemToObject(c, fr_verdict_name((fr_verdict)v), num(r->count[k][v]));
         cJSON_AddItemToObject(sum, fr_suite_cat_name((fr_suite_cat)k), c);
     }
     cJSON_AddItemToObject(root, "summary", sum);
     cJSON *cases = cJSON_CreateArray();
-    for (int k = 0; k < r->n; k++) cJSON_AddItemToArray(cases, case_json(&r->cases[k]));
+    for (int k = 0; k < r->n; k++)
+        cJSON_AddItemToArray(cases, case_json(&r->cases[k]));
     cJSON_AddItemToObject(root, "cases", cases);
     char *txt = cJSON_Print(root);
     cJSON_Delete(root);
@@ -193,7 +198,8 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
         while ((len = getline(&line, &cap, f)) > 0) {
             cJSON *j = cJSON_Parse(line);
             if (!j) continue;
-            const cJSON *im = cJSON_GetObjectItemCaseSensitive(j, "impl"), *st = cJSON_GetObjectItemCaseSensitive(j, "set");
+            const cJSON *im = cJSON_GetObjectItemCaseSensitive(j, "impl"),
+                        *st = cJSON_GetObjectItemCaseSensitive(j, "set");
             if (cJSON_IsString(im) && cJSON_IsString(st) && !strcmp(im->valuestring, m->impl) &&
                 !strcmp(st->valuestring, m->set)) {
                 cJSON_Delete(last);
@@ -225,7 +231,8 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
         const cJSON *it;
         cJSON_ArrayForEach(it, res) {
             bool found = false;
-            for (int k = 0; k < r->n && !found; k++) found = !strcmp(r->cases[k].name, it->string);
+            for (int k = 0; k < r->n && !found; k++)
+                found = !strcmp(r->cases[k].name, it->string);
             if (!found) {
                 fprintf(out, "  removed  %-34s (was %s)\n", it->string, cJSON_IsString(it) ? it->valuestring : "?");
                 changed++;
@@ -248,7 +255,8 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
     cJSON_AddItemToObject(j, "seed", num((double)m->seed));
     cJSON_AddStringToObject(j, "overall", fr_verdict_name(r->overall));
     cJSON *res = cJSON_CreateObject();
-    for (int k = 0; k < r->n; k++) cJSON_AddStringToObject(res, r->cases[k].name, fr_verdict_name(r->cases[k].j.verdict));
+    for (int k = 0; k < r->n; k++)
+        cJSON_AddStringToObject(res, r->cases[k].name, fr_verdict_name(r->cases[k].j.verdict));
     cJSON_AddItemToObject(j, "results", res);
     char *txt = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
@@ -268,11 +276,16 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
 
 static void esc(FILE *f, const char *s) {
     for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else if (*s == '"')
+            fputs("&quot;", f);
+        else
+            fputc(*s, f);
     }
 }
 
@@ -294,7 +307,8 @@ static void svg_heat(FILE *f, const fr_case_result *c) {
     int cw = 14, chh = 8, W = j->heat_cols * cw, H = j->heat_rows * chh;
     double mx = 0;
     for (int r = 0; r < j->heat_rows; r++)
-        for (int q = 0; q < j->heat_cols; q++) mx = fmax(mx, j->heat[r][q]);
+        for (int q = 0; q < j->heat_cols; q++)
+            mx = fmax(mx, j->heat[r][q]);
     double top = log10(fmax(mx, 1.0) + 1);
     fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'><title>|error| / ulp</title>", W + 120, H + 30, W + 120,
             H + 30);
@@ -305,8 +319,10 @@ static void svg_heat(FILE *f, const fr_case_result *c) {
             fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'/>", q * cw, r * chh, cw, chh, col);
         }
     fprintf(f, "<text x=0 y=%d font-size=10>head-dim columns &#8594;</text>", H + 12);
-    if (mx >= 1e30) fprintf(f, "<text x=%d y=10 font-size=10>NaN/Inf (red)</text>", W + 6);
-    else fprintf(f, "<text x=%d y=10 font-size=10>max %.3g ulp</text>", W + 6, mx);
+    if (mx >= 1e30)
+        fprintf(f, "<text x=%d y=10 font-size=10>NaN/Inf (red)</text>", W + 6);
+    else
+        fprintf(f, "<text x=%d y=10 font-size=10>max %.3g ulp</text>", W + 6, mx);
     fprintf(f, "<text x=%d y=24 font-size=10>rows: query rows</text>", W + 6);
     fprintf(f, "<text x=%d y=38 font-size=10>(b,h,i), %d bands</text></svg>", W + 6, j->heat_rows);
 }
@@ -341,7 +357,8 @@ static void svg_hist(FILE *f, const fr_case_result *c) {
     fprintf(f, "<line x1='0' y1='%d' x2='%d' y2='%d' stroke='black'/>", H, W, H);
     fprintf(f, "<text x=0 y=%d font-size=10>%.2g</text><text x=%d y=%d font-size=10 text-anchor=end>%.2g</text>",
             H + 12, lo, W, H + 12, hi);
-    fprintf(f, "<text x=%d y=%d font-size=10 text-anchor=middle>row gain (%lld rows; rms %.3g, floor %.3g)</text></svg>",
+    fprintf(f,
+            "<text x=%d y=%d font-size=10 text-anchor=middle>row gain (%lld rows; rms %.3g, floor %.3g)</text></svg>",
             W / 2, H + 26, (long long)j->n_gains, j->out[FR_CO_ATTENTION_OUT].m.gain_rms,
             j->out[FR_CO_ATTENTION_OUT].m.noise_floor);
 }
@@ -385,8 +402,9 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
             fprintf(f, "<path d='M%.1f %.1fl4 4m0 -4l-4 4' stroke='#555' fill='none'/>", PX((double)c->S2) - 2,
                     PY(fmax(o->ideal.rel_l2, ymin)) - 2);
     }
-    fprintf(f, "<text x=%d y=24 font-size=10>&#9679; implementation rel-L2 (blue PASS, orange WARN, red FAIL)"
-               "&#160;&#160; &#215; ideal pipeline</text></svg>",
+    fprintf(f,
+            "<text x=%d y=24 font-size=10>&#9679; implementation rel-L2 (blue PASS, orange WARN, red FAIL)"
+            "&#160;&#160; &#215; ideal pipeline</text></svg>",
             L + 8);
 #undef PX
 #undef PY
@@ -416,19 +434,22 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
                "<th>skip</th></tr>");
     for (int k = 0; k < FR_CAT_COUNT; k++) {
         const int *c = r->count[k];
-        fprintf(f, "<tr><td>%s</td><td>%d/%d</td><td>%d</td><td>%d</td><td>%d</td></tr>", fr_suite_cat_name((fr_suite_cat)k),
-                c[0], c[0] + c[1] + c[2], c[1], c[2], c[3]);
+        fprintf(f, "<tr><td>%s</td><td>%d/%d</td><td>%d</td><td>%d</td><td>%d</td></tr>",
+                fr_suite_cat_name((fr_suite_cat)k), c[0], c[0] + c[1] + c[2], c[1], c[2], c[3]);
     }
-    fprintf(f, "</table><p class=note>Thresholds: attention_out rel-L2 &le; %g &#215; the ideal pipeline's (max abs "
-               "&le; %g &#215;, and the a-priori bound); gradients &le; %g &#215;; softmax max/sum &le; %g &#215;; "
-               "WARN when the row-gain rms exceeds %g &#215; the noise floor. Fully masked rows: %s.</p>",
+    fprintf(f,
+            "</table><p class=note>Thresholds: attention_out rel-L2 &le; %g &#215; the ideal pipeline's (max abs "
+            "&le; %g &#215;, and the a-priori bound); gradients &le; %g &#215;; softmax max/sum &le; %g &#215;; "
+            "WARN when the row-gain rms exceeds %g &#215; the noise floor. Fully masked rows: %s.</p>",
             m->judge->k_out, m->judge->k_max, m->judge->k_grad, m->judge->k_stats, m->judge->gain_warn,
             m->judge->external ? "implementation-defined (D1)" : "D1 exactly");
     /* Failing and warning cases. */
     fprintf(f, "<h2>Cases that did not pass</h2>");
     int bad = 0;
-    for (int k = 0; k < r->n; k++) bad += r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN;
-    if (!bad) fprintf(f, "<p>None.</p>");
+    for (int k = 0; k < r->n; k++)
+        bad += r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN;
+    if (!bad)
+        fprintf(f, "<p>None.</p>");
     else {
         fprintf(f, "<table class=cases><tr><th>verdict</th><th>case</th><th>category</th><th>diagnosis</th><th>the "
                    "numbers that decided it</th></tr>");
@@ -484,8 +505,9 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
         const fr_out_judgement *o = &c->j.out[c->bwd ? FR_CO_DQ : FR_CO_ATTENTION_OUT];
         fprintf(f, "<tr><td class=%s>%s</td><td>", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
         esc(f, c->name);
-        fprintf(f, "</td><td>%s</td><td>%s %s</td><td>%lld x %lld</td><td>%.3g</td><td>%.3g</td><td>%.2f</td>"
-                   "<td>%.2f</td></tr>",
+        fprintf(f,
+                "</td><td>%s</td><td>%s %s</td><td>%lld x %lld</td><td>%.3g</td><td>%.3g</td><td>%.2f</td>"
+                "<td>%.2f</td></tr>",
                 fr_suite_cat_name(c->cat), c->bwd ? "bwd" : "fwd", fr_dtype_name(c->dtype), (long long)c->S1,
                 (long long)c->S2, o->m.rel_l2, o->ideal.rel_l2, o->m.gain_over_floor, c->seconds);
     }

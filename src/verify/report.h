@@ -9,8 +9,8 @@
 #include "verify/suite.h"
 
 typedef struct fr_report_meta {
-    const char *impl;   /* IUT spec */
-    const char *set;    /* set name, or "verify" */
+    const char *impl; /* IUT spec */
+    const char *set;  /* set name, or "verify" */
     uint64_t seed;
     const fr_judge_opts *judge;
 } fr_report_meta;

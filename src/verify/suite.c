@@ -20,8 +20,8 @@
 
 const char *const fr_suite_set_names[] = {"quick", "default", "long", "all", NULL};
 
-static const char *const kCatNames[FR_CAT_COUNT] = {"regression",  "boundaries",       "equivalence", "properties",
-                                                    "order invariance", "gradients", "determinism"};
+static const char *const kCatNames[FR_CAT_COUNT] = {"regression",       "boundaries", "equivalence", "properties",
+                                                    "order invariance", "gradients",  "determinism"};
 
 const char *fr_suite_cat_name(fr_suite_cat c) { return (unsigned)c < FR_CAT_COUNT ? kCatNames[c] : "invalid"; }
 
@@ -74,7 +74,8 @@ static unsigned spec_tags(const fr_gen_spec *s) {
     if (s->mask != FR_GEN_MASK_NONE && (s->sparse_mode == 2 || s->sparse_mode == 3)) {
         bool ne = s->S1 != s->S2;
         if (s->layout == FR_TND)
-            for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++) ne |= s->seq_q[b] != s->seq_kv[b];
+            for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++)
+                ne |= s->seq_q[b] != s->seq_kv[b];
         if (ne) t |= FR_TAG_CAUSAL_NE;
     }
     if (s->layout == FR_TND)
@@ -91,8 +92,7 @@ static int collect(unsigned bits, const char *filter, item *items) {
     for (int k = 0; k < fr_suite_entry_count; k++) {
         const fr_suite_entry *e = &fr_suite_entries[k];
         if (!(e->sets & bits) || !name_ok(e->spec.name, filter)) continue;
-        if (items)
-            items[n] = (item){e, &e->spec, e->cat, e->tags | spec_tags(&e->spec), e->mod, e->what};
+        if (items) items[n] = (item){e, &e->spec, e->cat, e->tags | spec_tags(&e->spec), e->mod, e->what};
         n++;
     }
     const fr_gen_set *xs = fr_gen_set_find("xcheck");
@@ -101,8 +101,8 @@ static int collect(unsigned bits, const char *filter, item *items) {
             const fr_gen_spec *s = &xs->specs[k];
             if (!name_ok(s->name, filter)) continue;
             if (items)
-                items[n] = (item){NULL, s, s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, spec_tags(s), FR_MOD_NONE,
-                                  "cross-check grid (casegen xcheck)"};
+                items[n] = (item){NULL,         s,           s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE,
+                                  spec_tags(s), FR_MOD_NONE, "cross-check grid (casegen xcheck)"};
             n++;
         }
     return n;
@@ -116,7 +116,8 @@ int fr_suite_list(const char *set, const char *filter,
     item *it = calloc((size_t)n + 1, sizeof *it);
     if (!it) return 0;
     collect(bits, filter, it);
-    for (int k = 0; k < n && fn; k++) fn(ud, it[k].spec->name, it[k].cat, it[k].tags, it[k].what);
+    for (int k = 0; k < n && fn; k++)
+        fn(ud, it[k].spec->name, it[k].cat, it[k].tags, it[k].what);
     free(it);
     return n;
 }
@@ -137,7 +138,8 @@ static void case_view(const fr_gen_case *g, fr_case *c) {
 
 /* Sets element (b, n, j, all d) of a K/V-like tensor to v. */
 static void set_kv_row(const fr_problem *pb, const fr_tensor *t, int64_t D, int64_t b, int64_t n, int64_t j, double v) {
-    for (int64_t d = 0; d < D; d++) fr_store_f64(t, fr_layout_offset(t, pb->layout, D, 0, b, n, j, d), v);
+    for (int64_t d = 0; d < D; d++)
+        fr_store_f64(t, fr_layout_offset(t, pb->layout, D, 0, b, n, j, d), v);
 }
 
 static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
@@ -156,7 +158,8 @@ static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
             /* Two key columns (one inside, one at the end) masked for every row; their K/V poisoned. */
             int64_t cols[2] = {pb.S2 / 2, pb.S2 - 1};
             for (int c = 0; c < 2; c++) {
-                for (int64_t i = 0; i < pb.S1; i++) fr_store_f64(mask, i * pb.S2 + cols[c], 1);
+                for (int64_t i = 0; i < pb.S1; i++)
+                    fr_store_f64(mask, i * pb.S2 + cols[c], 1);
                 for (int64_t b = 0; b < pb.B; b++)
                     for (int64_t n = 0; n < pb.N2; n++) {
                         set_kv_row(&pb, &in->key, pb.Dk, b, n, cols[c], c ? INFINITY : NAN);
@@ -180,7 +183,8 @@ static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
         if (!fr_mul_ok(rows, rs, &bytes) || !fr_mul_ok(bytes, (int64_t)fr_dtype_size(k->dtype), &bytes))
             return fr_fail(err, FR_E_OVERFLOW, "suite: %s: strided key size", g->name);
         void *big = calloc((size_t)bytes, 1); /* untouched pages stay unmapped */
-        if (!big) return fr_fail(err, FR_E_UNSUPPORTED, "suite: %s: cannot reserve %lld bytes", g->name, (long long)bytes);
+        if (!big)
+            return fr_fail(err, FR_E_UNSUPPORTED, "suite: %s: cannot reserve %lld bytes", g->name, (long long)bytes);
         fr_tensor nk = *k;
         nk.data = big;
         nk.strides[3] = 1;
@@ -211,7 +215,8 @@ static fr_status apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
     case FR_MOD_SENTINEL: {
         const fr_tensor *ps = &in->real_shift;
         int64_t n = fr_tensor_numel(ps);
-        for (int64_t k = 0; k < n; k++) fr_store_f64(ps, k, -1e30 - 2e30 * fr_rng_uniform01(g->seed, 77, (uint64_t)k));
+        for (int64_t k = 0; k < n; k++)
+            fr_store_f64(ps, k, -1e30 - 2e30 * fr_rng_uniform01(g->seed, 77, (uint64_t)k));
         return FR_OK;
     }
     case FR_MOD_V_IDENTITY: {
@@ -239,8 +244,10 @@ static void permute_topk(const fr_tensor *t, int variant, uint64_t seed) {
         int32_t *row = p + r * W;
         memcpy(tmp, row, sizeof(int32_t) * (size_t)W);
         for (int64_t w = 0; w < W; w++) {
-            if (variant == 1) row[w] = tmp[W - 1 - w];
-            else if (variant == 3) row[w] = tmp[(w + W / 2) % W];
+            if (variant == 1)
+                row[w] = tmp[W - 1 - w];
+            else if (variant == 3)
+                row[w] = tmp[(w + W / 2) % W];
         }
         if (variant == 2)
             for (int64_t w = W - 1; w > 0; w--) {
@@ -268,7 +275,8 @@ static fr_status run_engine(const fr_case *c, fr_engine_kind kind, fr_case_outpu
 }
 
 /* Explicit softmax properties of a V = I case: attention_out rows are P rows. */
-static void check_props(const fr_case *c, const fr_case_outputs *iut, const fr_case_outputs *ideal, fr_case_result *cr) {
+static void check_props(const fr_case *c, const fr_case_outputs *iut, const fr_case_outputs *ideal,
+                        fr_case_result *cr) {
     const fr_tensor *q = &c->in.fwd.query, *k = &c->in.fwd.key, *o = &iut->fwd.attention_out;
     int64_t B = q->shape[0], N1 = q->shape[1], S1 = q->shape[2], D = q->shape[3], S2 = k->shape[2], N2 = k->shape[1];
     int64_t rows = B * N1 * S1, G = N2 ? N1 / N2 : 1;
@@ -291,8 +299,9 @@ static void check_props(const fr_case *c, const fr_case_outputs *iut, const fr_c
                 }
             }
     fr_softmax_props sp, se;
-    double tol_floor = 8.0 * (o->dtype == FR_F32 ? ldexp(1.0, -24) : o->dtype == FR_F16 ? ldexp(1.0, -11)
-                                                                                        : ldexp(1.0, -8));
+    double tol_floor = 8.0 * (o->dtype == FR_F32   ? ldexp(1.0, -24)
+                              : o->dtype == FR_F16 ? ldexp(1.0, -11)
+                                                   : ldexp(1.0, -8));
     double tol = tol_floor;
     if (pe) {
         fr_softmax_props_rows(pe, x, rows, S2, 1.0, &se);
@@ -348,8 +357,10 @@ static fr_status judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs 
         check_props(c, &io, have_ideal ? &eo : NULL, cr);
     if (have_ideal) fr_case_outputs_free(&eo);
     if (!stored_golden) fr_case_outputs_free(&go);
-    if (iut_out_keep && ist == FR_OK) *iut_out_keep = io;
-    else fr_case_outputs_free(&io);
+    if (iut_out_keep && ist == FR_OK)
+        *iut_out_keep = io;
+    else
+        fr_case_outputs_free(&io);
     if (iut_out_keep && ist != FR_OK) memset(iut_out_keep, 0, sizeof *iut_out_keep);
     return st;
 }
@@ -408,8 +419,8 @@ static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, f
     fr_case_outputs base;
     memset(&base, 0, sizeof base);
     st = judge_one(iut, &c, NULL, cr->tags, o, keep ? &base : NULL, cr, err);
-    if (st == FR_OK && keep && cr->j.verdict != FR_SKIP && fr_tensor_present(&base.fwd.attention_out) +
-                                                               fr_tensor_present(&base.bwd.dq) > 0) {
+    if (st == FR_OK && keep && cr->j.verdict != FR_SKIP &&
+        fr_tensor_present(&base.fwd.attention_out) + fr_tensor_present(&base.bwd.dq) > 0) {
         if (it->cat == FR_CAT_DETERMINISM) {
             if (!fr_iut_is_builtin(iut)) {
                 snprintf(cr->extra, sizeof cr->extra, "determinism runs apply to built-in engines only");
@@ -438,7 +449,8 @@ static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, f
             }
         } else if (fr_tensor_present(&c.in.fwd.topk_indices)) {
             /* Order invariance: the same key sets in 3 more orders. */
-            double worst = 0, bound = o->judge.k_out * fmax(cr->j.out[FR_CO_ATTENTION_OUT].ideal.rel_l2, ldexp(1.0, -24));
+            double worst = 0,
+                   bound = o->judge.k_out * fmax(cr->j.out[FR_CO_ATTENTION_OUT].ideal.rel_l2, ldexp(1.0, -24));
             int nv = 0;
             for (int v = 1; v <= 3; v++) {
                 fr_gen_case g2;
@@ -645,7 +657,8 @@ static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
     for (int a = 0; a < r->n; a++) {
         if (!r->cases[a].series[0]) continue;
         bool first = true;
-        for (int b = 0; b < a && first; b++) first = strcmp(r->cases[b].series, r->cases[a].series) != 0;
+        for (int b = 0; b < a && first; b++)
+            first = strcmp(r->cases[b].series, r->cases[a].series) != 0;
         if (!first) continue;
         int lo = -1, hi = -1, cnt = 0;
         for (int b = a; b < r->n; b++) {
@@ -659,15 +672,19 @@ static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
             if (hi < 0 || c->S2 > r->cases[hi].S2) hi = b;
         }
         if (cnt < 3) continue;
-        const fr_out_judgement *ol = &r->cases[lo].j.out[FR_CO_ATTENTION_OUT], *oh = &r->cases[hi].j.out[FR_CO_ATTENTION_OUT];
+        const fr_out_judgement *ol = &r->cases[lo].j.out[FR_CO_ATTENTION_OUT],
+                               *oh = &r->cases[hi].j.out[FR_CO_ATTENTION_OUT];
         double rl = ol->m.rel_l2 / ol->ideal.rel_l2, rh = oh->m.rel_l2 / oh->ideal.rel_l2;
         fr_case_result *c = &r->cases[hi];
-        snprintf(c->extra, sizeof c->extra, "series %s: error / ideal's %.3g at S2 = %lld, %.3g at S2 = %lld (%d cases)",
-                 c->series, rl, (long long)r->cases[lo].S2, rh, (long long)c->S2, cnt);
+        snprintf(c->extra, sizeof c->extra,
+                 "series %s: error / ideal's %.3g at S2 = %lld, %.3g at S2 = %lld (%d cases)", c->series, rl,
+                 (long long)r->cases[lo].S2, rh, (long long)c->S2, cnt);
         if (rh > jo->growth_warn * fmax(rl, 0.5) && rh > 1.0) {
             char why[200];
-            snprintf(why, sizeof why, "error grows with S2 faster than the ideal pipeline's: %.3g -> %.3g x (warn above "
-                                      "%g x)", rl, rh, jo->growth_warn);
+            snprintf(why, sizeof why,
+                     "error grows with S2 faster than the ideal pipeline's: %.3g -> %.3g x (warn above "
+                     "%g x)",
+                     rl, rh, jo->growth_warn);
             downgrade(c, FR_WARN, FR_DIAG_GROWTH, why);
         }
     }
@@ -677,7 +694,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     memset(res, 0, sizeof *res);
     unsigned bits = set_bits(o->set);
     if (!bits)
-        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", o->set ? o->set : "");
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all",
+                       o->set ? o->set : "");
     double t0 = now_s();
     int n = collect(bits, o->filter, NULL);
     char **rdirs = NULL;
@@ -687,8 +705,10 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         int na = list_case_dirs(o->regression_dir, &all);
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
         for (int k = 0; k < na; k++) {
-            if (rdirs && name_ok(base_name(all[k]), o->filter)) rdirs[nr++] = all[k];
-            else free(all[k]);
+            if (rdirs && name_ok(base_name(all[k]), o->filter))
+                rdirs[nr++] = all[k];
+            else
+                free(all[k]);
         }
         free(all);
     }
@@ -696,7 +716,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     res->cases = calloc((size_t)(n + nr) + 1, sizeof *res->cases);
     if (!it || !res->cases) {
         free(it);
-        for (int k = 0; k < nr; k++) free(rdirs[k]);
+        for (int k = 0; k < nr; k++)
+            free(rdirs[k]);
         free(rdirs);
         return fr_fail(err, FR_E_NOMEM, "suite: out of memory");
     }
@@ -713,7 +734,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         if (st == FR_OK) res->n++;
         if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
     }
-    for (int k = 0; k < nr; k++) free(rdirs[k]);
+    for (int k = 0; k < nr; k++)
+        free(rdirs[k]);
     free(rdirs);
     free(it);
     check_growth(res, &o->judge);
@@ -750,7 +772,8 @@ fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts
 
 void fr_suite_result_free(fr_suite_result *r) {
     if (!r) return;
-    for (int k = 0; k < r->n; k++) fr_judgement_free(&r->cases[k].j);
+    for (int k = 0; k < r->n; k++)
+        fr_judgement_free(&r->cases[k].j);
     free(r->cases);
     memset(r, 0, sizeof *r);
 }
@@ -786,7 +809,8 @@ fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t see
                                fr_error *err) {
     if (written) *written = 0;
     unsigned bits = set_bits(set);
-    if (!bits) return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
+    if (!bits)
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
     mkdir(dir, 0777);
     int n = collect(bits, filter, NULL);
     item *it = calloc((size_t)n + 1, sizeof *it);
@@ -801,8 +825,10 @@ fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t see
             st = apply_mod(&g, it[k].mod, err);
             if (st == FR_OK && v) permute_topk(&g.in.fwd.topk_indices, v, g.seed);
             char p[4096];
-            if (v) snprintf(p, sizeof p, "%s/%s_order%d", dir, it[k].spec->name, v);
-            else snprintf(p, sizeof p, "%s/%s", dir, it[k].spec->name);
+            if (v)
+                snprintf(p, sizeof p, "%s/%s_order%d", dir, it[k].spec->name, v);
+            else
+                snprintf(p, sizeof p, "%s/%s", dir, it[k].spec->name);
             if (st == FR_OK) st = write_one(&g, p, it[k].cat, it[k].tags, err);
             if (st == FR_OK && written) (*written)++;
             fr_gen_case_free(&g);

@@ -39,7 +39,7 @@ typedef struct fr_case_result {
     fr_dtype dtype;
     int64_t S1, S2;
     double seconds;
-    fr_judgement j; /* owns its gains */
+    fr_judgement j;  /* owns its gains */
     char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
     char series[32]; /* length series this case belongs to ("" none) */
 } fr_case_result;
@@ -47,10 +47,10 @@ typedef struct fr_case_result {
 typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);
 
 typedef struct fr_suite_opts {
-    const char *set;            /* default "default" */
-    const char *filter;         /* only cases whose name contains it (NULL: all) */
-    uint64_t seed;              /* default 20260101 */
-    int threads;                /* IUT threads (0: default) */
+    const char *set;    /* default "default" */
+    const char *filter; /* only cases whose name contains it (NULL: all) */
+    uint64_t seed;      /* default 20260101 */
+    int threads;        /* IUT threads (0: default) */
     fr_judge_opts judge;
     const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
     fr_suite_progress_fn progress;
@@ -73,9 +73,8 @@ fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res
 void fr_suite_result_free(fr_suite_result *r);
 
 /* Lists the cases of a set: calls fn once per case (name, category, tags, one-line description). Returns the count. */
-int fr_suite_list(const char *set, const char *filter, void (*fn)(void *ud, const char *name, fr_suite_cat cat,
-                                                                  unsigned tags, const char *what),
-                  void *ud);
+int fr_suite_list(const char *set, const char *filter,
+                  void (*fn)(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what), void *ud);
 
 /* Writes the generated cases of a set as case directories DIR/NAME (inputs + case.json, golden fp64 outputs in
  * DIR/NAME/golden/, and DIR/NAME/suite.txt with the category and tags) so that an external implementation can run

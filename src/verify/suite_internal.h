@@ -10,14 +10,14 @@ enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u };
 /* Post-processing of a generated case. */
 typedef enum fr_suite_mod {
     FR_MOD_NONE = 0,
-    FR_MOD_NAN_KV,          /* key columns masked for every query row, their K = NaN and V = +Inf (needs mask SS) */
-    FR_MOD_SENTINEL,        /* pse (type 0, BNSS, fp32) in [-3e30, -1e30]: real scores far below any additive mask */
-    FR_MOD_SENTINEL_1E4,    /* pse (type 0, BNSS) -1e4 on kept positions, 0 on masked ones (needs mask SS): a mask
-                               added as -1e4 puts the masked keys level with the real ones */
-    FR_MOD_V_IDENTITY,      /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
+    FR_MOD_NAN_KV,            /* key columns masked for every query row, their K = NaN and V = +Inf (needs mask SS) */
+    FR_MOD_SENTINEL,          /* pse (type 0, BNSS, fp32) in [-3e30, -1e30]: real scores far below any additive mask */
+    FR_MOD_SENTINEL_1E4,      /* pse (type 0, BNSS) -1e4 on kept positions, 0 on masked ones (needs mask SS): a mask
+                                 added as -1e4 puts the masked keys level with the real ones */
+    FR_MOD_V_IDENTITY,        /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
     FR_MOD_FIRST_TILE_MASKED, /* the first 128 keys masked for every row, every 7th row fully masked (needs mask SS) */
-    FR_MOD_KEY_PAST_2G       /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
-                                virtual buffer, a few MB touched): 64-bit index arithmetic and strided inputs */
+    FR_MOD_KEY_PAST_2G        /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
+                                 virtual buffer, a few MB touched): 64-bit index arithmetic and strided inputs */
 } fr_suite_mod;
 
 typedef struct fr_suite_entry {

@@ -14,14 +14,14 @@ static const char *exe;
 static char tmp[256];
 static int failures = 0;
 
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            failures++;                                                                                             \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                 \
-            printf(__VA_ARGS__);                                                                                    \
-            printf("\n");                                                                                           \
-        }                                                                                                           \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */

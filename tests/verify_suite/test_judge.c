@@ -11,14 +11,14 @@
 #include <string.h>
 
 static int failures = 0;
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            failures++;                                                                                             \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                 \
-            printf(__VA_ARGS__);                                                                                    \
-            printf("\n");                                                                                           \
-        }                                                                                                           \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
     } while (0)
 
 static const uint64_t kSeed = 4242;
@@ -73,7 +73,8 @@ static void convert(const tcase *t, const fr_case_outputs *src, fr_case_outputs 
         const fr_tensor *s = fr_case_output_cslot(src, (fr_case_output)k);
         fr_tensor *d = fr_case_output_slot(dst, (fr_case_output)k);
         if (!fr_tensor_present(s) || !fr_tensor_present(d)) continue;
-        for (int64_t i = 0; i < fr_tensor_numel(d); i++) fr_store_f64(d, i, fr_load_f64(s, i));
+        for (int64_t i = 0; i < fr_tensor_numel(d); i++)
+            fr_store_f64(d, i, fr_load_f64(s, i));
     }
 }
 
@@ -188,7 +189,13 @@ static void test_gain(void) {
 /* Fully masked rows (causal, S1 > S2): NaN there, the mean of V there (Ascend default mode), and the latter from an
  * external implementation (D1: implementation-defined, finite required). */
 static void test_d1(void) {
-    fr_gen_spec s = {.name = "judge_d1", .B = 1, .N1 = 2, .S1 = 40, .S2 = 24, .D = 32, .sparse_mode = 3,
+    fr_gen_spec s = {.name = "judge_d1",
+                     .B = 1,
+                     .N1 = 2,
+                     .S1 = 40,
+                     .S2 = 24,
+                     .D = 32,
+                     .sparse_mode = 3,
                      .mask = FR_GEN_MASK_CANONICAL};
     tcase t;
     if (!build(&s, &t)) return;
@@ -200,7 +207,8 @@ static void test_d1(void) {
         for (int64_t r = 0; r < 2 * 40; r++) {
             if (fr_load_f64(gm, r * 8) > -FLT_MAX) continue;
             d1++;
-            for (int64_t d = 0; d < 32; d++) fr_store_f64(&o.fwd.attention_out, r * 32 + d, mode == 0 ? NAN : 0.125);
+            for (int64_t d = 0; d < 32; d++)
+                fr_store_f64(&o.fwd.attention_out, r * 32 + d, mode == 0 ? NAN : 0.125);
         }
         CHECK(d1 == 2 * 16, "fully masked rows: %d, want 32", d1);
         if (mode == 0) expect("D1 rows NaN", judge(&t, &o, FR_OK, "", false), FR_FAIL, FR_DIAG_NAN_FULLY_MASKED);
@@ -213,7 +221,13 @@ static void test_d1(void) {
 
 /* Hypotheses: the IUT computes top-left causal where bottom-right was meant, or pse type 0 where 1 was meant. */
 static void test_hypotheses(void) {
-    fr_gen_spec s = {.name = "judge_causal", .B = 1, .N1 = 2, .S1 = 20, .S2 = 50, .D = 32, .sparse_mode = 3,
+    fr_gen_spec s = {.name = "judge_causal",
+                     .B = 1,
+                     .N1 = 2,
+                     .S1 = 20,
+                     .S2 = 50,
+                     .D = 32,
+                     .sparse_mode = 3,
                      .mask = FR_GEN_MASK_CANONICAL};
     tcase t;
     if (build(&s, &t)) {
@@ -228,8 +242,15 @@ static void test_hypotheses(void) {
         }
         drop(&t);
     }
-    fr_gen_spec p = {.name = "judge_pse", .B = 1, .N1 = 2, .S1 = 20, .S2 = 30, .D = 32, .pse_type = 1,
-                     .pse = FR_GEN_PSE_BNSS, .scale = 0.3};
+    fr_gen_spec p = {.name = "judge_pse",
+                     .B = 1,
+                     .N1 = 2,
+                     .S1 = 20,
+                     .S2 = 30,
+                     .D = 32,
+                     .pse_type = 1,
+                     .pse = FR_GEN_PSE_BNSS,
+                     .scale = 0.3};
     if (build(&p, &t)) {
         fr_params alt = t.c.params;
         alt.pse_type = 0;

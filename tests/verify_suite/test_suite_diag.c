@@ -33,8 +33,7 @@ static const struct {
 } kDefects[D_COUNT] = {
     {"causal-top-left", FR_DIAG_CAUSAL_ALIGN}, {"pse-order", FR_DIAG_PSE_ORDER},   {"lse-for-sum", FR_DIAG_LSE_FOR_SUM},
     {"nan-d1", FR_DIAG_NAN_FULLY_MASKED},      {"scale", FR_DIAG_SCALE},           {"gqa-mod", FR_DIAG_GQA_MAP},
-    {"unwritten", FR_DIAG_UNWRITTEN},          {"dropout-scale", FR_DIAG_DROPOUT},
-    {"growth", FR_DIAG_GROWTH},
+    {"unwritten", FR_DIAG_UNWRITTEN},          {"dropout-scale", FR_DIAG_DROPOUT}, {"growth", FR_DIAG_GROWTH},
 };
 
 /* K/V expanded to N1 heads with head h = original head h % N2 (same layout). */
@@ -70,7 +69,8 @@ static fr_status fake_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     fr_bwd_inputs in = c->in;
     fr_tensor k2 = {0}, v2 = {0};
     fr_problem pb;
-    fr_status st = c->op == FR_CASE_FWD ? fr_problem_from_fwd(&p, &in.fwd, &pb, err) : fr_problem_from_bwd(&p, &in, &pb, err);
+    fr_status st =
+        c->op == FR_CASE_FWD ? fr_problem_from_fwd(&p, &in.fwd, &pb, err) : fr_problem_from_bwd(&p, &in, &pb, err);
     if (st != FR_OK) return st;
     if (d == D_CAUSAL_TOP_LEFT && p.sparse_mode == 3) p.sparse_mode = 2;
     if (d == D_PSE_ORDER && pb.has_pse && p.pse_type == 1) p.pse_type = 0;
@@ -115,7 +115,8 @@ static fr_status fake_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
                         if (fr_load_f64(&g.fwd.softmax_max, so) > -FLT_MAX) continue;
                         for (int64_t q = 0; q < pb.Dv; q++)
                             fr_store_f64(&o->fwd.attention_out,
-                                         fr_layout_offset(&o->fwd.attention_out, pb.layout, pb.Dv, r0, b, h, i, q), NAN);
+                                         fr_layout_offset(&o->fwd.attention_out, pb.layout, pb.Dv, r0, b, h, i, q),
+                                         NAN);
                     }
             }
         fr_case_outputs_free(&g);
@@ -154,14 +155,16 @@ int main(void) {
         }
         bool ok = r.overall == (d == D_GROWTH ? FR_WARN : FR_FAIL) && r.primary == kDefects[d].want;
         int nf = 0;
-        for (int k = 0; k < r.n; k++) nf += r.cases[k].j.verdict == FR_FAIL || r.cases[k].j.verdict == FR_WARN;
-        printf("%-4s %-16s -> %s, %d failing / warning cases, likeliest %s (want %s)\n", ok ? "ok" : "FAIL", kDefects[d].name,
-               fr_verdict_name(r.overall), nf, fr_diag_name(r.primary), fr_diag_name(kDefects[d].want));
+        for (int k = 0; k < r.n; k++)
+            nf += r.cases[k].j.verdict == FR_FAIL || r.cases[k].j.verdict == FR_WARN;
+        printf("%-4s %-16s -> %s, %d failing / warning cases, likeliest %s (want %s)\n", ok ? "ok" : "FAIL",
+               kDefects[d].name, fr_verdict_name(r.overall), nf, fr_diag_name(r.primary),
+               fr_diag_name(kDefects[d].want));
         if (!ok) {
             bad++;
             for (int k = 0; k < r.n; k++)
-                if (r.cases[k].j.verdict != FR_PASS) printf("     %s: %s: %s\n", r.cases[k].name,
-                                                            fr_diag_name(r.cases[k].j.diag), r.cases[k].j.why);
+                if (r.cases[k].j.verdict != FR_PASS)
+                    printf("     %s: %s: %s\n", r.cases[k].name, fr_diag_name(r.cases[k].j.diag), r.cases[k].j.why);
         }
         fr_suite_result_free(&r);
     }

@@ -38,7 +38,8 @@ static int run_one(const char *impl) {
         judged += c->j.verdict != FR_SKIP;
         bool known = false;
         for (size_t q = 0; q < sizeof kKnown / sizeof kKnown[0]; q++)
-            if (!strcmp(kKnown[q].impl, impl) && !strncmp(c->name, kKnown[q].name_prefix, strlen(kKnown[q].name_prefix))) {
+            if (!strcmp(kKnown[q].impl, impl) &&
+                !strncmp(c->name, kKnown[q].name_prefix, strlen(kKnown[q].name_prefix))) {
                 known = true;
                 if (c->j.verdict == FR_FAIL && c->j.diag != kKnown[q].diag) {
                     printf("FAIL: %s %s: known defect diagnosed %s, want %s\n", impl, c->name, fr_diag_name(c->j.diag),
