@@ -280,6 +280,43 @@ int main(int argc, char **argv) {
             kt_free_prob(&P);
         }
     }
+    /* TND with softmax_layout "same_as_input": statistics [T, N1, 8] */
+    {
+        kt_case ct = base;
+        ct.name = "TND softmax same_as_input", ct.layout = FR_TND, ct.B = 4, ct.lq = k_lq, ct.lkv = k_lkv, ct.N1 = 4,
+        ct.N2 = 2, ct.sink = true;
+        kt_prob P;
+        kt_build(&P, &ct, seed + 700);
+        P.p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+        fr_fwd_outputs fo = outputs_as(&P, FR_F32, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+        fr_tensor *st4[4] = {&fo.softmax_max, &fo.softmax_sum, &go.softmax_max, &go.softmax_sum};
+        for (int k = 0; k < 4; k++) { /* [N1, T, 8] -> [T, N1, 8] */
+            int64_t sh[3] = {P.T1, ct.N1, 8};
+            fr_dtype dt = st4[k]->dtype;
+            free(st4[k]->data);
+            *st4[k] = kt_alloc(dt, 3, sh);
+            kt_fill_nan(st4[k]);
+        }
+        fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+        fr_error err, err2;
+        fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err), sg = fr_fwd(&P.p, &P.in, &go, &eg, &err2);
+        double e = 0, g = 0;
+        int64_t nnan = 0;
+        bool ok = st == FR_OK && sg == FR_OK;
+        double rm = 1, rs = 1, ro = 1;
+        if (ok) {
+            ro = rel_l2(&fo.attention_out, &go.attention_out, &e, &g, &nnan);
+            rm = rel_l2(&fo.softmax_max, &go.softmax_max, &e, &g, &nnan);
+            rs = rel_l2(&fo.softmax_sum, &go.softmax_sum, &e, &g, &nnan);
+            ok = nnan == 0 && ro <= 2e-7 && rm <= 1e-6 && rs <= 1e-5;
+        } else {
+            fprintf(stderr, "    fast %s: %s / golden %s: %s\n", fr_status_name(st), err.msg, fr_status_name(sg), err2.msg);
+        }
+        printf("  %-24s fwd: rel-L2 out %.3g max %.3g sum %.3g%s\n", ct.name, ro, rm, rs, ok ? "" : "  FAIL");
+        if (!ok) g_fail = 1;
+        kt_free_outputs(&fo), kt_free_outputs(&go);
+        kt_free_prob(&P);
+    }
     /* D8: every empty dimension, through validation (S2 = 0 with S1 > 0 gives D1 rows, checked against the golden) */
     kt_case e8[6];
     for (int k = 0; k < 6; k++) {
