@@ -13,6 +13,7 @@
  *  softmax_max: |m - m64| <= 4 |m32 - m64| + 2^-20 xmag (xmag = the row's largest scale sum |q k| + |pse|, the
  *        scale of a score's rounding); softmax_sum: relative 1e-5 (fp32) / 1e-4 (16-bit) + 2^-20 xmag,
  *        D1 rows exactly (-FLT_MAX, FLT_MAX) and out exactly 0. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "kt_harness.h"
 
 static int g_fail = 0;
@@ -159,6 +160,19 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261129u;
     printf("test_kernels_fwd: seed %llu (rerun: test_kernels_fwd %llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
+    /* dispatch: FLASHREF_ISA lowers the automatic choice (style.md 2); unknown names are ignored */
+    {
+        const fr_kops *best = fr_kops_get(FR_ISA_AUTO);
+        setenv("FLASHREF_ISA", "scalar", 1);
+        const fr_kops *sc = fr_kops_get(FR_ISA_AUTO);
+        setenv("FLASHREF_ISA", "no-such-isa", 1);
+        const fr_kops *unk = fr_kops_get(FR_ISA_AUTO);
+        unsetenv("FLASHREF_ISA");
+        bool ok = best && sc == &fr_kops_scalar && unk == best && fr_kops_get(FR_ISA_SCALAR) == &fr_kops_scalar;
+        printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, unknown -> %s%s\n", best ? best->name : "NULL",
+               sc ? sc->name : "NULL", unk ? unk->name : "NULL", ok ? "" : "  FAIL");
+        if (!ok) g_fail = 1;
+    }
     const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
                           .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
                           .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
