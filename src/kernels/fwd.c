@@ -1,5 +1,5 @@
-/* Fused forward (FlashAttention-2 style): per (b, h, FR_K_BQ query rows) one task; key tiles of FR_K_BN rows stream
- * through, each packed once per task and used by the task's FR_K_BQ / FR_K_BM query sub-tiles; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
+/* Fused forward (FlashAttention-2 style): per (b, h, bq <= FR_K_BQ query rows) one task; key tiles of FR_K_BN rows
+ * stream through, each packed once per task and used by the task's bq / FR_K_BM query sub-tiles; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
  * variant has it), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping by core/osm.h
  * (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input dtype (D3),
  * O += P V. Every output element is written by one task in a fixed order: bit-identical for any thread count. */
@@ -27,6 +27,7 @@ typedef struct fwd_ctx {
     int64_t DQ;           /* Dk + Drope: rope is attention over the concatenated head dim (spec 2.3) */
     int64_t DQ2;          /* bf16 pairs per Q/K row */
     bool bf16;            /* bf16 inputs on the variant's bf16 GEMM */
+    int64_t bq;           /* query rows per task: FR_K_BQ, or half of it for head dims above 128 */
     int64_t nqt;          /* non-TND: query tiles per (b, h) */
     fr_sem_batch *batches;/* TND: every batch (B <= 2K) */
     int64_t *task0;       /* TND: first task of batch b; task0[B] = total */
@@ -59,13 +60,13 @@ static void ws_free(fwd_ws *w) {
 static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     int64_t DQ = c->DQ > 0 ? c->DQ : 1, Dv = c->pb->Dv > 0 ? c->pb->Dv : 1;
     memset(w, 0, sizeof *w);
-    w->q = malloc(sizeof(float) * FR_K_BQ * DQ);
+    w->q = malloc(sizeof(float) * (size_t)(c->bq * DQ));
     w->kt = malloc(sizeof(float) * DQ * FR_K_BN);
     w->v = malloc(sizeof(float) * FR_K_BN * Dv);
     w->s = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
-    w->o = malloc(sizeof(float) * FR_K_BQ * Dv);
-    w->t = malloc(sizeof(float) * FR_K_BQ * Dv);
-    w->oc = malloc(sizeof(float) * FR_K_BQ * Dv);
+    w->o = malloc(sizeof(float) * (size_t)(c->bq * Dv));
+    w->t = malloc(sizeof(float) * FR_K_BM * (size_t)Dv); /* one sub-tile's P.V */
+    w->oc = malloc(sizeof(float) * (size_t)(c->bq * Dv));
     w->pse = malloc(sizeof(float) * FR_K_BM * FR_K_BN);
     w->keep = malloc(FR_K_BM * FR_K_BN);
     w->drop = malloc(FR_K_BM * FR_K_BN);
@@ -80,7 +81,7 @@ static bool ws_alloc(fwd_ws *w, const fwd_ctx *c) {
     if (c->bf16) {
         int64_t D2 = c->DQ2 > 0 ? c->DQ2 : 1;
         w->row16 = malloc(sizeof(uint16_t) * (size_t)(2 * D2 + 2 * Dv));
-        w->qb = malloc(sizeof(uint32_t) * FR_K_BQ * D2);
+        w->qb = malloc(sizeof(uint32_t) * (size_t)(c->bq * D2));
         w->ktb = malloc(sizeof(uint32_t) * D2 * FR_K_BN);
         w->pb2 = malloc(sizeof(uint32_t) * FR_K_BM * (FR_K_BN / 2));
         w->vb = malloc(sizeof(uint32_t) * (FR_K_BN / 2) * Dv);
@@ -282,7 +283,7 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
 static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
     const fr_problem *pb = c->pb;
     const fr_sem *sem = &c->sem;
-    int64_t nq = min64(FR_K_BQ, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
+    int64_t nq = min64(c->bq, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
     int64_t nsub = (nq + FR_K_BM - 1) / FR_K_BM;
     pack_q(c, w, sb, h, i0, nq);
     for (int64_t r = 0; r < nq; r++) {
@@ -336,7 +337,7 @@ static void fwd_task_topk(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
     const fr_problem *pb = c->pb;
     const fr_sem *sem = &c->sem;
     const fr_fwd_inputs *in = c->in;
-    int64_t nq = min64(FR_K_BQ, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv, DQ = c->DQ;
+    int64_t nq = min64(c->bq, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv, DQ = c->DQ;
     float *qrow = w->q, *krow = w->kt, *vrow = w->v; /* scratch rows */
     for (int64_t r = 0; r < nq; r++) {
         int64_t i = i0 + r;
@@ -405,7 +406,7 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
         int64_t per_b = pb->N1 * c->nqt;
         fr_sem_batch_get(&c->sem, t / per_b, sb);
         *h = (t % per_b) / c->nqt;
-        *i0 = (t % c->nqt) * FR_K_BQ;
+        *i0 = (t % c->nqt) * c->bq;
         return;
     }
     int64_t lo = 0, hi = pb->B - 1; /* last b with task0[b] <= t */
@@ -415,9 +416,9 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
         else hi = mid - 1;
     }
     *sb = c->batches[lo];
-    int64_t nqt = (sb->S1 + FR_K_BQ - 1) / FR_K_BQ, k = t - c->task0[lo];
+    int64_t nqt = (sb->S1 + c->bq - 1) / c->bq, k = t - c->task0[lo];
     *h = k / nqt;
-    *i0 = (k % nqt) * FR_K_BQ;
+    *i0 = (k % nqt) * c->bq;
 }
 
 fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
@@ -433,6 +434,7 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     if (st != FR_OK) return st;
     c.DQ = pb->Dk + pb->Drope;
     c.DQ2 = (c.DQ + 1) / 2;
+    c.bq = c.DQ <= 128 && pb->Dv <= 128 ? FR_K_BQ : FR_K_BQ / 2;
     c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL && !c.sem.topk;
     int64_t ntasks = 0;
     if (pb->layout == FR_TND) {
@@ -445,11 +447,11 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         for (int64_t b = 0; b < pb->B; b++) {
             fr_sem_batch_get(&c.sem, b, &c.batches[b]);
             c.task0[b] = ntasks;
-            ntasks += pb->N1 * ((c.batches[b].S1 + FR_K_BQ - 1) / FR_K_BQ);
+            ntasks += pb->N1 * ((c.batches[b].S1 + c.bq - 1) / c.bq);
         }
         c.task0[pb->B] = ntasks;
     } else {
-        c.nqt = (pb->S1 + FR_K_BQ - 1) / FR_K_BQ;
+        c.nqt = (pb->S1 + c.bq - 1) / c.bq;
         int64_t t;
         if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &ntasks))
             return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': B * N1 * query tiles overflows");
