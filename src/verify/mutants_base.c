@@ -48,7 +48,8 @@ typedef struct mb_ws {
 static bool ws_alloc(const mb_ctx *c, mb_ws *w) {
     const int64_t Dk = c->Dk, Dr = c->Dr, Dv = c->Dv;
     int64_t nf = T * (Dk + Dr) * 2 + T * Dv * 4 + Dv + Dk + Dr + 2 * T * T + 3 * T;
-    size_t bytes = (size_t)T * sizeof(double) + (size_t)nf * sizeof(float) + 2 * (size_t)(T * T) + (size_t)T * sizeof(int64_t) + 64;
+    size_t bytes = (size_t)T * sizeof(double) + (size_t)nf * sizeof(float) + 2 * (size_t)(T * T) +
+                   (size_t)T * sizeof(int64_t) + 64;
     char *mem = malloc(bytes);
     if (!mem) return false;
     w->mem = mem;
@@ -326,11 +327,12 @@ static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_ba
         w->npart[r] = 0;
         for (int64_t d = 0; d < Dv; d++) w->acc[r * Dv + d] = 0.0f;
     }
-    /* Bugs that run every tile: the kernels that had them never classified tiles. */
-    const bool noskip = c->bug == MB_NO_INF_GUARD || c->bug == MB_ADDITIVE_MASK || c->bug == MB_MASKED_TIMES_V;
+    /* Bugs that run every tile: the kernels that had them never classified tiles. (The additive-sentinel kernel
+     * does skip the tiles its block mask marks empty; inside the others every position takes part.) */
+    const bool noskip = c->bug == MB_NO_INF_GUARD || c->bug == MB_MASKED_TIMES_V;
     const int64_t ntile = (sb->S2 + T - 1) / T;
     for (int64_t t = 0; t < ntile; t++) {
-        /* MB_SPLIT_KV_ORDER: the partial states of the key tiles merged in the order they finish (rot = 0: in order). */
+        /* MB_SPLIT_KV_ORDER: the key tiles' partial states merged in the order they finish (rot = 0: in order). */
         const int64_t j0 = (int64_t)(((uint64_t)t + c->rot) % (uint64_t)ntile) * T;
         int64_t nc = sb->S2 - j0 < T ? sb->S2 - j0 : T;
         /* MB_TAIL_DROP_LAST: the tail loop bound written as nc - 1. */

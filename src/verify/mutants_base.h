@@ -10,7 +10,7 @@
 typedef enum mb_bug {
     MB_NONE = 0,
     MB_NO_INF_GUARD,        /* (1) exp(-inf - -inf) on fully masked rows/tiles; no guard on the final 0/0 */
-    MB_ADDITIVE_MASK,       /* (2) masked score = score - 10000 instead of a select */
+    MB_ADDITIVE_MASK,       /* (2) masked score = score - 10000 instead of a select (empty tiles still skipped) */
     MB_MASKED_TIMES_V,      /* (3) masked positions still do acc += 0 * V (NaN/Inf in masked V leaks) */
     MB_NO_MAX_SUB,          /* (4) p = exp(x), no running-max subtraction: overflows past x = 88.7 */
     MB_CAUSAL_TOP_LEFT,     /* (5) sparse_mode 3 (bottom-right causal) built top-left like mode 2 */

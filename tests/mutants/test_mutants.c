@@ -124,7 +124,7 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, gt_rng *r) {
 
 /* ---- 1. the base against the golden ------------------------------------------------------------------------- */
 
-/* Forward and gradient tolerances (rel-L2; gradients with the floor of rel_l2_grad). A real bug moves them by > 1e-2. */
+/* Forward and gradient tolerances (rel-L2; gradients with rel_l2_grad's floor). A real bug moves them by > 1e-2. */
 static const double kFtol = 1e-6, kGtol = 2e-6;
 
 static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skipped) {
