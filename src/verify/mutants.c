@@ -46,6 +46,7 @@ MB_ENTRY(lse, MB_LSE_FOR_SUM, MB_NONE)
 MB_ENTRY(maxlast, MB_MAX_BEFORE_LAST, MB_NONE)
 MB_ENTRY(dksum, MB_NONE, MB_DK_NOT_SUMMED)
 MB_ENTRY(splitkv, MB_SPLIT_KV_ORDER, MB_NONE)
+MB_ENTRY(f16sum, MB_F16_ROW_SUM, MB_NONE)
 
 /* Table order: name, bug, diagnosis, verdict, trigger, fwd, bwd. */
 #define M(n, b, d, v, t, f, bw) {n, b, d, v, f, bw, t}
@@ -66,6 +67,9 @@ static const fr_mutant kZoo[] = {
     M("overflow-no-max", "p = exp(x) without the running-max subtraction: overflows past x = 88.7 (underflows < -87)",
      FR_DIAG_OVERFLOW, F, "scaled scores above ~88 (large-magnitude inputs), or every score of a row below ~-87",
      overflow_fwd, overflow_bwd),
+    M("fp16-row-sum", "fp16 kernel: the output divided by the row sum converted to half: inf past 65504 (out 0)",
+     FR_DIAG_OVERFLOW, F, "fp16 rows whose sum of exp(x - max) passes 65504 (~65536+ near-equal weights)", f16sum_fwd,
+     f16sum_bwd),
     M("causal-top-left", "sparse_mode 3 (bottom-right causal) aligned top-left (j <= i) like mode 2",
      FR_DIAG_CAUSAL_ALIGN, F, "sparse_mode 3 with S1 != S2 (per batch)", causal_fwd, causal_bwd),
     M("tile-tail", "off by one in the last partial key tile: its last key is dropped", FR_DIAG_TILE_TAIL, F,

@@ -358,7 +358,11 @@ static void fwd_task(const mb_ctx *c, const fr_fwd_outputs *out, const fr_sem_ba
             continue;
         }
         bool empty = w->npart[r] == 0 && !sink; /* D1: no position takes part and no sink */
-        store_out_row(c, out, sb, h, i, acc, w->npart[r] == 0, l);
+        double div = l;
+        /* MB_F16_ROW_SUM: the fp16 kernel's epilogue divides by l converted to half: 65504 is its largest value. */
+        if (c->bug == MB_F16_ROW_SUM && c->pb.dtype == FR_F16)
+            div = fr_f16_to_f32(fr_f32_to_f16((float)l, FR_ROUND_NEAREST_EVEN, FR_NO_SAT));
+        store_out_row(c, out, sb, h, i, acc, w->npart[r] == 0, div);
         if (empty) {
             store_stats(c, out, sb, h, i, -FLT_MAX, FLT_MAX);
             continue;

@@ -29,6 +29,7 @@ typedef enum mb_bug {
     MB_MAX_BEFORE_LAST,     /* softmax_max stored before the last key tile's rescale */
     MB_DK_NOT_SUMMED,       /* backward: dK/dV of a kv head taken from its last query head only (not summed over G) */
     MB_SPLIT_KV_ORDER,      /* split-KV partials merged in completion order: the key tiles' order changes per call */
+    MB_F16_ROW_SUM,         /* (4b) fp16 inputs: the output divided by the row sum converted to fp16 (inf past 65504) */
     MB_BUG_COUNT
 } mb_bug;
 

@@ -313,6 +313,14 @@ static void mutant_cases(uint64_t seed) {
     plain(&c, &o, 1, 1, 16, 70, 16), gt_make_inputs(&c, &o, r);
     e = run_m("overflow-no-max", &c, 0, r), expect("overflow-no-max", "|x| < 4", &e, 'f', AGREE, kFtol);
 
+    /* (4b) fp16-row-sum: fp16, 70144 near-equal weights (row sum > 65504); the same in fp32. */
+    for (int k = 0; k < 2; k++) {
+        plain(&c, &o, 1, 1, 2, 70144, 16), c.dt = k == 0 ? FR_F16 : FR_F32, o.amp = 0.05, gt_make_inputs(&c, &o, r);
+        e = run_m("fp16-row-sum", &c, 0, r);
+        expect("fp16-row-sum", k == 0 ? "fp16, 70144 keys, weights ~equal" : "fp32, same", &e, 'f',
+               k == 0 ? DIFFER : AGREE, kFtol);
+    }
+
     /* (5) causal-top-left: mode 3 with S1 < S2; mode 3 with S1 == S2. */
     plain(&c, &o, 1, 1, 30, 50, 16), o.mask = 1, c.p.sparse_mode = 3, gt_make_inputs(&c, &o, r);
     e = run_m("causal-top-left", &c, 0, r), expect("causal-top-left", "mode 3, S1 30 < S2 50", &e, 'f', DIFFER, 0);
@@ -497,8 +505,8 @@ static void index32_case(gt_rng *r) {
 static void zoo_table(void) {
     int n = 0;
     const fr_mutant *z = fr_mutants(&n);
-    if (n < 20) {
-        printf("FAIL: the zoo has %d mutants, expected at least 20\n", n);
+    if (n < 21) {
+        printf("FAIL: the zoo has %d mutants, expected at least 21\n", n);
         failures++;
     }
     for (int k = 0; k < n; k++) {
