@@ -3,12 +3,14 @@
  * type, dropout, GQA, TND, sink, rope; fully masked rows per D1), with defect switches (mutants_base.h). Each switch
  * is written where the real kernel had it, so a mutant carries exactly its bug and nothing else.
  *
- * Numerics: inputs widened to fp32; q.k dot products summed in fp64 and rounded once to fp32 (a fused dot, so the
- * base sits at or below the ideal fp32 pipeline's error); exp, P, the running max/sum, the output accumulator and
- * the gradients in fp32. Forward: one task per (head, batch, query tile), OpenMP over tasks, each output row has one
- * owner (bit-identical for any thread count). Backward: serial (dK/dV summed over query tiles and the G heads of a
- * group in a fixed order). Working memory: O(tile x D) forward; the backward accumulates the gradients in fp32 arrays
- * of the gradients' size (never S1 x S2). */
+ * Numerics (chosen so the base stays within the ideal fp32 pipeline's error on every suite case, 70000 keys
+ * included, and a mutant fails for its defect only): inputs widened to fp32; q.k dot products summed in fp64 and
+ * rounded once to fp32 (a fused dot); exp, P, the running max and the output accumulator in fp32, each key tile's P.V
+ * summed apart then added (the tile's matmul); row sums in fp64; backward: D_i, dP - D_i and dsink terms in fp64
+ * (they cancel), dq per key tile then added, gradients accumulated in fp32. Forward: one task per (head, batch,
+ * query tile), OpenMP over tasks, each output row has one owner (bit-identical for any thread count). Backward:
+ * serial (dK/dV summed over query tiles and the G heads of a group in a fixed order). Working memory: O(tile x D)
+ * forward; the backward keeps fp32 gradient accumulators of the gradients' size (never S1 x S2). */
 #include "verify/mutants_base.h"
 
 #include "core/core.h"
