@@ -194,15 +194,18 @@ static inline float ext_pse(const fr_sem *s, const fr_sem_batch *sb, int64_t h, 
     int64_t bb = t->shape[0] == 1 ? 0 : sb->b;
     int64_t r = i, c = j;
     if (s->pse_compressed) {
-        /* Last 1024 rows of a Toeplitz pse: read (i, j) on the same diagonal (spec 5.2). */
-        int64_t S = sb->S1, base = S - 1024;
-        if (i >= base) {
-            r = i - base;
+        /* The last R = 1024 rows of a Toeplitz pse [S, S], S = the tensor's column count: read (i, j) on the same
+         * diagonal j - i (spec 5.2). A batch shorter than S (TND: S = max S2) sits at the bottom-right of the full
+         * matrix, so its rows are shifted by S - S1_b; for S1_b = S (the non-TND case) the shift is 0. */
+        const int64_t S = t->shape[3], R = t->shape[2], shift = S - sb->S1, iv = i + shift;
+        if (iv >= S - R) {
+            r = iv - (S - R);
+            c = j + shift;
         } else {
             r = 0;
-            c = j - i + base;
+            c = j - i + S - R;
         }
-        if (c < 0 || c >= t->shape[3]) return 0.0f; /* only the masked upper part can fall outside */
+        if (c < 0 || c >= S) return 0.0f; /* only the masked upper part can fall outside */
     } else if (t->shape[2] == 1) {
         r = 0;
     }
