@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "verify/casegen.h"
+#include "verify/suite.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,10 @@ static void golden_usage(FILE *f) {
             "\n"
             "Writes one case directory per case under DIR (DIR/<case name>/case.json, inputs, and the golden engine's\n"
             "fp64 outputs attention_out/softmax_max/softmax_sum, or dq/dk/dv[/dq_rope/dk_rope/dsink] for --bwd).\n"
-            "  --set NAME       a named set (see --list); --only SUBSTR keeps the cases whose name contains SUBSTR\n"
+            "  --set NAME       a named set (see --list); --only SUBSTR keeps the cases whose name contains SUBSTR.\n"
+            "                   The verifier's sets quick, default, long, all are written as flashref suite --write\n"
+            "                   does (golden outputs in CASE/golden/; default seed that of flashref suite), ready\n"
+            "                   for an external runner and flashref verify DIR...\n"
             "  --list           list the sets and their cases, write nothing\n"
             "  --seed N         seed of the random inputs (Philox4x32-10, src/core/rng.h); each case draws with a\n"
             "                   hash of (N, case name), so a case is reproduced by its seed and name; default 1\n"
@@ -159,6 +163,9 @@ static void list_sets(void) {
         for (int j = 0; j < sets[k].count; j++)
             printf("  %s%s\n", sets[k].specs[j].name, sets[k].specs[j].bwd ? " (bwd)" : "");
     }
+    printf("verifier sets (flashref suite --set NAME --list shows their cases):");
+    for (int k = 0; fr_suite_set_names[k]; k++) printf(" %s", fr_suite_set_names[k]);
+    printf("\n");
 }
 
 int cmd_golden(int argc, char **argv) {
@@ -168,7 +175,7 @@ int cmd_golden(int argc, char **argv) {
     }
     const char *out = NULL, *set = NULL, *only = NULL, *name = "case";
     uint64_t seed = 1;
-    bool inputs_only = false, list = false, have_params = false;
+    bool inputs_only = false, list = false, have_params = false, have_seed = false;
     fr_gen_spec one;
     memset(&one, 0, sizeof one);
     one.B = 1;
@@ -186,6 +193,7 @@ int cmd_golden(int argc, char **argv) {
         else if (!strcmp(a, "--seed") && v) {
             char *end;
             seed = strtoull(v, &end, 0);
+            have_seed = true;
             if (*end) {
                 fprintf(stderr, "flashref golden: --seed: not a number: '%s'\n", v);
                 return 2;
@@ -223,6 +231,26 @@ int cmd_golden(int argc, char **argv) {
     int count = 1;
     if (set) {
         const fr_gen_set *gs = fr_gen_set_find(set);
+        if (!gs && fr_suite_set_known(set)) {
+            /* The verifier's sets (quick, default, long, all): the same case directories `flashref suite --write`
+             * makes, golden outputs in NAME/golden/, so a team can run them and come back with flashref verify. */
+            if (!have_seed) seed = fr_suite_opts_default().seed;
+            if (mkdir_p(out) != 0) {
+                fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
+                return 2;
+            }
+            fr_error err;
+            int written = 0;
+            fr_status st = fr_suite_write_cases(set, only, seed, out, &written, &err);
+            if (st != FR_OK) {
+                fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
+                return 2;
+            }
+            printf("flashref golden: seed %llu, suite set %s: %d case(s) written to %s (golden outputs in each "
+                   "CASE/golden/)\n",
+                   (unsigned long long)seed, set, written, out);
+            return 0;
+        }
         if (!gs) {
             fprintf(stderr, "flashref golden: --set: unknown set '%s' (see --list)\n", set);
             return 2;
