@@ -4,6 +4,7 @@
 
 #include "core/core.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #if defined(__has_include)

@@ -55,8 +55,10 @@ static bool ws_alloc(const mb_ctx *c, mb_ws *w) {
     char *mem = malloc(bytes);
     if (!mem) return false;
     w->mem = mem;
+    /* 8-byte arrays first (malloc alignment), then the floats, then the bytes: no misaligned access. */
     w->l = (double *)mem;
-    float *f = (float *)(w->l + T);
+    w->npart = (int64_t *)(w->l + T);
+    float *f = (float *)(w->npart + T);
     w->Q = f; f += T * Dk;
     w->Qr = f; f += T * Dr;
     w->K = f; f += T * Dk;
@@ -72,8 +74,7 @@ static bool ws_alloc(const mb_ctx *c, mb_ws *w) {
     w->m = f; f += T;
     w->mprev = f; f += T;
     w->mtrue = f; f += T;
-    w->npart = (int64_t *)f;
-    w->keep = (uint8_t *)(w->npart + T);
+    w->keep = (uint8_t *)f;
     w->drop = w->keep + T * T;
     return true;
 }
