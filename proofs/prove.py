@@ -160,12 +160,17 @@ def main():
        [("(c) merge commutative (all states a, b)", ["merge_comm_"]),
         ("(c) merge associative (all states a, b, c)", ["merge_assoc_", "rescale_sum_"]),
         ("  merge contract (exp args <= 0)", ["merge_", "exp_"])])
+    wp("wp_ind", os.path.join(HERE, "wp_ind", "ind.c"),
+       [("  inductive facts on max / sums (lemma functions)", ["ind_", "lemma_", "merge_", "exp_", "tile_"])])
     wp("wp_osm", os.path.join(HERE, "wp_osm", "osm_real.c"),
-       [("  inductive facts on max / sums (lemma functions)", ["ind_", "lemma_"]),
-        ("(e) lazy rescale: stale-max invariant, exp args <= t", ["merge_to_", "online_lazy_", "exp_lazy_"]),
-        ("backward P = exp(s-m)/l is the softmax, exp args <= t", ["bwd_p_"]),
-        ("(a)(b)(d) online softmax: invariant, o/l = softmax.v, exp args <= 0",
-         ["tile_", "merge_", "online_", "exp_le0_"])])
+       [("(a)(b)(d) online softmax: invariant, o/l = softmax.v, exp args <= 0",
+         ["tile_", "merge_", "online_", "exp_", "lemma_", "ind_"])])
+    wp("wp_lazy", os.path.join(HERE, "wp_lazy", "lazy.c"),
+       [("(e) lazy rescale: stale-max invariant, exp args <= t", ["merge_to_", "online_lazy_", "exp_", "lemma_",
+                                                                   "merge_", "ind_", "tile_"])])
+    wp("wp_bwd", os.path.join(HERE, "wp_bwd", "bwd.c"),
+       [("backward P = exp(s-m)/l is the softmax, exp args <= t", ["bwd_p_", "exp_", "lemma_", "ind_", "merge_",
+                                                                    "tile_"])])
     eva("f32")
     eva("f64")
     negative_control("f32")
