@@ -237,10 +237,15 @@ int main(int argc, char **argv) {
     ADD(0, k_->name = "1000x127 N1=1 D17", k_->S1 = 1000, k_->S2 = 127, k_->N1 = 1, k_->Dk = 17, k_->Dv = 17);
     ADD(0, k_->name = "big scores 129x200", k_->S1 = 129, k_->S2 = 200, k_->scale = 0.25, k_->amp = 2.0);
     ADD(0, k_->name = "symmetric V 64x257", k_->vsym = true, k_->S1 = 64, k_->S2 = 257);
-    /* peaked inputs */
-    ADD(0.25, k_->name = "peak .25 128x1000", k_->S1 = 128, k_->S2 = 1000);
-    ADD(0.4, k_->name = "peak .4 129x200 D128", k_->S1 = 129, k_->S2 = 200, k_->Dk = 128, k_->Dv = 128);
-    ADD(0.4, k_->name = "peak .4 causal 200x200", k_->S1 = 200, k_->S2 = 200, k_->mask = true, k_->sparse_mode = 2);
+    /* peaked inputs (amplitude 2: the diagonal score stands 3-4 sd above the row) */
+    ADD(0.25, k_->name = "peak .25 128x1000", k_->S1 = 128, k_->S2 = 1000, k_->amp = 2.0);
+    ADD(0.4, k_->name = "peak .4 129x200 D128", k_->S1 = 129, k_->S2 = 200, k_->Dk = 128, k_->Dv = 128,
+        k_->scale = 0.0884, k_->amp = 2.0);
+    ADD(0.4, k_->name = "peak .4 causal 200x200", k_->S1 = 200, k_->S2 = 200, k_->mask = true, k_->sparse_mode = 2,
+        k_->amp = 2.0);
+    ADD(0.25, k_->name = "peak .25 1000x1000 rdown", k_->S1 = 1000, k_->S2 = 1000, k_->N1 = 1, k_->mask = true,
+        k_->sparse_mode = 3, k_->amp = 2.0);
+    ADD(0.4, k_->name = "peak .4 mask0 sink", k_->mask = true, k_->sink = true, k_->amp = 2.0);
     /* masks and sparse modes (mode 0/1 masks carry one fully masked row: D1) */
     ADD(0, k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
     ADD(0, k_->name = "mode1 user mask", k_->mask = true, k_->sparse_mode = 1, k_->S1 = 127, k_->S2 = 200);
