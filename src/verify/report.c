@@ -298,33 +298,120 @@ static void heat_color(double t, char *buf, size_t n) {
     snprintf(buf, n, "rgb(%d,%d,%d)", r, g, b);
 }
 
-static void svg_heat(FILE *f, const fr_case_result *c) {
+/* V = identity cases (suite.c: FR_MOD_V_IDENTITY, properties, BNSD, Dv = S2): attention_out is the probability
+ * matrix P itself, so output column j is key j. The suite marks them by the explicit-P check's note in extra. */
+static bool is_v_identity(const fr_case_result *c) {
+    return c->cat == FR_CAT_PROPERTIES && !c->bwd && c->S2 > 0 && !strncmp(c->extra, "explicit P:", 11) &&
+           c->j.heat_cols > 0 && c->j.heat_cols == (c->S2 < FR_HEAT_C ? c->S2 : FR_HEAT_C);
+}
+
+#define FR_REPORT_KEY_TILE 64 /* keys per key tile on the V = identity maps */
+
+/* Heat map of |error| / ulp of attention_out (judge.c: the max per cell of FR_HEAT_R row bands x FR_HEAT_C column
+ * buckets; bucket q holds the columns d with floor(d C / L) = q). keys: the columns are keys (V = identity): cells are
+ * placed on a key axis cut into key tiles of FR_REPORT_KEY_TILE keys, with the max per tile. */
+static void svg_heat(FILE *f, const fr_case_result *c, bool keys) {
     const fr_judgement *j = &c->j;
     if (!j->heat_rows || !j->heat_cols) {
         fprintf(f, "<p class=note>no attention_out to map</p>");
         return;
     }
-    int cw = 14, chh = 8, W = j->heat_cols * cw, H = j->heat_rows * chh;
-    double mx = 0;
-    for (int r = 0; r < j->heat_rows; r++)
-        for (int q = 0; q < j->heat_cols; q++)
+    const int C = j->heat_cols, R = j->heat_rows, chh = 8, W = keys ? 256 : C * 14, H = R * chh, LW = 190;
+    const int64_t L = keys ? c->S2 : C; /* x units: keys, or buckets */
+    double mx = 0, mn = INFINITY;
+    for (int r = 0; r < R; r++)
+        for (int q = 0; q < C; q++) {
             mx = fmax(mx, j->heat[r][q]);
-    double top = log10(fmax(mx, 1.0) + 1);
-    fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'><title>|error| / ulp</title>", W + 120, H + 30, W + 120,
-            H + 30);
-    for (int r = 0; r < j->heat_rows; r++)
-        for (int q = 0; q < j->heat_cols; q++) {
-            char col[32];
-            heat_color(top > 0 ? log10(j->heat[r][q] + 1) / top : 0, col, sizeof col);
-            fprintf(f, "<rect x='%d' y='%d' width='%d' height='%d' fill='%s'/>", q * cw, r * chh, cw, chh, col);
+            mn = fmin(mn, j->heat[r][q]);
         }
-    fprintf(f, "<text x=0 y=%d font-size=10>head-dim columns &#8594;</text>", H + 12);
+    /* Colours: log10(1 + ulp) from the smallest cell's to the largest's (at least 1 ulp), but spanning at least one
+     * decade and never starting below 0 ulp: a map of 0.5..2 ulp errors is not stretched to look alarming, while a
+     * failing map of 1e4..1e7 ulp still shows where the error sits. */
+    double chi = log10(fmax(mx, 1.0) + 1), clo = fmax(0.0, fmin(log10(mn + 1), chi - 1)), span = chi - clo;
+    int ntile = keys ? (int)((L + FR_REPORT_KEY_TILE - 1) / FR_REPORT_KEY_TILE) : 0;
+    int need = 24 + 13 * (keys ? (ntile < 8 ? ntile : 9) + 1 : 0) + 6 + 28 + 26 + 16; /* legend height */
+    int SH = H + 44 > need ? H + 44 : need;
+    fprintf(f, "<svg width=%d height=%d viewBox='0 0 %d %d'><title>|error| / ulp of attention_out over query rows x %s",
+            W + LW, SH, W + LW, SH, keys ? "key tiles (V = identity: out = P)" : "head-dim columns");
+    fprintf(f, "</title>");
+    for (int q = 0; q < C; q++) {
+        int64_t lo = keys ? ((int64_t)q * L + C - 1) / C : q, hi = keys ? ((int64_t)(q + 1) * L + C - 1) / C : q + 1;
+        double x0 = (double)lo * W / (double)L, x1 = (double)hi * W / (double)L;
+        for (int r = 0; r < R; r++) {
+            char col[32];
+            heat_color(span > 0 ? (log10(j->heat[r][q] + 1) - clo) / span : 0, col, sizeof col);
+            fprintf(f, "<rect x='%.2f' y='%d' width='%.2f' height='%d' fill='%s'/>", x0, r * chh, x1 - x0, chh, col);
+        }
+    }
+    fprintf(f, "<rect x=0 y=0 width=%d height=%d fill='none' stroke='#333'/>", W, H);
+    int ty = 24; /* legend lines at the right */
+    if (keys) {
+        bool any_straddle = false;
+        int step = (ntile + 15) / 16; /* tile numbers under the axis: at most 16 */
+        for (int t = 0; t < ntile; t++) {
+            int64_t k0 = (int64_t)t * FR_REPORT_KEY_TILE, k1 = k0 + FR_REPORT_KEY_TILE;
+            if (k1 > L) k1 = L;
+            double x0 = (double)k0 * W / (double)L, x1 = (double)k1 * W / (double)L;
+            if (t) fprintf(f, "<line x1='%.2f' y1='-2' x2='%.2f' y2='%d' stroke='black' stroke-width='2'/>", x0, x0,
+                           H + 4);
+            if (t % step == 0)
+                fprintf(f, "<text x='%.1f' y=%d font-size=10 text-anchor=middle>%d</text>", (x0 + x1) / 2, H + 12, t);
+            /* Max over the cells that hold a key of this tile (a cell across a tile edge counts for both). */
+            double tm = 0;
+            bool straddle = false;
+            for (int q = 0; q < C; q++) {
+                int64_t lo = ((int64_t)q * L + C - 1) / C, hi = ((int64_t)(q + 1) * L + C - 1) / C;
+                if (hi <= k0 || lo >= k1) continue;
+                straddle |= lo < k0 || hi > k1;
+                for (int r = 0; r < R; r++)
+                    tm = fmax(tm, j->heat[r][q]);
+            }
+            if (t < 8) {
+                fprintf(f, "<text x=%d y=%d font-size=10>tile %d (keys %lld-%lld): ", W + 8, ty, t, (long long)k0,
+                        (long long)k1 - 1);
+                if (tm >= 1e30)
+                    fprintf(f, "NaN/Inf");
+                else
+                    fprintf(f, "max %.3g ulp%s", tm, straddle ? "*" : "");
+                fprintf(f, "</text>");
+                ty += 13;
+            }
+            any_straddle |= straddle;
+        }
+        if (ntile > 8) {
+            fprintf(f, "<text x=%d y=%d font-size=10>... %d tiles in all</text>", W + 8, ty, ntile);
+            ty += 13;
+        }
+        if (any_straddle) {
+            fprintf(f, "<text x=%d y=%d font-size=10>* a cell spans a tile edge</text>", W + 8, ty);
+            ty += 13;
+        }
+        ty += 6;
+        fprintf(f, "<text x=0 y=%d font-size=10>key tile (64 keys) &#8594;  cells of %s%lld key%s</text>", H + 26,
+                L % C ? "~" : "", (long long)((L + C - 1) / C), L > C ? "s" : "");
+    } else {
+        fprintf(f, "<text x=0 y=%d font-size=10>head-dim column (Dv) &#8594;  %d buckets</text>", H + 14, C);
+        fprintf(f, "<text x=0 y=%d font-size=10>(not keys: V is not the identity)</text>", H + 27);
+    }
     if (mx >= 1e30)
-        fprintf(f, "<text x=%d y=10 font-size=10>NaN/Inf (red)</text>", W + 6);
+        fprintf(f, "<text x=%d y=10 font-size=10>NaN/Inf (red)</text>", W + 8);
     else
-        fprintf(f, "<text x=%d y=10 font-size=10>max %.3g ulp</text>", W + 6, mx);
-    fprintf(f, "<text x=%d y=24 font-size=10>rows: query rows</text>", W + 6);
-    fprintf(f, "<text x=%d y=38 font-size=10>(b,h,i), %d bands</text></svg>", W + 6, j->heat_rows);
+        fprintf(f, "<text x=%d y=10 font-size=10>|error| / ulp, max %.3g</text>", W + 8, mx);
+    /* Colour scale: log(1 + ulp) from 0 to the max. */
+    for (int s = 0; s < 10; s++) {
+        char col[32];
+        heat_color(s / 9.0, col, sizeof col);
+        fprintf(f, "<rect x=%d y=%d width=14 height=8 fill='%s'/>", W + 8 + s * 14, ty - 6, col);
+    }
+    fprintf(f, "<text x=%d y=%d font-size=9>%.2g</text><text x=%d y=%d font-size=9 text-anchor=end>%.2g ulp (log)"
+               "</text>",
+            W + 8, ty + 13, pow(10, clo) - 1, W + 8 + 140, ty + 13, mx >= 1e30 ? INFINITY : pow(10, chi) - 1);
+    ty += 28;
+    fprintf(f, "<text x=%d y=%d font-size=10>rows: query rows (b,h,i),</text>", W + 8, ty);
+    fprintf(f, "<text x=%d y=%d font-size=10>%d bands, max per cell</text>", W + 8, ty + 13, R);
+    if (keys)
+        fprintf(f, "<text x=%d y=%d font-size=10>V = identity: column j = key j</text>", W + 8, ty + 26);
+    fprintf(f, "</svg>");
 }
 
 static void svg_hist(FILE *f, const fr_case_result *c) {
@@ -382,7 +469,7 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
     double lx0 = log10(xmin), lx1 = log10(xmax) + 0.1, ly0 = log10(ymin), ly1 = log10(ymax) + 0.3;
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - 10))
 #define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - B - 10))
-    fprintf(f, "<svg width=%d height=%d><title>error vs sequence length</title>", W, H);
+    fprintf(f, "<svg width=%d height=%d><title>error vs sequence length</title>", W, H + 16);
     fprintf(f, "<rect x='%d' y='10' width='%d' height='%d' fill='none' stroke='#999'/>", L, W - L - 10, H - B - 10);
     for (int e = (int)ceil(ly0); e <= (int)floor(ly1); e += 2)
         fprintf(f, "<text x=%d y=%.1f font-size=10 text-anchor=end>1e%d</text>", L - 4, PY(pow(10, e)) + 3, e);
@@ -403,11 +490,44 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
                     PY(fmax(o->ideal.rel_l2, ymin)) - 2);
     }
     fprintf(f,
-            "<text x=%d y=24 font-size=10>&#9679; implementation rel-L2 (blue PASS, orange WARN, red FAIL)"
-            "&#160;&#160; &#215; ideal pipeline</text></svg>",
-            L + 8);
+            "<text x=%d y=%d font-size=10>&#9679; implementation rel-L2 (blue PASS, orange WARN, red FAIL)"
+            "&#160;&#160; &#215; ideal pipeline's rel-L2 (one per forward case)</text></svg>",
+            L, H + 13);
 #undef PX
 #undef PY
+}
+
+/* The worst case not yet used: highest ratio (non-finite first); bad_only: FAIL/WARN only; vi_only: V = identity
+ * only. -1 when none. */
+static int worst_case(const fr_suite_result *r, const bool *used, bool bad_only, bool vi_only) {
+    int best = -1;
+    double bk = 0;
+    for (int k = 0; k < r->n && k < 4096; k++) {
+        const fr_case_result *c = &r->cases[k];
+        if (used[k] || c->bwd || !c->j.out[FR_CO_ATTENTION_OUT].present) continue;
+        if (bad_only && c->j.verdict != FR_FAIL && c->j.verdict != FR_WARN) continue;
+        if (vi_only && !is_v_identity(c)) continue;
+        double rk = isfinite(c->j.ratio) ? c->j.ratio : 1e300;
+        if (best < 0 || rk > bk) {
+            best = k;
+            bk = rk;
+        }
+    }
+    return best;
+}
+
+/* One worst case: title, heat map (over key tiles for V = identity), row-gain histogram. */
+static void worst_section(FILE *f, const fr_case_result *c, const char *why) {
+    bool vi = is_v_identity(c);
+    fprintf(f, "<h3><span class=%s>%s</span> ", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
+    esc(f, c->name);
+    fprintf(f, " (%s, S1 %lld, S2 %lld, worst ratio %.3g)%s</h3>", fr_dtype_name(c->dtype), (long long)c->S1,
+            (long long)c->S2, c->j.ratio, vi ? " &#8212; V = identity: map over key tiles" : "");
+    if (why) fprintf(f, "<p class=note>Added: %s.</p>", why);
+    fprintf(f, "<div class=row>");
+    svg_heat(f, c, vi);
+    svg_hist(f, c);
+    fprintf(f, "</div>");
 }
 
 fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_report_meta *m, fr_error *err) {
@@ -468,34 +588,34 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
         }
         fprintf(f, "</table>");
     }
-    /* Worst cases: failing/warning ones first, then the highest ratios. */
-    fprintf(f, "<h2>Worst cases</h2><p class=note>Heat map: |error| in ulps of attention_out over query rows "
-               "(rows of (batch, head, query) in output order, max per band) &#215; head-dim columns; histogram of "
-               "the per-row gain &lt;a-r,r&gt;/&lt;r,r&gt;.</p>");
-    int shown = 0;
+    /* Worst cases: failing/warning ones first, then the highest ratios; then, unless one is shown already, the worst
+     * V = identity case (failing/warning ones first), whose map is over key tiles. */
+    fprintf(f, "<h2>Worst cases</h2><p class=note>Heat maps: |error| in ulps of attention_out, max per cell, over "
+               "query rows (bands of (batch, head, query) rows in output order) &#215; columns. For a V = identity "
+               "case (attention_out is the probability matrix P, so column j is key j) the columns are keys, cut into "
+               "key tiles of %d keys with the max per tile; for any other case they are head-dim columns of the "
+               "output, which cannot be attributed to keys. Histogram: the per-row gain &lt;a-r,r&gt;/&lt;r,r&gt;.</p>",
+            FR_REPORT_KEY_TILE);
+    int shown = 0, vi_shown = 0;
     bool used[4096] = {false};
     for (int pass = 0; pass < 2 && shown < 4; pass++)
         for (int s = 0; s < 4 && shown < 4; s++) {
-            int best = -1;
-            for (int k = 0; k < r->n && k < 4096; k++) {
-                const fr_case_result *c = &r->cases[k];
-                if (used[k] || c->bwd || !c->j.out[FR_CO_ATTENTION_OUT].present) continue;
-                if (pass == 0 && c->j.verdict != FR_FAIL && c->j.verdict != FR_WARN) continue;
-                double rk = isfinite(c->j.ratio) ? c->j.ratio : 1e300;
-                if (best < 0 || rk > (isfinite(r->cases[best].j.ratio) ? r->cases[best].j.ratio : 1e300)) best = k;
-            }
+            int best = worst_case(r, used, pass == 0, false);
             if (best < 0) break;
             used[best] = true;
-            const fr_case_result *c = &r->cases[best];
-            fprintf(f, "<h3><span class=%s>%s</span> ", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
-            esc(f, c->name);
-            fprintf(f, " (%s, S1 %lld, S2 %lld, worst ratio %.3g)</h3><div class=row>", fr_dtype_name(c->dtype),
-                    (long long)c->S1, (long long)c->S2, c->j.ratio);
-            svg_heat(f, c);
-            svg_hist(f, c);
-            fprintf(f, "</div>");
+            worst_section(f, &r->cases[best], NULL);
+            vi_shown += is_v_identity(&r->cases[best]);
             shown++;
         }
+    if (!vi_shown) {
+        int best = worst_case(r, used, true, true);
+        bool vbad = best >= 0;
+        if (!vbad) best = worst_case(r, used, false, true);
+        if (best >= 0)
+            worst_section(f, &r->cases[best],
+                          vbad ? "the worst V = identity case: where the error sits over key tiles"
+                              : "the worst V = identity case (it passed): where the error sits over key tiles");
+    }
     fprintf(f, "<h2>Error vs sequence length</h2>");
     svg_seqlen(f, r);
     fprintf(f, "<h2>All cases</h2><table class=cases><tr><th>verdict</th><th>case</th><th>category</th><th>dtype</th>"

@@ -75,6 +75,18 @@ int main(int argc, char **argv) {
     CHECK(contains("s.json", "\"overall\":\t\"PASS\""), "json overall");
     CHECK(contains("s.json", "\"rel_l2\""), "json metrics");
     CHECK(contains("s.html", "<svg") && contains("s.html", "</html>"), "html report");
+    /* Every case passed: the worst V = identity case (pr_explicit_p_fp32) is added with its map over key tiles; the
+     * other worst cases keep the head-dim map, labelled as such. */
+    CHECK(contains("s.html", "key tile (64 keys)") && contains("s.html", "the worst V = identity case (it passed)"),
+          "html report: no V = identity heat map over key tiles");
+    CHECK(contains("s.html", "head-dim column (Dv)"), "html report: no labelled head-dim heat map");
+    /* A failing run (the last key of the last partial key tile dropped): the failing V = identity case is shown with
+     * its key-tile map, and its error sits in tile 1 (keys 64-95 of S2 = 96). */
+    rc = run("suite --set quick --impl mutant:tile-tail --filter pr_explicit_p --report '%s/m.html'", tmp);
+    CHECK(rc == 1, "mutant tile-tail on pr_explicit_p: exit %d", rc);
+    CHECK(contains("m.html", "pr_explicit_p_fp32") && contains("m.html", "V = identity: map over key tiles") &&
+              contains("m.html", "key tile (64 keys)") && contains("m.html", "tile 1 (keys 64-95)"),
+          "html report of a failing V = identity case: no key-tile map");
     /* Again: the history says nothing changed. */
     rc = run("suite --set quick --impl golden --filter eq_ --history '%s/h.jsonl'", tmp);
     CHECK(rc == 0, "second run: exit %d", rc);
