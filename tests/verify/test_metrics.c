@@ -6,16 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int failures = 0;
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            failures++;                                                                                             \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                 \
-            printf(__VA_ARGS__);                                                                                    \
-            printf("\n");                                                                                           \
-        }                                                                                                           \
-    } while (0)
+#include "common/check.h"
 #define NEAR(x, y, tol) (fabs((x) - (y)) <= (tol) * fmax(1.0, fabs(y)))
 
 static uint64_t rng_state;

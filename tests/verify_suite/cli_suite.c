@@ -12,17 +12,7 @@
 
 static const char *exe;
 static char tmp[256];
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
+#include "common/check.h"
 
 /* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
