@@ -92,7 +92,7 @@ fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err);
 /* Frees everything c owns and zeroes it. */
 void fr_case_free(fr_case *c);
 
-/* Writes DIR/case.json (creating DIR if missing, one level) and DIR/<name>.npy for every present input of `in`
+/* Writes DIR/case.json (creating DIR and missing parents) and DIR/<name>.npy for every present input of `in`
  * (forward: in->fwd only; the backward-only fields must be absent). Tensors may have any strides. */
 fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
                               const fr_bwd_inputs *in, fr_error *err);

@@ -72,9 +72,25 @@ fr_status fr_io_mkdir(const char *path, fr_error *err) {
         if (S_ISDIR(sb.st_mode)) return FR_OK;
         return fr_fail(err, FR_E_IO, "%s: exists and is not a directory", path);
     }
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-        return fr_fail(err, FR_E_IO, "%s: cannot create directory: %s", path, fr_io_strerror());
-    return FR_OK;
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) return FR_OK;
+    if (errno == ENOENT) {
+        /* Missing parents are created too (mkdir -p), so `--out a/b` works like `golden --out a/b`. */
+        size_t n = strlen(path);
+        char *parent = malloc(n + 1);
+        if (!parent) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", path);
+        memcpy(parent, path, n + 1);
+        while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0'; /* trailing slashes */
+        char *slash = strrchr(parent, '/');
+        fr_status st = FR_OK;
+        if (slash && slash != parent) {
+            *slash = '\0';
+            st = fr_io_mkdir(parent, err);
+        }
+        free(parent);
+        if (st != FR_OK) return st;
+        if (mkdir(path, 0777) == 0 || errno == EEXIST) return FR_OK;
+    }
+    return fr_fail(err, FR_E_IO, "%s: cannot create directory: %s", path, fr_io_strerror());
 }
 
 char *fr_io_join(const char *dir, const char *name) {
