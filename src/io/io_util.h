@@ -11,7 +11,7 @@
 fr_status fr_io_open_read(const char *path, FILE **f, int64_t *size, fr_error *err);
 /* Reads a whole regular file (at most max_bytes, else FR_E_FORMAT) into a malloc'd, NUL-terminated buffer. */
 fr_status fr_io_read_all(const char *path, int64_t max_bytes, char **buf, size_t *len, fr_error *err);
-/* Creates directory path unless it exists (one level). */
+/* Creates directory path and its missing parents unless it exists. */
 fr_status fr_io_mkdir(const char *path, fr_error *err);
 /* "dir/name" in a malloc'd string (NULL when out of memory). */
 char *fr_io_join(const char *dir, const char *name);
