@@ -408,17 +408,20 @@ fr_status fr_emulate_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_
     return bwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, err);
 }
 
-fr_status fr_emulate_fwd_ex(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
-                            const fr_numerics *nc, const fr_tensor *o_lo, int num_threads, fr_error *err) {
+/* What the _ex entries check before validation (fr_fwd/fr_bwd do the same in api.c and fr_emulate_available). */
+static fr_status ex_precheck(const void *out, const fr_numerics *nc, int num_threads, fr_error *err) {
     fr_error_clear(err);
     if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
     if (num_threads < 0) return fr_fail(err, FR_E_INVALID_ARG, "num_threads: %d < 0", num_threads);
-    if (nc) {
-        fr_status s0 = fr_numerics_check(nc, err);
-        if (s0 != FR_OK) return s0;
-    }
+    return nc ? fr_numerics_check(nc, err) : FR_OK;
+}
+
+fr_status fr_emulate_fwd_ex(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
+                            const fr_numerics *nc, const fr_tensor *o_lo, int num_threads, fr_error *err) {
+    fr_status st = ex_precheck(out, nc, num_threads, err);
+    if (st != FR_OK) return st;
     fr_problem pb;
-    fr_status st = fr_problem_from_fwd(p, in, &pb, err);
+    st = fr_problem_from_fwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_fwd_outputs(&pb, p, out, err);
     if (st != FR_OK) return st;
     return fwd_run(&pb, p, in, out, nc, o_lo, num_threads, err);
@@ -426,15 +429,10 @@ fr_status fr_emulate_fwd_ex(const fr_params *p, const fr_fwd_inputs *in, const f
 
 fr_status fr_emulate_bwd_ex(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                             const fr_numerics *nc, const fr_tensor *o_extra, int num_threads, fr_error *err) {
-    fr_error_clear(err);
-    if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
-    if (num_threads < 0) return fr_fail(err, FR_E_INVALID_ARG, "num_threads: %d < 0", num_threads);
-    if (nc) {
-        fr_status s0 = fr_numerics_check(nc, err);
-        if (s0 != FR_OK) return s0;
-    }
+    fr_status st = ex_precheck(out, nc, num_threads, err);
+    if (st != FR_OK) return st;
     fr_problem pb;
-    fr_status st = fr_problem_from_bwd(p, in, &pb, err);
+    st = fr_problem_from_bwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_bwd_outputs(&pb, p, out, err);
     if (st != FR_OK) return st;
     return bwd_run(&pb, p, in, out, nc, o_extra, num_threads, err);
