@@ -59,15 +59,23 @@ static inline uint32_t round_ieee_like(uint32_t a, int mbits, int emin, fr_round
     return ((uint32_t)(base - emin) << mbits) + n;
 }
 
+/* The non-NaN part of an IEEE-like encoder: |x| (fp32 bits a, not NaN) rounded to mbits mantissa bits with minimum
+ * normal exponent emin; +-Inf and results above max_code become max_code (saturating) or over_code (Inf, or NaN for
+ * e4m3fn). Returns the magnitude code; the caller adds the sign. */
+static inline uint32_t encode_ieee_like(uint32_t a, int mbits, int emin, uint32_t max_code, uint32_t over_code,
+                                        fr_round r, fr_sat s) {
+    const uint32_t over = s == FR_SAT ? max_code : over_code;
+    if (a == 0x7F800000u) return over;
+    uint32_t c = round_ieee_like(a, mbits, emin, r);
+    return select_u32(c > max_code, over, c);
+}
+
 uint16_t fr_f32_to_f16(float x, fr_round r, fr_sat s) {
     uint32_t u = f32_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7FFFFFFFu;
     if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u);
-    if (a == 0x7F800000u) return (uint16_t)(sign | (s == FR_SAT ? 0x7BFFu : 0x7C00u));
-    uint32_t c = round_ieee_like(a, 10, -14, r);
-    c = select_u32(c > 0x7BFFu, s == FR_SAT ? 0x7BFFu : 0x7C00u, c);
-    return (uint16_t)(sign | c);
+    return (uint16_t)(sign | encode_ieee_like(a, 10, -14, 0x7BFFu, 0x7C00u, r, s));
 }
 
 uint16_t fr_f32_to_bf16(float x, fr_round r, fr_sat s) {
@@ -76,10 +84,7 @@ uint16_t fr_f32_to_bf16(float x, fr_round r, fr_sat s) {
     uint32_t a = u & 0x7FFFFFFFu;
     /* Quiet NaN keeping the sign and the top 6 payload bits (the usual (x >> 16) | 0x40 rule). */
     if (a > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
-    if (a == 0x7F800000u) return (uint16_t)(sign | (s == FR_SAT ? 0x7F7Fu : 0x7F80u));
-    uint32_t c = round_ieee_like(a, 7, -126, r);
-    c = select_u32(c > 0x7F7Fu, s == FR_SAT ? 0x7F7Fu : 0x7F80u, c);
-    return (uint16_t)(sign | c);
+    return (uint16_t)(sign | encode_ieee_like(a, 7, -126, 0x7F7Fu, 0x7F80u, r, s));
 }
 
 uint8_t fr_f32_to_e4m3fn(float x, fr_round r, fr_sat s) {
@@ -89,10 +94,7 @@ uint8_t fr_f32_to_e4m3fn(float x, fr_round r, fr_sat s) {
     /* No Inf: NaN and non-saturated overflow both give S.1111.111. The virtual overflow value is 480 (code 0x7F,
      * odd), so under nearest-even the tie 464 stays at 448. */
     if (a > 0x7F800000u) return (uint8_t)(sign | 0x7Fu);
-    if (a == 0x7F800000u) return (uint8_t)(sign | (s == FR_SAT ? 0x7Eu : 0x7Fu));
-    uint32_t c = round_ieee_like(a, 3, -6, r);
-    c = select_u32(c > 0x7Eu, s == FR_SAT ? 0x7Eu : 0x7Fu, c);
-    return (uint8_t)(sign | c);
+    return (uint8_t)(sign | encode_ieee_like(a, 3, -6, 0x7Eu, 0x7Fu, r, s));
 }
 
 uint8_t fr_f32_to_e5m2(float x, fr_round r, fr_sat s) {
@@ -100,10 +102,7 @@ uint8_t fr_f32_to_e5m2(float x, fr_round r, fr_sat s) {
     uint8_t sign = (uint8_t)((u >> 24) & 0x80u);
     uint32_t a = u & 0x7FFFFFFFu;
     if (a > 0x7F800000u) return (uint8_t)(sign | 0x7Eu);
-    if (a == 0x7F800000u) return (uint8_t)(sign | (s == FR_SAT ? 0x7Bu : 0x7Cu));
-    uint32_t c = round_ieee_like(a, 2, -14, r);
-    c = select_u32(c > 0x7Bu, s == FR_SAT ? 0x7Bu : 0x7Cu, c);
-    return (uint8_t)(sign | c);
+    return (uint8_t)(sign | encode_ieee_like(a, 2, -14, 0x7Bu, 0x7Cu, r, s));
 }
 
 /* ---- HiFloat8 (spec 9.1, 9.3) ---------------------------------------------------------------------------------- */
