@@ -82,31 +82,7 @@ static void one_case(uint64_t seed, int id) {
     for (int64_t b = 0; b < c.B; b++) c.lq[b] = gt_range(r, 0, 30), c.lkv[b] = gt_range(r, 1, 30);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
     if (!fp8) {
-        if (gt_int(r, 2)) {
-            o.mask = 1;
-            c.p.sparse_mode = (int)gt_int(r, c.L == FR_TND ? 9 : 7);
-            o.mask_shape = (int)gt_int(r, 4);
-            o.mask_density = 0.3;
-            if (c.p.sparse_mode == 0 || c.p.sparse_mode == 4) {
-                c.p.pre_tokens = gt_range(r, 0, 20);
-                c.p.next_tokens = gt_range(r, 0, 20);
-            }
-        }
-        if (gt_int(r, 3) == 0) {
-            o.pse = 1;
-            c.p.pse_type = (int)gt_int(r, 4);
-            o.pse_shape = (int)gt_int(r, c.p.pse_type >= 2 ? 2 : 3);
-            if (c.p.pse_type >= 2) {
-                c.S2 = c.S1;
-                for (int64_t b = 0; b < c.B; b++) c.lkv[b] = c.lq[b] > 0 ? c.lq[b] : 1;
-            }
-        }
-        if (gt_int(r, 3) == 0) {
-            o.drop = 1;
-            c.p.keep_prob = 0.75;
-        }
-        o.sink = gt_int(r, 3) == 0;
-        o.rope = gt_int(r, 4) == 0;
+        gt_draw_semantics(&c, &o, r, 20);
     }
     if (gt_int(r, 4) == 0) {
         o.topk = 1;

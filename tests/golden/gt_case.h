@@ -249,6 +249,36 @@ static inline fr_tensor gt_compressed_mask(int mode6) {
 
 /* Allocates and fills q, k, v and every optional input the options ask for. The params (layout, head_num, modes,
  * band, keep_prob, scale) must be set before. */
+/* Draws the semantics of a random case: mask and sparse mode (band up to band_max), pse type and shape, dropout,
+ * sink and rope. Shared by the random-case tests (emulator vs golden, the mutants' base vs golden). */
+static inline void gt_draw_semantics(gt_case *c, gt_opts *o, gt_rng *r, int64_t band_max) {
+    if (gt_int(r, 2)) {
+        o->mask = 1;
+        c->p.sparse_mode = (int)gt_int(r, c->L == FR_TND ? 9 : 7);
+        o->mask_shape = (int)gt_int(r, 4);
+        o->mask_density = 0.3;
+        if (c->p.sparse_mode == 0 || c->p.sparse_mode == 4) {
+            c->p.pre_tokens = gt_range(r, 0, band_max);
+            c->p.next_tokens = gt_range(r, 0, band_max);
+        }
+    }
+    if (gt_int(r, 3) == 0) {
+        o->pse = 1;
+        c->p.pse_type = (int)gt_int(r, 4);
+        o->pse_shape = (int)gt_int(r, c->p.pse_type >= 2 ? 2 : 3);
+        if (c->p.pse_type >= 2) {
+            c->S2 = c->S1;
+            for (int64_t b = 0; b < c->B; b++) c->lkv[b] = c->lq[b] > 0 ? c->lq[b] : 1;
+        }
+    }
+    if (gt_int(r, 3) == 0) {
+        o->drop = 1;
+        c->p.keep_prob = 0.75;
+    }
+    o->sink = gt_int(r, 3) == 0;
+    o->rope = gt_int(r, 4) == 0;
+}
+
 static inline void gt_make_inputs(gt_case *c, const gt_opts *o, gt_rng *r) {
     int64_t sh[FR_MAX_DIMS];
     int nd;

@@ -149,31 +149,7 @@ static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skippe
     c.Dr = 8;
     for (int64_t b = 0; b < c.B; b++) c.lq[b] = gt_range(r, 0, 100), c.lkv[b] = gt_range(r, 0, 100);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
-    if (gt_int(r, 2)) {
-        o.mask = 1;
-        c.p.sparse_mode = (int)gt_int(r, c.L == FR_TND ? 9 : 7);
-        o.mask_shape = (int)gt_int(r, 4);
-        o.mask_density = 0.3;
-        if (c.p.sparse_mode == 0 || c.p.sparse_mode == 4) {
-            c.p.pre_tokens = gt_range(r, 0, 80);
-            c.p.next_tokens = gt_range(r, 0, 80);
-        }
-    }
-    if (gt_int(r, 3) == 0) {
-        o.pse = 1;
-        c.p.pse_type = (int)gt_int(r, 4);
-        o.pse_shape = (int)gt_int(r, c.p.pse_type >= 2 ? 2 : 3);
-        if (c.p.pse_type >= 2) {
-            c.S2 = c.S1;
-            for (int64_t b = 0; b < c.B; b++) c.lkv[b] = c.lq[b] > 0 ? c.lq[b] : 1;
-        }
-    }
-    if (gt_int(r, 3) == 0) {
-        o.drop = 1;
-        c.p.keep_prob = 0.75;
-    }
-    o.sink = gt_int(r, 3) == 0;
-    o.rope = gt_int(r, 4) == 0;
+    gt_draw_semantics(&c, &o, r, 80);
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
     errs e = run_vs_golden(&c, fr_mutant_base_fwd, fr_mutant_base_bwd, 1, r);
