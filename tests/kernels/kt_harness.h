@@ -42,6 +42,24 @@ typedef struct kt_case {
     bool dscale;         /* fp8: d_scale_q [B,N1,ceil(S1/128),1], d_scale_k/v [B,N2,ceil(S2/256),1] in [0.5, 2] */
 } kt_case;
 
+/* The small fp32 case the kernel tests vary: KT_ADD(cs, n, k_->field = ..., ...) appends a copy of it with the
+ * given changes (k_ names the new case), and stops the test if cs is full. */
+static const kt_case kt_base_case = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1,
+                                     .S1 = 65, .S2 = 130, .Dk = 32, .Dv = 32, .pre = FR_TOKENS_MAX,
+                                     .next = FR_TOKENS_MAX, .mask_density = 0.3, .pse_type = 1, .keep_prob = 1.0,
+                                     .scale = 0.25, .amp = 1.0};
+#define KT_ADD(cs, n, ...)                                                                                             \
+    do {                                                                                                               \
+        if ((size_t)(n) >= sizeof(cs) / sizeof((cs)[0])) {                                                             \
+            fprintf(stderr, "%s:%d: case table full\n", __FILE__, __LINE__);                                         \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
+        (cs)[n] = kt_base_case;                                                                                        \
+        kt_case *k_ = &(cs)[(n)++];                                                                                    \
+        (void)k_;                                                                                                      \
+        __VA_ARGS__;                                                                                                   \
+    } while (0)
+
 /* ---- random ---------------------------------------------------------------------------------------------------- */
 typedef struct kt_rng {
     uint64_t s;

@@ -244,17 +244,9 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261130u;
     printf("test_kernels_bwd: seed %llu (rerun: test_kernels_bwd %llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
-                          .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
-                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
     kt_case cs[32];
     int n = 0;
-#define ADD(...)                                                                                                    \
-    do {                                                                                                            \
-        cs[n] = base;                                                                                               \
-        kt_case *k_ = &cs[n++];                                                                                     \
-        __VA_ARGS__;                                                                                                \
-    } while (0)
+#define ADD(...) KT_ADD(cs, n, __VA_ARGS__)
     ADD(k_->name = "dense 1x1", k_->S1 = 1, k_->S2 = 1, k_->Dk = 1, k_->Dv = 1, k_->N1 = 1);
     ADD(k_->name = "dense GQA 64x65 D64", k_->S1 = 64, k_->S2 = 65, k_->Dk = 64, k_->Dv = 48, k_->N1 = 4, k_->N2 = 2);
     ADD(k_->name = "dense BSH 129x200", k_->layout = FR_BSH, k_->S1 = 129, k_->S2 = 200, k_->B = 2, k_->N1 = 3,

@@ -173,18 +173,9 @@ int main(int argc, char **argv) {
                sc ? sc->name : "NULL", unk ? unk->name : "NULL", ok ? "" : "  FAIL");
         if (!ok) g_fail = 1;
     }
-    const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
-                          .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
-                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
     kt_case cs[64];
     int n = 0;
-#define ADD(...)                                                                                                    \
-    do {                                                                                                            \
-        cs[n] = base;                                                                                               \
-        kt_case *k_ = &cs[n++];                                                                                     \
-        (void)k_;                                                                                                   \
-        __VA_ARGS__;                                                                                                \
-    } while (0)
+#define ADD(...) KT_ADD(cs, n, __VA_ARGS__)
     /* shapes across the 64 x 64 tiles: below, at, above, multiple */
     ADD(k_->name = "dense 1x1", k_->S1 = 1, k_->S2 = 1, k_->Dk = 1, k_->Dv = 1, k_->N1 = 1);
     ADD(k_->name = "dense 63x64 D17", k_->S1 = 63, k_->S2 = 64, k_->Dk = 17, k_->Dv = 9);

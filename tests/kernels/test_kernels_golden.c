@@ -179,17 +179,9 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261131u;
     printf("test_kernels_golden: seed %llu (rerun: test_kernels_golden %llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
-                          .S2 = 130, .Dk = 32, .Dv = 32, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
-                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
     kt_case cs[32];
     int n = 0;
-#define ADD(...)                                                                                                    \
-    do {                                                                                                            \
-        cs[n] = base;                                                                                               \
-        kt_case *k_ = &cs[n++];                                                                                     \
-        __VA_ARGS__;                                                                                                \
-    } while (0)
+#define ADD(...) KT_ADD(cs, n, __VA_ARGS__)
     ADD(k_->name = "dense GQA 129x200 BSH", k_->layout = FR_BSH, k_->S1 = 129, k_->S2 = 200, k_->B = 2, k_->N1 = 4,
         k_->N2 = 2, k_->Dk = 24, k_->Dv = 16);
     ADD(k_->name = "dense symmetric V", k_->vsym = true, k_->S1 = 64, k_->S2 = 257);
@@ -253,7 +245,7 @@ int main(int argc, char **argv) {
     {
         static const fr_dtype f8[3] = {FR_E4M3FN, FR_E5M2, FR_HIF8};
         for (int k = 0; k < 3; k++) {
-            kt_case c8 = base;
+            kt_case c8 = kt_base_case;
             c8.name = fr_dtype_name(f8[k]);
             c8.dt = f8[k], c8.dscale = true, c8.S1 = 300, c8.S2 = 600, c8.Dk = 64, c8.Dv = 48, c8.N1 = 2, c8.N2 = 1;
             kt_prob P;
@@ -282,7 +274,7 @@ int main(int argc, char **argv) {
     }
     /* TND with softmax_layout "same_as_input": statistics [T, N1, 8] */
     {
-        kt_case ct = base;
+        kt_case ct = kt_base_case;
         ct.name = "TND softmax same_as_input", ct.layout = FR_TND, ct.B = 4, ct.lq = k_lq, ct.lkv = k_lkv, ct.N1 = 4,
         ct.N2 = 2, ct.sink = true;
         kt_prob P;
@@ -320,7 +312,7 @@ int main(int argc, char **argv) {
     /* D8: every empty dimension, through validation (S2 = 0 with S1 > 0 gives D1 rows, checked against the golden) */
     kt_case e8[6];
     for (int k = 0; k < 6; k++) {
-        e8[k] = base;
+        e8[k] = kt_base_case;
         e8[k].S1 = 5, e8[k].S2 = 3, e8[k].Dk = e8[k].Dv = 4, e8[k].N1 = e8[k].N2 = 1;
     }
     e8[0].name = "D8 B=0", e8[0].B = 0;
