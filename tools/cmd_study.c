@@ -1,6 +1,6 @@
 /* flashref study order-invariance|seqlen: numerics studies on the emulator (issue 5, docs/emulator.md). */
 #include "cli.h"
-#include "emulate/emu_study.h"
+#include "study/emu_study.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Public entry points: validate, check outputs, dispatch to the engine. */
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "core/core.h"
 
 fr_status fr_engine_available(const fr_engine *e, fr_error *err) {

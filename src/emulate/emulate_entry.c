@@ -2,7 +2,7 @@
  * flashref_emulate.h. Parallel over (batch, head, query tile) in the forward and over fixed row chunks of each
  * (batch, kv head) in the backward: every output element has one owner and a fixed reduction order, so results are
  * bit-identical for any thread count. */
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "core/core.h"
 #include "emulate/emu_internal.h"
 

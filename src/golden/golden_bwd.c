@@ -3,7 +3,7 @@
  *   pass A, per (b, h, block of query rows): dq, dq_rope and each row's dsink term;
  *   pass B, per (b, n2, block of keys): dk, dv, dk_rope, summing the G query heads of the group in order.
  * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Bit-identical for any thread count. */
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "golden/golden_internal.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Golden forward (spec section 3, decisions 2-8): per (b, h, block of GD_BR query rows) one task; keys in blocks of
  * GD_BC with an exact-max online softmax in fp64 (rescaled when the max grows), so the working memory is O(rows x D)
  * and never S1 x S2. Each output row has one owner and a fixed reduction order: bit-identical for any thread count. */
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "golden/golden_internal.h"
 
 #include <float.h>

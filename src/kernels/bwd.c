@@ -9,8 +9,8 @@
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
-#include "kernels/kio.h"
-#include "kernels/ktile.h"
+#include "kernels/load_store.h"
+#include "kernels/scores.h"
 #include "semantics/semantics.h"
 
 #include <float.h>

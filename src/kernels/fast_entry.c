@@ -1,6 +1,6 @@
-/* The fast engine's entry points (src/api/engines.h): pick the kernel variant (fr_engine.isa, else cpuid lowered by
+/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else cpuid lowered by
  * FLASHREF_ISA), check the output dtypes this engine writes, run the fused drivers. */
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "core/core.h"
 #include "kernels/kernels.h"
 

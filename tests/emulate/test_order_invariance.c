@@ -6,7 +6,7 @@
  *  - lazy threshold 8 forced: the same check FAILS by a wide margin (asserted, so the test has teeth);
  *  - beyond the seed (exact max): random permutations of the top-k list, the dominant key at tile edges, -1
  *    sentinels anywhere, all-invalid rows (D1: output 0, max -FLT_MAX, sum FLT_MAX, zero gradients). */
-#include "emulate/emu_study.h"
+#include "study/emu_study.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,7 +6,7 @@
 #ifndef FR_TESTS_KT_HARNESS_H
 #define FR_TESTS_KT_HARNESS_H
 
-#include "api/engines.h"
+#include "engine/engines.h"
 #include "core/core.h"
 #include "flashref.h"
 #include "kernels/kernels.h"

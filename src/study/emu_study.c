@@ -1,6 +1,6 @@
 /* Numerics experiments on the emulator: seed 001's order invariance and error vs sequence length. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "emulate/emu_study.h"
+#include "study/emu_study.h"
 
 #include "core/core.h"
 #include "core/rng.h"

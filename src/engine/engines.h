@@ -1,7 +1,9 @@
+/* The engine interface: the one layer below the engines. golden, kernels and emulate implement these entries; the
+ * public API (src/api) validates and dispatches to them. Nothing here depends on any engine. */
 /* The internal entry of each engine. fr_fwd/fr_bwd (api.c) validate, check outputs, then call one of these with the
  * resolved problem. An engine returns FR_E_NOT_AVAILABLE (never a fake result) for what it cannot compute. */
-#ifndef FR_API_ENGINES_H
-#define FR_API_ENGINES_H
+#ifndef FR_ENGINE_ENGINES_H
+#define FR_ENGINE_ENGINES_H
 
 #include "core/problem.h"
 

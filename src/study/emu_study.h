@@ -4,8 +4,8 @@
  * scale (Dl + Dr)^-0.5, causal top-k rows that always list the query's own key, peaked inputs
  * (q_t += beta k_t, qv_t += beta v_t), bf16. The same key set is laid out in different slot orders and run through a
  * numerics configuration; outputs and gradients are compared with the fp64 reference and with each other. */
-#ifndef FR_EMULATE_EMU_STUDY_H
-#define FR_EMULATE_EMU_STUDY_H
+#ifndef FR_STUDY_EMU_STUDY_H
+#define FR_STUDY_EMU_STUDY_H
 
 #include "flashref_emulate.h"
 

@@ -1,5 +1,5 @@
-/* Tile helpers shared by the forward and backward drivers (see ktile.h). */
-#include "kernels/ktile.h"
+/* Tile helpers shared by the forward and backward drivers (see scores.h). */
+#include "kernels/scores.h"
 
 #include "kernels/kernels.h"
 

@@ -1,5 +1,5 @@
-/* Packing / storing for the fused drivers (see kio.h). */
-#include "kernels/kio.h"
+/* Packing / storing for the fused drivers (see load_store.h). */
+#include "kernels/load_store.h"
 
 #include "core/core.h"
 #include "semantics/dtype_inline.h"

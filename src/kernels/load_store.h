@@ -1,7 +1,7 @@
 /* Portable packing and storing for the fused drivers: any input dtype and layout in, contiguous fp32 (or bf16
  * bits) tiles out; fp32 results out in any output dtype, rounded as the operator does (D3). */
-#ifndef FR_KERNELS_KIO_H
-#define FR_KERNELS_KIO_H
+#ifndef FR_KERNELS_LOAD_STORE_H
+#define FR_KERNELS_LOAD_STORE_H
 
 #include "core/problem.h"
 

@@ -1,6 +1,6 @@
 /* Tile helpers shared by the forward and backward drivers (portable C). */
-#ifndef FR_KERNELS_KTILE_H
-#define FR_KERNELS_KTILE_H
+#ifndef FR_KERNELS_SCORES_H
+#define FR_KERNELS_SCORES_H
 
 #include "semantics/semantics.h"
 
