@@ -14,7 +14,7 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv build run test test-exhaustive asan fuzz bench prove install clean
+.PHONY: all deps venv torch build run test test-exhaustive asan fuzz bench prove install clean
 
 all: build
 
@@ -30,11 +30,21 @@ $(BUILD)/.deps:
 	fi
 	@touch $@
 
-# Python venv for the independent numpy reference and the examples.
+# Python venv for the independent numpy reference, the examples and the Python tests.
 venv: $(VENV)/.ok
 $(VENV)/.ok: $(BUILD)/.deps
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q numpy
+	$(VENV)/bin/pip install -q numpy ml_dtypes pytest
+	@touch $@
+
+# PyTorch (and ONNX Runtime) for the panel of real implementations and the side-by-side benchmark. Several GB from
+# PyPI the first time, from pip's cache after. Where it cannot be had, the tests and benchmarks that need it say so
+# loudly and SKIP: build/venv/.torch-missing records why.
+torch: $(VENV)/.torch
+$(VENV)/.torch: $(VENV)/.ok
+	@if $(VENV)/bin/pip install -q torch onnxruntime; then rm -f $(VENV)/.torch-missing; \
+	else echo "WARNING: torch/onnxruntime could not be installed from PyPI: tests and benchmarks that need them will SKIP"; \
+	  echo "pip install torch onnxruntime failed on $$(date -u +%F)" > $(VENV)/.torch-missing; fi
 	@touch $@
 
 build: $(BUILD)/.deps
@@ -45,7 +55,7 @@ build: $(BUILD)/.deps
 run: build
 	./scripts/run-main.sh $(BUILD)
 
-test: build venv
+test: build venv torch
 	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE exhaustive
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
