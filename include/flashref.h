@@ -20,7 +20,7 @@ extern "C" {
 #define FLASHREF_VERSION_MINOR 1
 #define FLASHREF_VERSION_PATCH 0
 #define FLASHREF_VERSION_STRING "0.1.0"
-/* Version of the case-directory format this build writes (case-format.md). */
+/* Version of the case-directory format this build writes (docs/case-format.md). */
 #define FLASHREF_CASE_FORMAT "flashref-case/1"
 
 #if defined(_WIN32)
@@ -51,7 +51,7 @@ typedef enum fr_status {
     FR_E_PREFIX,          /* prefix missing, wrong length, or out of range (modes 5/6) */
     FR_E_SEQLEN,          /* actual_seq_qlen/kvlen missing, not cumulative, inconsistent with T */
     FR_E_DROPOUT,         /* drop_mask missing when keep_prob < 1, wrong dtype, too short */
-    FR_E_FP8,             /* fp8/hif8 restrictions (seed 002: no rope, pse, mask, dropout; D <= 128; scales) */
+    FR_E_FP8,             /* fp8/hif8 restrictions (aclnn FP8 docs: no rope, pse, mask, dropout; D <= 128) */
     FR_E_DEQUANT_SCALE,   /* d_scale_q/k/v missing or of the wrong shape */
     FR_E_ROPE,            /* query_rope/key_rope shape, dtype or layout */
     FR_E_SINK,            /* sink shape or dtype */

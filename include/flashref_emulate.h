@@ -84,7 +84,7 @@ struct fr_numerics {
     fr_round grad_round;       /* dq/dk/dv rounding when their tensors are narrower than fp32 */
 };
 
-/* The "ideal" pipeline of an input dtype (verification.md 1): exact running max, P rounded once (RNE) to that dtype,
+/* The "ideal" pipeline of a dtype (verification-method.md 1): exact running max, P rounded once (RNE) to that dtype,
  * fp32 accumulation, one final rounding (RNE). FR_F64 / FR_F32 inputs: exact / fp32 without P rounding. */
 FR_API fr_numerics fr_numerics_ideal(fr_dtype input_dtype);
 

@@ -16,7 +16,5 @@ int cmd_study(int argc, char **argv);
 
 /* True when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
-/* Prints "flashref CMD: not available in this build yet" to stderr and returns 2. */
-int cli_not_available(const char *cmd);
 
 #endif

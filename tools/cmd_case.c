@@ -9,7 +9,7 @@
 static void case_usage(FILE *f) {
     fprintf(f,
             "usage: flashref case check DIR\n"
-            "  Loads DIR/case.json and its input tensors (spec/case-format.md), validates the problem as fr_fwd /\n"
+            "  Loads DIR/case.json and its input tensors (docs/case-format.md), validates the problem as fr_fwd /\n"
             "  fr_bwd would, and prints what it describes: op, dtype, layout, B N1 N2 S1 S2 Dk Dv, sparse mode,\n"
             "  pse, and which optional inputs are present.\n"
             "exit status: 0 valid, 2 invalid or unreadable (the message names the file and field).\n");

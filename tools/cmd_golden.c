@@ -1,4 +1,4 @@
-/* flashref golden: write case directories (case-format.md) with golden (fp64) outputs, from a named set of
+/* flashref golden: write case directories (docs/case-format.md) with golden (fp64) outputs, from a named set of
  * src/verify/casegen.c or from one case described on the command line. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -17,8 +17,9 @@ static void golden_usage(FILE *f) {
             "usage: flashref golden --out DIR [--set NAME [--only SUBSTR] | --list | PARAMETERS] [--seed N]\n"
             "                       [--no-outputs]\n"
             "\n"
-            "Writes one case directory per case under DIR (DIR/<case name>/case.json, inputs, and the golden engine's\n"
-            "fp64 outputs attention_out/softmax_max/softmax_sum, or dq/dk/dv[/dq_rope/dk_rope/dsink] for --bwd).\n"
+            "Writes one case directory (docs/case-format.md) per case under DIR (DIR/<case name>/case.json, inputs, and\n"
+            "the golden engine's fp64 outputs attention_out/softmax_max/softmax_sum, or\n"
+            "dq/dk/dv[/dq_rope/dk_rope/dsink] for --bwd).\n"
             "  --set NAME       a named set (see --list); --only SUBSTR keeps the cases whose name contains SUBSTR.\n"
             "                   The verifier's sets quick, default, long, all are written as flashref suite --write\n"
             "                   does (golden outputs in CASE/golden/; default seed that of flashref suite), ready\n"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Exit status for "this case is not supported by me" in the exec protocol (spec/case-format.md). */
+/* Exit status for "this case is not supported by me" in the exec protocol (docs/case-format.md). */
 #define EXIT_SKIP 77
 
 static void run_usage(FILE *f) {
@@ -15,7 +15,7 @@ static void run_usage(FILE *f) {
             "  Loads the case in DIR, allocates its outputs NaN-filled (golden: fp64; fast/emulate: the operator's\n"
             "  dtypes, softmax max/sum fp32), runs the forward or backward with the engine, and writes\n"
             "  attention_out.npy softmax_max.npy softmax_sum.npy (or dq.npy dk.npy dv.npy [dq_rope dk_rope dsink])\n"
-            "  into OUTDIR (default: DIR). Options may come before or after DIR, so\n"
+            "  into OUTDIR (default: DIR), as docs/case-format.md describes. Options may come before or after DIR, so\n"
             "  `flashref suite --impl exec:\"flashref run --engine fast\"` works.\n"
             "  --threads N   worker threads (0 = OpenMP default); results are identical for any N\n"
             "exit status: 0 done; 2 usage, invalid case or engine not available in this build / on this CPU;\n"

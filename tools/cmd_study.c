@@ -13,12 +13,13 @@ static void study_usage(FILE *f) {
             "                                        [--threshold X] [--seed N] [--threads N] [--no-bwd] [--svg FILE]\n"
             "       flashref study seqlen [--lens 1024,2048,...] [--rows N] [--d N] [--seed N] [--threads N]\n"
             "                             [--svg FILE]\n"
-            "  order-invariance: seed 001's experiment. Absorbed sparse MLA (one kv head, latent dl + rope dr, key ==\n"
-            "    value latent, scale (dl+dr)^-0.5), causal top-k rows containing the query's own key, peaked inputs\n"
-            "    (q_t += beta k_t, qv_t += beta v_t), bf16, emulating FA4 on SM100 (exp2, kv tile 128, reverse\n"
-            "    order). For {lazy threshold, exact max, row sum from rounded P} x {dominant key processed first,\n"
-            "    last}: output rel-L2 and row-gain rms vs fp64, the difference between the two orders (rel-L2, gain,\n"
-            "    gain over its noise floor), and dq/dk/dv rel-L2 vs fp64 without / with the o_lo dpsum fix.\n"
+            "  order-invariance: the FA4 sparse-MLA experiment (docs/emulator.md). Absorbed sparse MLA (one kv head,\n"
+            "    latent dl + rope dr, key == value latent, scale (dl+dr)^-0.5), causal top-k rows containing the\n"
+            "    query's own key, peaked inputs (q_t += beta k_t, qv_t += beta v_t), bf16, emulating FA4 on SM100\n"
+            "    (exp2, kv tile 128, reverse order). For {lazy threshold, exact max, row sum from rounded P} x\n"
+            "    {dominant key processed first, last}: output rel-L2 and row-gain rms vs fp64, the difference between\n"
+            "    the two orders (rel-L2, gain, gain over its noise floor), and dq/dk/dv rel-L2 vs fp64 without /\n"
+            "    with the o_lo dpsum fix.\n"
             "    Defaults: T 1024, W 512, H 4 (about a minute on 2 cores), dl 512, dr 64, beta 0.25, threshold 8.\n"
             "  seqlen: error vs sequence length for fp32/bf16/fp16 pipelines, exact vs lazy max, row sum fp32 vs\n"
             "    fp16. Defaults: lens 1024..65536 (x2), rows 16, d 64.\n");
@@ -187,7 +188,7 @@ static int do_order_invariance(int argc, char **argv) {
         }
     }
     if (W > T) W = T;
-    printf("order invariance (seed 001): absorbed sparse MLA, T = S = %lld, W = %lld, H = %lld, D = %lld latent + "
+    printf("order invariance (FA4 sparse MLA): absorbed sparse MLA, T = S = %lld, W = %lld, H = %lld, D = %lld latent + "
            "%lld rope, beta %g, bf16, seed %lld\n",
            (long long)T, (long long)W, (long long)H, (long long)Dl, (long long)Dr, beta, (long long)seed);
     printf("emulated kernel: fa4-sm100 (exp2 with log2e folded, kv tile 128 slots, reverse tile order, P bf16 RNE)\n");

@@ -13,7 +13,8 @@ static void verify_usage(FILE *f) {
                "  against a fresh fp64 golden run (or DIR/golden/ when present, as `flashref suite --write` leaves\n"
                "  it) and the ideal pipeline of its dtype. Fully masked rows are implementation-defined (spec D1).\n"
                "  Typical use: flashref suite --set default --write cases/; run your implementation on every\n"
-               "  cases/NAME; flashref verify cases/*\n");
+               "  cases/NAME; flashref verify cases/*\n"
+               "  The case format is docs/case-format.md; decisions such as D1 are in docs/semantics-decisions.md.\n");
     suite_cli_help(f);
     fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
 }

@@ -25,11 +25,6 @@ int cli_wants_help(int argc, char **argv) {
     return 0;
 }
 
-int cli_not_available(const char *cmd) {
-    fprintf(stderr, "flashref %s: not available in this build yet\n", cmd);
-    return 2;
-}
-
 static void usage(FILE *f) {
     fprintf(f, "usage: flashref COMMAND [ARGS]   (flashref COMMAND --help for details)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

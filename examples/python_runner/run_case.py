@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An implementation under test, by command (case-format.md): reads CASE_DIR/case.json and the .npy inputs, writes
+"""An implementation under test, by command (docs/case-format.md): reads CASE_DIR/case.json and the .npy inputs, writes
 the outputs beside them and exits 0; exits 77 ("not supported by me", reported as SKIP) for what it does not handle.
 
 usage:  run_case.py CASE_DIR

@@ -1,4 +1,4 @@
-/* Golden backward (spec 8.2, decisions 9): P recomputed from the given softmax_max / softmax_sum (column 0), D_i from
+/* Golden backward (spec 8.2, D13): P recomputed from the given softmax_max / softmax_sum (column 0), D_i from
  * the given attention_in. Two passes, no atomics:
  *   pass A, per (b, h, block of query rows): dq, dq_rope and each row's dsink term;
  *   pass B, per (b, n2, block of keys): dk, dv, dk_rope, summing the G query heads of the group in order.
@@ -138,7 +138,7 @@ static double dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_ou
                 double pz;
                 double ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[r * nc + col], w->m[r], w->l[r],
                                        w->Dr_[r], w->dp[r * nc + col], w->vs[col], &pz);
-                /* fp8: the gradient carries the dequant scale of the operand it multiplies (decisions 9). */
+                /* fp8: the gradient carries the dequant scale of the operand it multiplies (D13). */
                 double dk = ds * w->ks[col];
                 const double *k = w->K + col * Dk;
                 double *g = w->gq + r * Dk;

@@ -1,4 +1,4 @@
-/* Golden forward (spec section 3, decisions 2-8): per (b, h, block of GD_BR query rows) one task; keys in blocks of
+/* Golden forward (spec section 3, D1-D8, D10-D12): per (b, h, block of GD_BR query rows) one task; keys in blocks of
  * GD_BC with an exact-max online softmax in fp64 (rescaled when the max grows), so the working memory is O(rows x D)
  * and never S1 x S2. Each output row has one owner and a fixed reduction order: bit-identical for any thread count. */
 #include "engine/engines.h"

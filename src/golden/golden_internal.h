@@ -1,7 +1,7 @@
 /* Internals of the fp64 golden engine (src/golden): one context per call, the per-element semantics written
  * straight from the spec (masks, sparse modes, pse, dropout bit, top-k, fp8 dequant scales) and the block score
  * routine shared by the forward and both backward passes. Nothing here is shared with src/semantics on purpose:
- * the golden must not inherit the kernels' bugs (verification.md 1). See docs/golden.md for the choices made. */
+ * the golden must not inherit the kernels' bugs (verification-method.md 1). docs/golden.md has the choices made. */
 #ifndef FR_GOLDEN_INTERNAL_H
 #define FR_GOLDEN_INTERNAL_H
 
@@ -17,7 +17,7 @@ typedef struct gd_ctx {
     const fr_problem *pb;
     const fr_params *p;
     const fr_fwd_inputs *in;
-    double scale;          /* (double)(float)scale_value (semantics-decisions 1) */
+    double scale;          /* (double)(float)scale_value (D10) */
     bool drop;             /* dropout active: a drop mask and keep_prob < 1 */
     double dropfac;        /* (double)(1.0f / (float)keep_prob) */
     bool has_mask, has_pse, has_topk, has_sink, has_rope, fp8;

@@ -1,4 +1,4 @@
-/* Golden engine: the per-element semantics, written straight from the spec (flashattention-score.md sections 2-7
+/* Golden engine: the per-element semantics, written straight from the spec (docs/operator-spec.md sections 2-7
  * and 0b, docs/semantics-decisions.md), and the block score routine. fp64 throughout. */
 #include "golden/golden_internal.h"
 
@@ -151,7 +151,7 @@ double gd_sink(const gd_ctx *c, int64_t h) {
 
 double gd_drop_z(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     if (!c->drop) return 1.0;
-    /* Bit k, LSB first, 1 = keep; order [h, i, j] inside the batch, batches concatenated (D4, decisions 8). For
+    /* Bit k, LSB first, 1 = keep; order [h, i, j] inside the batch, batches concatenated (D4). For
      * non-TND layouts drop_base[b] = b * N1 * S1 * S2, the spec's ((b*N1 + h)*S1 + i)*S2 + j. */
     int64_t k = c->drop_base[bt->b] + (h * bt->S1 + i) * bt->S2 + j;
     const fr_tensor *t = &c->in->drop_mask;
@@ -175,7 +175,7 @@ static bool user_mask(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i,
     return fr_load_f64(t, off) != 0.0;
 }
 
-/* Whether (i, j) of query head h is masked (decisions 4). Only called when an atten_mask is given. */
+/* Whether (i, j) of query head h is masked (D12). Only called when an atten_mask is given. */
 static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const int64_t S1 = bt->S1, S2 = bt->S2, pre = c->p->pre_tokens, next = c->p->next_tokens;
     int mode = c->mode;
@@ -330,7 +330,7 @@ int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, in
         for (rr = 0; rr < nr; rr++)
             for (int64_t col = 0; col < nc; col++)
                 if (cnt[rr * nc + col]) x[rr * nc + col] += gd_dot(Qr + rr * Dr, Kr + col * Dr, Dr);
-    /* 3. Dequant scales, scale and pse in the order of decisions 2. */
+    /* 3. Dequant scales, scale and pse in the order of D11. */
     const bool pse1 = c->has_pse && c->pse_type == 1;
     for (int64_t r = 0; r < nr; r++)
         for (int64_t col = 0; col < nc; col++) {

@@ -1,4 +1,4 @@
-/* Case directories: parse / validate / write case.json and the tensors beside it (spec/case-format.md).
+/* Case directories: parse / validate / write case.json and the tensors beside it (docs/case-format.md).
  * Strict by design: every key is known, typed and checked, because a typo in a case must not silently change the
  * problem. Tensor files are checked for the dtype their field needs before their data is read. */
 #include "io/casedir.h"
@@ -101,7 +101,7 @@ bool fr_case_path_ok(const char *name) {
     return name[n - 1] != '/';
 }
 
-/* The dtype names case.json uses for "dtype" and "out_dtype" (case-format.md). */
+/* The dtype names case.json uses for "dtype" and "out_dtype" (docs/case-format.md). */
 static fr_dtype case_dtype_from_name(const char *s) {
     static const fr_dtype allowed[] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)

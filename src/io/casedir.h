@@ -1,4 +1,4 @@
-/* Case directories (spec/case-format.md, format "flashref-case/1"): case.json + one .npy per present input, and
+/* Case directories (docs/case-format.md, format "flashref-case/1"): case.json + one .npy per present input, and
  * the outputs written beside them.
  *
  *   fr_case c;
@@ -112,7 +112,7 @@ typedef struct fr_case_outputs {
 fr_tensor *fr_case_output_slot(fr_case_outputs *o, fr_case_output i);
 const fr_tensor *fr_case_output_cslot(const fr_case_outputs *o, fr_case_output i);
 
-/* Allocates the outputs a (valid) case produces, every element NaN (hygiene, verification.md 4): fp64 everywhere
+/* Allocates the outputs a (valid) case produces, all NaN (hygiene, docs/verification-method.md 4): fp64 everywhere
  * when fp64 is true (the golden), else the operator's dtypes: attention_out in the resolved out dtype, softmax
  * max/sum fp32, gradients in the input dtype (fp8 inputs: the out dtype), dsink fp32. Shapes follow the spec
  * (softmax [B,N1,S1,8]; TND [N1,T,8] or [T,N1,8]). Validates the case first (FR_E_* of validation on failure). */

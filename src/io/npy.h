@@ -1,7 +1,7 @@
 /* .npy files (format versions 1.0 and 2.0; little-endian, C order only), read from a file or a memory buffer and
  * written from any strided fr_tensor (contiguously, C order).
  *
- * dtype mapping (case-format.md "Tensor files"):
+ * dtype mapping (docs/case-format.md "Tensor files"):
  *   <f8 fp64, <f4 fp32, <f2 fp16, <i4 int32, <i8 int64, |u1 (or <u1) uint8, |b1 bool: numpy types stored as themselves.
  *   bf16 is stored as its bit patterns in <u2; e4m3fn / e5m2 / hif8 as their bit patterns in |u1 (|i1 accepted).
  * A reader is told which fr_dtype it wants (`want`); the file's descr must be that dtype's storage, or, with

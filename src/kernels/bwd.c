@@ -274,7 +274,7 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
         float *row = dq + r * DQ;
         for (int64_t d = 0; d < DQ; d++) row[d] = (row[d] - w->comp[r * DQ + d]) * scale;
         store_rows(c, &c->out->dq, &c->out->dq_rope, sb, sb->q0, h, i0 + r, row, pb->Dk, pb->Drope);
-        if (c->sem.sink && w->live[r]) /* dsink_h = -sum_i exp(sink - m_i) / l_i * D_i (decision 7) */
+        if (c->sem.sink && w->live[r]) /* dsink_h = -sum_i exp(sink - m_i) / l_i * D_i (D6) */
             dsink -= (double)(expf(sk - w->msub[r]) * w->invl[r]) * (double)w->di[r];
     }
     return dsink;

@@ -196,7 +196,7 @@ static void pack_kv_inner(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
 }
 
 /* Packs the key tile and notes whether its V rows hold a NaN or an Inf: then PARTIAL sub-tiles must skip excluded
- * positions explicitly, since 0 * NaN in the GEMM would leak a masked value into the output (verification.md 4). */
+ * positions explicitly, since 0 * NaN in the GEMM would leak a masked value into the output (verification-method 4). */
 static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
     pack_kv_inner(c, w, sb, kv, j0, nj);
     int64_t Dv = c->pb->Dv;

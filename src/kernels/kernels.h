@@ -51,7 +51,7 @@ typedef struct fr_kops {
 #include "kernels/variants.inc"
 #undef FR_KVARIANT
 
-/* The microkernels, for variants that reuse another's slot and for tests/benchmarks. */
+/* The microkernels, for variants that reuse another's slot and for tests and benchmarks. */
 void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_scalar(int64_t n, const float *x);

@@ -49,7 +49,7 @@ void fr_k_scores(const fr_sem *sem, const fr_sem_batch *sb, int64_t h, int64_t k
         fr_sem_tile_keep(sem, sb, h, i0, ni, j0, nj, keep, FR_K_BN);
         for (int64_t r = 0; r < ni; r++)
             for (int64_t j = 0; j < nj; j++)
-                if (!keep[r * FR_K_BN + j]) S[r * FR_K_BN + j] = -INFINITY; /* excluded (decision 3) */
+                if (!keep[r * FR_K_BN + j]) S[r * FR_K_BN + j] = -INFINITY; /* excluded (D2) */
     }
 }
 

@@ -1,5 +1,5 @@
 /* Operator semantics per element and per tile (see semantics.h). Formulas: spec 4 (masks, sparse modes, band),
- * 5 (pse), 6 (dropout), 7 (fp8 scales), D7 (top-k); docs/semantics-decisions.md points 2-8. */
+ * 5 (pse), 6 (dropout), 7 (fp8 scales), D7 (top-k); docs/semantics-decisions.md D1-D8, D11-D12. */
 #include "semantics/semantics.h"
 
 #include "core/core.h"

@@ -1,6 +1,6 @@
 /* What element (b, h, i, j) of the attention problem means, for the fast kernels and the emulator.
  *
- * Written from spec/flashattention-score.md (0b binding) and docs/semantics-decisions.md; it shares no code with
+ * Written from docs/operator-spec.md and docs/semantics-decisions.md (binding); it shares no code with
  * src/golden, which writes its own masks and pse from the same formulas so that a bug here cannot hide in both.
  *
  * Usage by a tiled algorithm of any tile size (fp32 or fp64 arithmetic):
@@ -34,7 +34,7 @@ typedef struct fr_sem {
     const fr_problem *pb;
     const fr_params *p;
     const fr_fwd_inputs *in;
-    float scale;        /* (float)scale_value (decision 1) */
+    float scale;        /* (float)scale_value (D10) */
     float rkeep;        /* 1.0f / (float)keep_prob */
     bool dropout;       /* drop_mask present and keep_prob < 1 */
     bool masked;        /* atten_mask present: sparse mode, band and user mask apply (else nothing is masked) */

@@ -1,4 +1,4 @@
-/* Numerics experiments on the emulator: seed 001's order invariance and error vs sequence length. */
+/* Numerics experiments on the emulator: the FA4 sparse-MLA order invariance and error vs sequence length. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "study/emu_study.h"
 

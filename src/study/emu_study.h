@@ -1,6 +1,6 @@
 /* Numerics experiments on the emulator (issue 5 items 3-5), shared by `flashref study` and tests/emulate.
  *
- * Order invariance (seed 001): absorbed sparse MLA, one kv head, head dims Dl latent + Dr rope, key == value latent,
+ * Order invariance (the FA4 sparse-MLA experiment, docs/emulator.md): absorbed sparse MLA, one kv head, head dims Dl latent + Dr rope, key == value latent,
  * scale (Dl + Dr)^-0.5, causal top-k rows that always list the query's own key, peaked inputs
  * (q_t += beta k_t, qv_t += beta v_t), bf16. The same key set is laid out in different slot orders and run through a
  * numerics configuration; outputs and gradients are compared with the fp64 reference and with each other. */
@@ -61,7 +61,7 @@ fr_status fr_mla_fwd(const fr_mla_case *mc, const fr_numerics *nc, int threads, 
 fr_status fr_mla_bwd(const fr_mla_case *mc, fr_emu_dpsum dpsum, int threads, fr_mla_run *r, fr_error *err);
 void fr_mla_run_free(fr_mla_run *r);
 
-/* The seed-001 experiment: {lazy threshold, exact, row sum from rounded P} x {dominant first, last}. */
+/* The FA4 sparse-MLA order-invariance experiment: {lazy threshold, exact, row sum from rounded P} x {dominant first, last}. */
 typedef struct fr_oi_row {
     char label[40];                 /* "lazy-8", "exact-0", "rowsum-rounded" */
     double out_rel_l2[2], gain_rms[2];      /* [first, last] vs fp64 */

@@ -393,7 +393,7 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
     if ((st = normal_f32(&qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) goto fail;
     nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.D, sh);
     if ((st = normal_f32(&kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) goto fail;
-    if (s->beta != 0) { /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification.md 4) */
+    if (s->beta != 0) { /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification-method 4) */
         for (int64_t b = 0; b < d.B; b++) {
             int64_t n = q_len(&d, b) < kv_len(&d, b) ? q_len(&d, b) : kv_len(&d, b);
             for (int64_t h = 0; h < d.N1; h++)

@@ -99,7 +99,7 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name);
 fr_status fr_gen_build(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
 void fr_gen_case_free(fr_gen_case *c);
 
-/* Writes c as a case directory (case-format.md): validates first (nothing is written for an invalid case), then
+/* Writes c as a case directory (docs/case-format.md): validates first (nothing is written for an invalid case), then
  * dir/case.json and the inputs, then, unless inputs_only, the golden engine's fp64 outputs. */
 fr_status fr_gen_case_write(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err);
 

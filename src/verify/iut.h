@@ -3,7 +3,7 @@
  *   fast | golden | emulate[:PRESET]       built-in engines (determinism suites apply to these)
  *   plugin:PATH.so                         a shared library exporting the ABI of include/flashref_plugin.h
  *   exec:CMD ARGS                          a command run as `CMD ARGS CASE_DIR` on a fresh copy of the case's inputs
- *                                          (case-format.md); exit 0 = outputs written, 77 = SKIP, else FAIL
+ *                                          (docs/case-format.md); exit 0 = outputs written, 77 = SKIP, else FAIL
  *   mutant:NAME                            a built-in broken implementation (mutants.h)
  * Outputs already on disk are judged with fr_iut_open_disk (flashref verify DIR...).
  */

@@ -1,4 +1,4 @@
-/* Implementations under test by command (case-format.md "Implementation under test, by command"; iut_exec.h has the
+/* Implementations under test by command (docs/case-format.md, "Implementation under test"; iut_exec.h has the
  * contract). One case: a fresh temporary directory with case.json and the inputs, `/bin/sh -c "CMD ARGS 'DIR'"` in
  * its own process group with stdin/stdout on /dev/null and stderr captured through a pipe (its last 2 KB kept), a
  * deadline, then the exit status decides: 0 reads the outputs back and checks them against the operator's dtypes and

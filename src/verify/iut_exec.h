@@ -1,4 +1,4 @@
-/* Settings of an exec IUT (`--impl exec:"CMD ARGS"`, case-format.md "Implementation under test, by command").
+/* Settings of an exec IUT (`--impl exec:"CMD ARGS"`, docs/case-format.md "Implementation under test, by command").
  *
  * Each case runs `/bin/sh -c 'CMD ARGS '\''CASE_DIR'\'''` in a fresh temporary directory (under $TMPDIR or /tmp)
  * holding case.json and the inputs; stdin and stdout are /dev/null, stderr is captured (its tail goes into err->msg).

@@ -1,4 +1,4 @@
-/* The judge (verification.md section 3): one case's verdict from the IUT's outputs, the fp64 golden's and the ideal
+/* The judge (docs/verification-method.md 3): one case's verdict from the IUT's outputs, the fp64 golden's and the ideal
  * pipeline's (the emulator as the best kernel of the IUT's dtype, run on the same inputs). Every threshold is a
  * field of fr_judge_opts (printed by the suite, overridable on the command line); every verdict carries the numbers
  * that decided it and one diagnosis (verdict.h), found from the error's shape (which rows, which heads, a constant

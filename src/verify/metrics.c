@@ -1,4 +1,4 @@
-/* Precision metrics (verification.md section 2). Everything in fp64. */
+/* Precision metrics (docs/verification-method.md 2). Everything in fp64. */
 #include "verify/metrics.h"
 
 #include "core/core.h"

@@ -1,4 +1,4 @@
-/* Precision metrics of verification.md section 2: an implementation's values `a` against a reference `r`, both
+/* Precision metrics of docs/verification-method.md 2: an implementation's values `a` against a reference `r`, both
  * given as fp64 arrays (load tensors with fr_load_f64 first). All sums are in fp64 (compensation is not needed at the
  * sizes we compare: the metrics are ratios reported to 3 digits).
  *
@@ -31,7 +31,7 @@ typedef struct fr_metrics {
     double gain_mean;                /* signed mean: a systematic bias of all rows */
     double gain_p50, gain_p90, gain_p99; /* percentiles of |gain| */
     /* Noise floor: rms over rows of (row rel-L2) * sqrt(3 / row_len) = the gain rms expected when each element's
-     * error is independent (verification.md 2). gain_over_floor = gain_rms / noise_floor. */
+     * error is independent (docs/verification-method.md 2). gain_over_floor = gain_rms / noise_floor. */
     double noise_floor;
     double gain_over_floor;
 } fr_metrics;

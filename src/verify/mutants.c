@@ -106,7 +106,7 @@ static const fr_mutant kZoo[] = {
     M("split-kv-order", "split-KV partial states merged in the order the splits finish: the bits change run to run",
      FR_DIAG_NONDETERMINISM, W, "repeated runs of any forward with S2 > 64 (determinism cases)", splitkv_fwd,
      splitkv_bwd),
-    M("seed000", "seed 000's flash_attention: loop bound from the query length (decode reads key 0 only), "
+    M("seed000", "a torch tutorial's flash_attention: loop bound from the query length (decode reads key 0 only), "
                 "1/sqrt(D), m_safe; torch raises for S > 1",
      FR_DIAG_MASK, F, "S1 == 1 with S2 > 1 (UNSUPPORTED for S1 > 1, masks, pse, TND, ...)", fr_mutant_seed000_fwd,
      NULL),

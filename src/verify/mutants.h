@@ -1,5 +1,5 @@
 /* The mutant zoo: built-in BROKEN attention implementations, each one real defect that attention kernels have
- * shipped with (verification.md section 5). `flashref selftest` runs the suites against every mutant: a mutant the
+ * shipped with (docs/verification-method.md 5). `flashref selftest` runs the suites against every mutant: a mutant the
  * verifier does not kill with its expected verdict and diagnosis is a hole in the verifier.
  *
  * Every mutant except seed000 is the same plain tiled online-softmax implementation (mutants_base.c: query tiles of
@@ -7,7 +7,7 @@
  * dropout, GQA, TND, sink, rope, fully masked rows per D1) with exactly one defect switched on. With no defect it
  * agrees with the golden (tests/mutants). Mutants whose defect is in the forward use the base's correct backward,
  * so gradient suites still run. fp8 inputs and top-k gathers are FR_E_UNSUPPORTED (SKIP). seed000 is the forward
- * of seed 000 (FlashAttentionVerifier.flash_attention) reproduced op by op; see mutants_seed000.c for the mapping.
+ * of a published PyTorch tutorial (FlashAttentionVerifier.flash_attention) reproduced op by op: mutants_seed000.c.
  *
  * The entry points have the engine contract: they validate first (FR_E_* with a message), never print or abort,
  * keep no global state, and write every element of the requested outputs unless the defect is "rows unwritten". */

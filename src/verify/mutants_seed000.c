@@ -1,5 +1,6 @@
-/* Mutant "seed000": FlashAttentionVerifier.flash_attention of seed 000 (/work/shared/seeds/000_*.txt), reproduced op
- * by op, bugs included. Its code, for B,H,S,D tensors q, k, v and block_size = 128:
+/* Mutant "seed000": the block-wise PyTorch FlashAttention of a published tutorial on verifying FlashAttention on Ascend
+ * NPUs (the method flash_attention of its FlashAttentionVerifier class; the first of the examples this project started
+ * from, hence the name), reproduced op by op, bugs included. Its code, for B,H,S,D tensors q, k, v and block_size = 128:
  *
  *   O = zeros_like(q); m = full((B,H,S,1), -inf); l = zeros((B,H,S,1))
  *   for i in range(ceil(S / 128)):                       # S = q.shape[2]; key blocks of the QUERY length

@@ -651,7 +651,7 @@ void fr_suite_summarize(fr_suite_result *r) {
                 }
 }
 
-/* Length series: the IUT's error relative to the ideal pipeline's must not grow with S2 (verification.md 3, WARN
+/* Length series: the IUT's error relative to the ideal pipeline's must not grow with S2 (verification-method.md 3, WARN
  * "error that grows with sequence length faster than the ideal pipeline's"). */
 static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
     for (int a = 0; a < r->n; a++) {

@@ -1,4 +1,4 @@
-/* The verification suites (verification.md 4; issue 6): named sets of cases in seven categories, each case run
+/* The verification suites (docs/verification-method.md 4): named sets of cases in seven categories, each case run
  * against an implementation under test, the fp64 golden and the ideal pipeline of its dtype, then judged
  * (judge.h). Cases are generated in memory (casegen.h) and post-processed where a category needs it (NaN in masked
  * K/V, very negative scores, V = identity, permuted top-k lists); regression cases are read from case directories

@@ -1,4 +1,4 @@
-/* The suite's own cases (verification.md 4), by category. The cross-check grid of casegen.c ("xcheck") is added to
+/* The suite's cases (verification-method.md 4), by category. The cross-check grid of casegen.c ("xcheck") is added to
  * the default set at run time (forward cases as equivalence, backward ones as gradients). Shapes are chosen so that
  * "quick" runs in well under 30 s and "default" under 3 minutes on 2 cores, golden and ideal pipeline included. */
 #include "verify/suite_internal.h"

@@ -1,4 +1,4 @@
-/* Verdicts and diagnoses (verification.md section 3): what one case of a suite concluded, with the numbers that
+/* Verdicts and diagnoses (docs/verification-method.md 3): what one case of a suite concluded, with the numbers that
  * decided it. Shared by the judge, the suites, the mutant zoo (each mutant names the diagnosis it must get) and the
  * reports. */
 #ifndef FR_VERIFY_VERDICT_H
@@ -9,7 +9,7 @@
 typedef enum fr_verdict { FR_PASS = 0, FR_WARN = 1, FR_FAIL = 2, FR_SKIP = 3 } fr_verdict;
 const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
 
-/* The likeliest cause, from the error's shape (verification.md 3 and 5). One per known failure class. */
+/* The likeliest cause, from the error's shape (docs/verification-method.md 3 and 5). One per known failure class. */
 #define FR_DIAGNOSES(X)                                                                                             \
     X(NONE, "none", "no defect found")                                                                              \
     X(ERROR_STATUS, "error-status", "the implementation returned an error or crashed")                              \

@@ -1,7 +1,7 @@
 /* Number formats (src/core/convert*.c): the spec's test vectors (sections 9.4 and 10), every code of every format
  * through the decoders against an independent decoder, encoders on boundary and random inputs against the slow
  * reference of tests/common/convert_ref.h, and every array variant against the scalar routines.
- * Usage: test_convert [seed]. The exhaustive 2^32 check is tests/exhaustive/exhaustive_convert. */
+ * Usage: test_convert [seed]. The exhaustive 2^32 check is tests/exhaustive/exhaustive_convert.c. */
 #include "common/convert_ref.h"
 #include "flashref_convert.h"
 

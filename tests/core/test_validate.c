@@ -345,7 +345,7 @@ enum { FWD_IN, FWD_OUT, BWD };
     X(fp8_keep_prob, FP8, FWD_IN, FR_E_FP8, "keep_prob", c->p.keep_prob = 0.5;                                         \
       c->in.drop_mask = MK(FR_U8, 120000))                                                                             \
     X(fp8_drop_mask, FP8, FWD_IN, FR_E_FP8, "drop_mask", c->in.drop_mask = MK(FR_U8, 120000))                          \
-    /* fp8 restrictions and dequant scales (7, seed 002) */                                                            \
+    /* fp8 restrictions and dequant scales (7, aclnn FP8 docs) */                                                      \
     X(fp8_mask, FP8, FWD_IN, FR_E_FP8, "atten_mask", c->in.atten_mask = MK(FR_BOOL, 200, 300))                         \
     X(fp8_rope, FP8, FWD_IN, FR_E_FP8, "query_rope", c->in.query_rope = MK(FR_E4M3FN, 1, 200, 2, 32);                  \
       c->in.key_rope = MK(FR_E4M3FN, 1, 300, 2, 32))                                                                   \

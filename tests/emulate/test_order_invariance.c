@@ -1,10 +1,10 @@
-/* Seed 001's order-invariance test on the emulator (issue 5 item 4), at a size that runs in seconds.
+/* The FA4 sparse-MLA order-invariance test (docs/emulator.md) on the emulator (issue 5 item 4), at a size that runs in seconds.
  * Absorbed sparse MLA in bf16, emulated FA4 SM100 forward (exp2, kv tile 128 slots, reverse order):
  *  - exact running max: the coherent part of the difference between "dominant key processed first" and "last" is
  *    < 2x its noise floor, each order's row gain vs fp64 < 2x the ideal bf16 output floor, and the dq/dk/dv rel-L2
  *    vs fp64 agree between the orders within 5%;
  *  - lazy threshold 8 forced: the same check FAILS by a wide margin (asserted, so the test has teeth);
- *  - beyond the seed (exact max): random permutations of the top-k list, the dominant key at tile edges, -1
+ *  - beyond the write-up (exact max): random permutations of the top-k list, the dominant key at tile edges, -1
  *    sentinels anywhere, all-invalid rows (D1: output 0, max -FLT_MAX, sum FLT_MAX, zero gradients). */
 #include "study/emu_study.h"
 
@@ -33,7 +33,7 @@ static void seed_check(uint64_t seed) {
                r.rows[k].label, r.rows[k].gain_rms[0], r.rows[k].gain_rms[1], r.rows[k].diff_gain_over_floor,
                r.rows[k].dq[0][0], r.rows[k].dq[1][0], r.rows[k].dq[0][1], r.rows[k].dq[1][1]);
     const fr_oi_row *ex = &r.rows[1], *lz = &r.rows[0];
-    /* exact max: the seed's three assertions */
+    /* exact max: the write-up's three assertions */
     CHECK(ex->diff_gain_over_floor < 2.0, "exact: coherent diff %.2fx the noise floor", ex->diff_gain_over_floor);
     for (int o = 0; o < 2; o++)
         CHECK(ex->gain_rms[o] < 2.0 * floor_gain, "exact order %d: row gain %.3e vs 2x floor %.3e", o,
@@ -45,7 +45,7 @@ static void seed_check(uint64_t seed) {
     }
     /* the o_lo dpsum fix helps the gradients that depend on D (dq, dk) */
     CHECK(ex->dq[1][1] < 0.9 * ex->dq[1][0], "o_lo fix: dq %.3e vs %.3e without", ex->dq[1][1], ex->dq[1][0]);
-    /* lazy threshold 8 forced: the same check fails by a wide margin (the seed: 7-10x) */
+    /* lazy threshold 8 forced: the same check fails by a wide margin (the write-up: 7-10x) */
     CHECK(lz->diff_gain_over_floor > 4.0, "lazy: coherent diff only %.2fx the floor", lz->diff_gain_over_floor);
     CHECK(lz->gain_rms[1] > 4.0 * floor_gain, "lazy, dominant last: gain %.3e not >> floor %.3e", lz->gain_rms[1],
           floor_gain);

@@ -199,7 +199,7 @@ static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         }
         int64_t n = kt_numel(&in->atten_mask);
         uint8_t *m = (uint8_t *)in->atten_mask.data;
-        /* compressed masks are never read (decision 4): their content is noise here to prove it */
+        /* compressed masks are never read (D12): their content is noise here to prove it */
         for (int64_t k = 0; k < n; k++) m[k] = kt_unif(&r) < (compressed ? 0.5 : c->mask_density);
         if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
             for (int64_t bh = 0; bh < c->B * c->N1; bh++)
@@ -342,7 +342,7 @@ static inline void kt_free_outputs(fr_fwd_outputs *o) {
 
 /* ---- the spec, written out independently ------------------------------------------------------------------------ */
 
-/* Does (i, j) of batch b, head h take part? (docs/semantics-decisions.md 4, written from the table) */
+/* Does (i, j) of batch b, head h take part? (docs/semantics-decisions.md D12, written from the table) */
 static inline bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;

@@ -1,4 +1,4 @@
-"""Check the outputs written into case directories (case-format.md) against the independent numpy reference.
+"""Check the outputs written into case directories (docs/case-format.md) against the independent numpy reference.
 
 usage: check_cases.py [--tol 1e-10] [--quiet] PATH...
   PATH is a case directory (holding case.json) or a directory searched recursively for them.

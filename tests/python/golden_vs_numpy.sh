@@ -67,7 +67,7 @@ for c in fwd_bsh_bf16_mqa fwd_e4m3fn_bnsd fwd_sbh_fp16_gqa bwd_tnd_fp16_drop bwd
 done
 "$PY" "$HERE/check_cases.py" --quiet "$TMP/runner" || { echo "FAIL: ref_runner.py outputs"; exit 1; }
 
-# NaN/Inf where they must not matter (verification.md 4): masked-everywhere K/V rows and fully masked Q rows.
+# NaN/Inf where they must not matter (verification-method.md 4): masked-everywhere K/V rows and fully masked Q rows.
 # The already checked run/ copy is poisoned in place (cases with nothing to poison are removed).
 mv "$TMP/run" "$TMP/poison" || exit 1
 "$PY" "$HERE/poison_cases.py" "$TMP"/poison/*/ > "$TMP/poison.log" 2>&1 || {

@@ -1,5 +1,5 @@
-"""Poison the inputs of case directories where they must not matter (verification.md 4: "NaN/Inf placed in masked or
-padded K/V: the output must be unaffected", decision 3: masking is exclusion).
+"""Poison the inputs of case directories where they must not matter (verification-method 4: "NaN/Inf placed in masked or
+padded K/V: the output must be unaffected", D2: masking is exclusion).
 
 usage: poison_cases.py CASE_DIR...
 For each fp32/fp16/bf16 case: key/value rows that no query row of their kv group uses (masked everywhere, or never

@@ -7,7 +7,7 @@ It is the second oracle that the C golden engine is checked against (tests/pytho
 Conventions:
 - tensors are numpy arrays; dtypes numpy lacks arrive as bit patterns (bf16 as uint16, e4m3fn/e5m2/hif8 as uint8) and
   are decoded here with decoders written from spec sections 9-10 (decode()).
-- params is the case.json "params" dict (case-format.md); dtype is the case's q/k/v dtype name.
+- params is the case.json "params" dict (docs/case-format.md); dtype is the case's q/k/v dtype name.
 - forward() returns attention_out (query layout, last dim Dv), softmax_max, softmax_sum (spec shapes, 8 copies), all
   float64 and without any final rounding, the way the golden engine writes them.
 - backward() returns dq, dk, dv (and dq_rope, dk_rope, dsink when rope / sink are present), float64.
@@ -105,7 +105,7 @@ def decode(a, dtype):
 
 def decode_auto(a, dtype):
     """Decode a floating tensor of a case: uint16 files hold bf16 bit patterns, uint8 files the case's fp8 dtype
-    (case-format.md); fp64/fp32/fp16 files hold values."""
+    (docs/case-format.md); fp64/fp32/fp16 files hold values."""
     a = np.asarray(a)
     if a.dtype == np.uint16:
         return decode_bf16(a)
@@ -115,7 +115,7 @@ def decode_auto(a, dtype):
 
 
 def f32(x):
-    """The fp32 value of a Python number, as float64 (decision 1: operator constants are fp32)."""
+    """The fp32 value of a Python number, as float64 (D10: operator constants are fp32)."""
     return float(np.float32(x))
 
 
@@ -224,7 +224,7 @@ def assemble(parts, dims, like_shape_t, n, d, kv):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# What takes part: masks and sparse modes (spec 4, decision 4), per batch [N1, S1_b, S2_b] booleans (True = masked).
+# What takes part: masks and sparse modes (spec 4, D12), per batch [N1, S1_b, S2_b] booleans (True = masked).
 
 def user_mask(mask, dims, b, s1, s2):
     m = np.asarray(mask).astype(bool)
@@ -422,7 +422,7 @@ class _Batch:
         self.sink = decode(inp["sink"], "fp32") if inp.get("sink") is not None else None
 
     def stats(self):
-        """Row max and sum [N1, S1_b] (decision 6, 7), and whether the row has any real logit."""
+        """Row max and sum [N1, S1_b] (D1, D6), and whether the row has any real logit."""
         part = self.w > 0
         xm = np.where(part, self.x, -np.inf)
         m = xm.max(axis=2) if xm.shape[2] else np.full(xm.shape[:2], -np.inf)
@@ -441,7 +441,7 @@ class _Batch:
 
 def _excl_matmul(a, b, valid):
     """out[h,i,d] = sum over valid (h,i,j) of a[h,i,j] * b[h,j,d]. Excluded positions never touch b, so NaN/Inf in a
-    masked or never-gathered K/V row cannot leak into the result (decision 3: masking is exclusion)."""
+    masked or never-gathered K/V row cannot leak into the result (D2: masking is exclusion)."""
     fin = np.isfinite(b)
     out = np.einsum("hij,hjd->hid", np.where(valid, a, 0.0), np.where(fin, b, 0.0))
     if not fin.all():

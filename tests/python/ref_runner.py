@@ -1,4 +1,4 @@
-"""The numpy reference as an implementation under test, by command (case-format.md "Implementation under test, by
+"""The numpy reference as an implementation under test, by command (docs/case-format.md "Implementation under test, by
 command"): reads CASE_DIR, writes its outputs there, exit 0; exit 77 for a case it does not support.
 
 usage: ref_runner.py [--fp64] CASE_DIR

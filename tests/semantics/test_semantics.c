@@ -1,4 +1,4 @@
-/* src/semantics against the spec's formulas written out here (docs/semantics-decisions.md 4-8), on seeded random
+/* src/semantics against the spec's formulas written out here (decisions D12, D7, D1, D6, D4), on seeded random
  * problems and tiles of random size:
  *  - fr_sem_tile_keep equals the per-position formula for every sparse mode (0..8), band and prefix;
  *  - fr_sem_tile_class is consistent with it: SKIP iff no position takes part, FULL only when all do;
@@ -232,7 +232,7 @@ static void test_pse(void) {
 }
 
 static void test_drop_scale_topk_sink(void) {
-    /* TND: batch b starts at bit N1 * sum S1_b' S2_b' (decision 8) */
+    /* TND: batch b starts at bit N1 * sum S1_b' S2_b' (D4) */
     fr_problem pb = {0};
     int64_t cuq[3] = {2, 2, 5}, cukv[3] = {3, 7, 9};
     pb.layout = FR_TND, pb.B = 3, pb.N1 = 2, pb.N2 = 1, pb.G = 2, pb.S1 = 3, pb.S2 = 4;

@@ -1,4 +1,4 @@
-/* src/verify/casegen: every case of every set builds and validates, is a pure function of (spec, seed), and the
+/* src/verify/casegen.c: every case of every set builds and validates, is a pure function of (spec, seed), and the
  * xcheck grid covers what golden_vs_numpy promises (every sparse mode, pse type and shape, layout, dtype, ...).
  * Content checks: canonical masks, ALiBi slopes (spec 5.1), top-k rows (causal, own key, sentinels), drop-mask size
  * and rate, dtype rounding of the normal samples, peaked rows. usage: test_casegen [seed] */

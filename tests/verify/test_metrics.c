@@ -1,4 +1,4 @@
-/* Metrics on constructed inputs whose answers are known in closed form (verification.md section 2). */
+/* Metrics on constructed inputs whose answers are known in closed form (docs/verification-method.md 2). */
 #include "verify/metrics.h"
 
 #include <float.h>
