@@ -5,6 +5,9 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 FUZZ_SECONDS ?= 30
+# Quiet builds: progress and results, not make's "Entering/Leaving directory" bookkeeping (the flag reaches the
+# makefiles CMake generates through MAKEFLAGS). Compiler errors and warnings still show in full.
+MAKEFLAGS += --no-print-directory
 # CI builds with -Werror.
 ifneq ($(CI),)
 CMAKE_ARGS += -DFR_WERROR=ON
@@ -48,8 +51,10 @@ $(VENV)/.torch: $(VENV)/.ok
 	@touch $@
 
 build: $(BUILD)/.deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
-	cmake --build $(BUILD) -j $(JOBS)
+	@echo "configure: cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)"
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
+	@echo "build: cmake --build $(BUILD) -j $(JOBS)"
+	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: the full verification suite against flashref's own kernels.
 run: build
