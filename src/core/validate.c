@@ -210,9 +210,9 @@ static fr_status check_attributes(const fr_params *p, fr_error *err) {
 /* ----------------------------------------------------------------------------------------------------------------- */
 /* query / key / value: dtypes, ranks, dims, heads, head dims, TND sequence offsets, ranges. */
 
-static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_problem *pb, fr_error *err) {
+/* check_qkv, stage 1: query, key and value are present, of one input dtype; the output dtype follows from it. */
+static fr_status qkv_dtypes(const fr_params *p, const fr_fwd_inputs *in, fr_problem *pb, fr_error *err) {
     const fr_tensor *q = &in->query, *k = &in->key, *v = &in->value;
-    const fr_layout l = p->input_layout;
     if (!fr_tensor_present(q)) return fr_fail(err, FR_E_NULL, "query: required tensor is absent (dtype none)");
     if (!fr_tensor_present(k)) return fr_fail(err, FR_E_NULL, "key: required tensor is absent (dtype none)");
     if (!fr_tensor_present(v)) return fr_fail(err, FR_E_NULL, "value: required tensor is absent (dtype none)");
@@ -241,7 +241,13 @@ static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_probl
                            dt_str(p->out_dtype), dt_str(q->dtype));
         pb->out_dtype = q->dtype;
     }
+    return FR_OK;
+}
 
+/* check_qkv, stage 2: each of query, key, value has the layout's rank and a valid view. */
+static fr_status qkv_views(const fr_params *p, const fr_fwd_inputs *in, fr_error *err) {
+    const fr_tensor *q = &in->query, *k = &in->key, *v = &in->value;
+    const fr_layout l = p->input_layout;
     const int rank = fr_layout_rank(l);
     const struct {
         const fr_tensor *t;
@@ -255,8 +261,14 @@ static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_probl
         fr_status st = check_view(qkv[i].t, qkv[i].name, err);
         if (st != FR_OK) return st;
     }
+    return FR_OK;
+}
 
-    const lay_dims qd = dims_of(q, l), kd = dims_of(k, l), vd = dims_of(v, l);
+/* check_qkv, stage 3: batch and length agreement, heads N1 / N2 (GQA) and head dims Dk >= Dv from the shapes, and
+ * their ranges (D9). qd / kd / vd: the layout's dims of query / key / value. */
+static fr_status qkv_heads(const fr_params *p, lay_dims qd, lay_dims kd, lay_dims vd, fr_problem *pb,
+                           fr_error *err) {
+    const fr_layout l = p->input_layout;
     if (l != FR_TND) {
         if (kd.B != qd.B)
             return fr_fail(err, FR_E_SHAPE, "key: B = %lld differs from query B = %lld", LL(kd.B), LL(qd.B));
@@ -330,25 +342,30 @@ static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_probl
     if (Dk > FR_LIMIT_D) return fr_fail(err, FR_E_RANGE, "query: D = %lld exceeds %lld", LL(Dk), LL(FR_LIMIT_D));
     if (pb->fp8 && Dk > FR_LIMIT_D_FP8)
         return fr_fail(err, FR_E_FP8, "query: D = %lld exceeds %lld for %s inputs", LL(Dk), LL(FR_LIMIT_D_FP8),
-                       dt_str(q->dtype));
+                       dt_str(pb->dtype));
+    return FR_OK;
+}
 
-    if (l != FR_TND) {
-        pb->B = qd.B;
-        pb->S1 = qd.S;
-        pb->S2 = kd.S;
-        if (pb->B > FR_LIMIT_B)
-            return fr_fail(err, FR_E_RANGE, "query: B = %lld exceeds %lld", LL(pb->B), LL(FR_LIMIT_B));
-        if (pb->S1 > FR_LIMIT_S)
-            return fr_fail(err, FR_E_RANGE, "query: S1 = %lld exceeds %lld", LL(pb->S1), LL(FR_LIMIT_S));
-        if (pb->S2 > FR_LIMIT_S)
-            return fr_fail(err, FR_E_RANGE, "key: S2 = %lld exceeds %lld", LL(pb->S2), LL(FR_LIMIT_S));
-        pb->T1 = pb->B * pb->S1; /* <= 2^41: no overflow after the range checks */
-        pb->T2 = pb->B * pb->S2;
-        pb->cu_q = pb->cu_kv = NULL;
-        return FR_OK;
-    }
+/* check_qkv, stage 4 (BSH, SBH, BSND, BNSD): B, S1, S2 from the shapes, within the limits (D9). */
+static fr_status qkv_lengths_dense(lay_dims qd, lay_dims kd, fr_problem *pb, fr_error *err) {
+    pb->B = qd.B;
+    pb->S1 = qd.S;
+    pb->S2 = kd.S;
+    if (pb->B > FR_LIMIT_B)
+        return fr_fail(err, FR_E_RANGE, "query: B = %lld exceeds %lld", LL(pb->B), LL(FR_LIMIT_B));
+    if (pb->S1 > FR_LIMIT_S)
+        return fr_fail(err, FR_E_RANGE, "query: S1 = %lld exceeds %lld", LL(pb->S1), LL(FR_LIMIT_S));
+    if (pb->S2 > FR_LIMIT_S)
+        return fr_fail(err, FR_E_RANGE, "key: S2 = %lld exceeds %lld", LL(pb->S2), LL(FR_LIMIT_S));
+    pb->T1 = pb->B * pb->S1; /* <= 2^41: no overflow after the range checks */
+    pb->T2 = pb->B * pb->S2;
+    pb->cu_q = pb->cu_kv = NULL;
+    return FR_OK;
+}
 
-    /* TND: batches from the cumulative end offsets */
+/* check_qkv, stage 4 (TND): the batches from the cumulative end offsets actual_seq_qlen / actual_seq_kvlen; S1, S2
+ * are the longest batch's lengths. */
+static fr_status qkv_lengths_tnd(const fr_params *p, lay_dims qd, lay_dims kd, fr_problem *pb, fr_error *err) {
     const int64_t B = p->actual_seq_len;
     if (qd.S > FR_LIMIT_T)
         return fr_fail(err, FR_E_RANGE, "query: T = %lld exceeds %lld", LL(qd.S), LL(FR_LIMIT_T));
@@ -406,6 +423,18 @@ static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_probl
     pb->cu_q = p->actual_seq_qlen;
     pb->cu_kv = p->actual_seq_kvlen;
     return FR_OK;
+}
+
+/* query / key / value: dtypes, views, heads and head dims, batches and lengths, in that order (the first problem
+ * found is the one reported). Fills pb's dtypes, layout, B, N1, N2, G, S1, S2, T1, T2, Dk, Dv and offsets. */
+static fr_status check_qkv(const fr_params *p, const fr_fwd_inputs *in, fr_problem *pb, fr_error *err) {
+    fr_status st;
+    if ((st = qkv_dtypes(p, in, pb, err)) != FR_OK) return st;
+    if ((st = qkv_views(p, in, err)) != FR_OK) return st;
+    const fr_layout l = p->input_layout;
+    const lay_dims qd = dims_of(&in->query, l), kd = dims_of(&in->key, l), vd = dims_of(&in->value, l);
+    if ((st = qkv_heads(p, qd, kd, vd, pb, err)) != FR_OK) return st;
+    return l == FR_TND ? qkv_lengths_tnd(p, qd, kd, pb, err) : qkv_lengths_dense(qd, kd, pb, err);
 }
 
 /* ----------------------------------------------------------------------------------------------------------------- */
