@@ -32,13 +32,14 @@ function(fr_isa_flags file isa)
   endif()
 endfunction()
 
-# fr_add_test(NAME SOURCES src... [LABELS l...] [TIMEOUT s] [ARGS a...]): one ctest test, linked with libflashref.
+# fr_add_test(NAME SOURCES src... [LABELS l...] [TIMEOUT s] [ARGS a...]): one ctest test, linked with libflashref
+# and the test kit fr_testkit (tests/common: CHECK, the seeded generator).
 # Label "quick" for unit tests; "slow" ones still run in make test; "exhaustive" ones only in make test-exhaustive.
 function(fr_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;ARGS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(${name} PRIVATE flashref_static)
+  target_link_libraries(${name} PRIVATE flashref_static fr_testkit)
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)

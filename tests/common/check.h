@@ -1,20 +1,26 @@
-/* The failure check the C tests share: CHECK(cond, fmt, ...) prints file, line, the condition and a message when
- * cond is false and counts it in `failures`; a test's main returns non-zero when failures != 0. */
+/* The one failure check of the C tests (tests/common, linked into every test as fr_testkit):
+ *   CHECK(cond[, fmt, ...]) counts the check; when cond is false prints "FAIL file:line: cond: message" (the first
+ *                          FR_TEST_MAX_PRINTED failures, then only counts) and counts the failure. The message is
+ *                          optional (the condition is printed either way).
+ *   fr_test_exit(name)     prints "name: PASS|FAIL (N of M checks failed)" and returns main's exit status.
+ * A test's main ends with `return fr_test_exit("test_x");` (or reads `failures` itself). */
 #ifndef FR_TESTS_COMMON_CHECK_H
 #define FR_TESTS_COMMON_CHECK_H
 
-#include <stdio.h>
+#define FR_TEST_MAX_PRINTED 50
 
-static int failures = 0;
+extern int failures; /* failed checks so far, in this test process */
+extern long checks;  /* checks made so far */
 
-#define CHECK(cond, ...)                                                                                               \
+/* No format attribute: CHECK appends an empty string to every call so that the message can be left out. */
+void fr_test_fail(const char *file, int line, const char *cond, const char *fmt, ...);
+int fr_test_exit(const char *name);
+
+#define CHECK(...) FR_CHECK_(__VA_ARGS__, "")
+#define FR_CHECK_(cond, ...)                                                                                           \
     do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                                     \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
+        checks++;                                                                                                      \
+        if (!(cond)) fr_test_fail(__FILE__, __LINE__, #cond, __VA_ARGS__);                                             \
     } while (0)
 
 #endif

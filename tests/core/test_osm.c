@@ -1,6 +1,8 @@
 /* src/core/osm.h against a direct two-pass softmax in double: random and adversarial rows (-inf, -FLT_MAX masks,
  * huge scores, all masked, no keys), every tile size, exact and lazy rescale, split-and-merge, backward P.
  * Usage: test_osm [seed]   (the seed is printed; rerun with it to reproduce a failure). */
+#include "common/check.h"
+#include "common/seed.h"
 #include "core/osm.h"
 
 #include <float.h>
@@ -10,32 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-static long checks;
-#define CHECK(c, ...)                                                                                             \
-    do {                                                                                                          \
-        checks++;                                                                                                 \
-        if (!(c)) {                                                                                               \
-            if (failures < 30) {                                                                                  \
-                fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #c);                             \
-                fprintf(stderr, __VA_ARGS__);                                                                     \
-                fputc('\n', stderr);                                                                              \
-            }                                                                                                     \
-            failures++;                                                                                           \
-        }                                                                                                         \
-    } while (0)
 
 #define NMAX 700
 #define DV 3
 
 static uint64_t rng_state;
-static uint64_t next_u64(void) { /* splitmix64 */
-    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-static double uni(void) { return (double)(next_u64() >> 11) * 0x1p-53; }
+static uint64_t next_u64(void) { return fr_test_rand(&rng_state); }
+static double uni(void) { return fr_test_unif(&rng_state); }
 static double gauss(void) {
     double u = uni(), v = uni();
     return sqrt(-2.0 * log(u + 1e-300)) * cos(6.283185307179586 * v);
@@ -209,8 +192,7 @@ static void make_row(row_t *r, int kind) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(20261129);
-    printf("test_osm seed %" PRIu64 "\n", seed);
+    uint64_t seed = fr_test_seed(argc, argv, "test_osm");
     rng_state = seed;
     static row_t r;
     static const int tiles[] = {1, 3, 16, 64, 128, 1000};
@@ -250,6 +232,5 @@ int main(int argc, char **argv) {
         fr_osm_f64_add_sum(&st, exp(near - m_use) + exp(-(double)FLT_MAX - m_use));
         CHECK(moved && fr_osm_f64_finalize(&st, &inv_l, &smax, &ssum), "stale mask reference: m %g", st.m);
     }
-    printf("test_osm: %ld checks, %d failures\n", checks, failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_osm");
 }

@@ -1,4 +1,6 @@
 /* Philox4x32-10 known answers (Random123 kat_vectors) and the drop-mask / fill contracts of src/core/rng.h. */
+#include "common/check.h"
+#include "common/seed.h"
 #include "core/rng.h"
 
 #include <math.h>
@@ -6,14 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(c)                                                                                                       \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);                                      \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 static void test_kat(void) {
     static const uint32_t v[3][10] = {
@@ -101,11 +95,9 @@ static void test_drop_mask(uint64_t seed) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(20261129);
-    printf("test_rng: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(argc, argv, "test_rng");
     test_kat();
     test_moments(seed);
     test_drop_mask(seed);
-    printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_rng");
 }

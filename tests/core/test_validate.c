@@ -4,6 +4,8 @@
  * its canonical mask, pse type, TND with empty sequences, ...) that must be accepted by the forward and the backward,
  * inputs and outputs. Nothing reads tensor data, so every tensor points at one small dummy buffer.
  * Plus seeded random mutations of the bases (seed printed; argv[1] overrides it). */
+#include "common/check.h"
+#include "common/seed.h"
 #include "core/problem.h"
 #include "core/validate.h"
 
@@ -601,16 +603,6 @@ static fr_bwd_inputs bwd_inputs(const cfg *c) {
     return b;
 }
 
-static int failures;
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            failures++;                                                                                                \
-            printf("  FAIL %s:%d: ", __FILE__, __LINE__);                                                              \
-            printf(__VA_ARGS__);                                                                                       \
-            printf("\n");                                                                                              \
-        }                                                                                                              \
-    } while (0)
 
 static void run_invalid(const invalid_row *r) {
     cfg c;
@@ -848,9 +840,8 @@ static void test_random(uint64_t seed, int iters) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(0x5eed0002);
-    printf("test_validate: tables are deterministic; random mutations seed = 0x%llx (pass a seed as argv[1])\n",
-           (unsigned long long)seed);
+    printf("test_validate: the tables are deterministic; the random mutations draw from the seed\n");
+    uint64_t seed = fr_test_seed(argc, argv, "test_validate");
     size_t ni = sizeof invalid_rows / sizeof invalid_rows[0], nv = sizeof valid_rows / sizeof valid_rows[0];
     printf("invalid configurations (%zu):\n", ni);
     for (size_t i = 0; i < ni; i++) run_invalid(&invalid_rows[i]);
@@ -859,6 +850,5 @@ int main(int argc, char **argv) {
     test_resolution();
     test_random(seed, 20000);
     CHECK(ni >= 100 && nv >= 20, "table sizes %zu / %zu", ni, nv);
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_validate");
 }

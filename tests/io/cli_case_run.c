@@ -36,7 +36,7 @@ static fr_tensor rnd(fr_dtype dt, int ndim, const int64_t *shape, uint64_t *rng)
     fr_tensor t = fr_tensor_make(dt, NULL, ndim, shape);
     int64_t n = fr_tensor_numel(&t);
     t.data = malloc((size_t)n * fr_dtype_size(dt) + 1);
-    for (int64_t i = 0; i < n; i++) fr_store_f64(&t, i, (double)(io_rand(rng) >> 11) / 9007199254740992.0 * 4 - 2);
+    for (int64_t i = 0; i < n; i++) fr_store_f64(&t, i, (double)(fr_test_rand(rng) >> 11) / 9007199254740992.0 * 4 - 2);
     return t;
 }
 
@@ -69,8 +69,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     exe = argv[1];
-    uint64_t seed = io_seed(), rng = seed;
-    printf("cli_case_run: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(0, NULL, "cli_case_run"), rng = seed;
     char tmp[] = "/tmp/fr_io_cli_XXXXXX";
     if (!mkdtemp(tmp)) return 1;
     char fwd[600], bwd[600], out[600], bad[600];

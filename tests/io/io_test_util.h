@@ -1,46 +1,22 @@
-/* Helpers shared by the io tests: seeded RNG, checks that count failures, whole-file read/write, temp cleanup. */
+/* Helpers shared by the io tests: whole-file read/write, tensor comparison, temp cleanup (CHECK and the seeded
+ * generator are the test kit's: common/check.h, common/seed.h). */
 #ifndef FR_TESTS_IO_TEST_UTIL_H
 #define FR_TESTS_IO_TEST_UTIL_H
 
+#include "common/check.h"
+#include "common/seed.h"
 #include "flashref.h"
 
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static int io_failures;
-
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            io_failures++;                                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                      \
-            fprintf(stderr, __VA_ARGS__);                                                                             \
-            fputc('\n', stderr);                                                                                      \
-        }                                                                                                             \
-    } while (0)
 #define CHECK_OK(call, e)                                                                                             \
     do {                                                                                                              \
         fr_status st_ = (call);                                                                                       \
         CHECK(st_ == FR_OK, "%s -> %s: %s", #call, fr_status_name(st_), (e).msg);                                     \
     } while (0)
-
-/* FLASHREF_SEED when set, else the clock; printed by each test. */
-static inline uint64_t io_seed(void) {
-    const char *s = getenv("FLASHREF_SEED");
-    if (s && *s) return strtoull(s, NULL, 0);
-    return (uint64_t)time(NULL);
-}
-
-/* splitmix64 */
-static inline uint64_t io_rand(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* Same dtype, shape and bytes (b contiguous; a contiguous too). */
 static inline bool same_tensor(const fr_tensor *a, const fr_tensor *b) {
@@ -87,13 +63,6 @@ static inline int rm_entry(const char *p, const struct stat *sb, int flag, struc
 }
 static inline void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
-static inline int io_report(const char *name) {
-    if (io_failures) {
-        fprintf(stderr, "%s: %d check(s) failed\n", name, io_failures);
-        return 1;
-    }
-    printf("%s: all checks passed\n", name);
-    return 0;
-}
+static inline int io_report(const char *name) { return fr_test_exit(name); }
 
 #endif

@@ -18,7 +18,7 @@ static fr_tensor rnd(fr_dtype dt, int ndim, const int64_t *shape, uint64_t *rng)
     fr_tensor t = fr_tensor_make(dt, NULL, ndim, shape);
     size_t bytes = (size_t)fr_tensor_numel(&t) * fr_dtype_size(dt);
     unsigned char *d = malloc(bytes ? bytes : 1);
-    for (size_t i = 0; i < bytes; i++) d[i] = (unsigned char)(io_rand(rng) >> 40);
+    for (size_t i = 0; i < bytes; i++) d[i] = (unsigned char)(fr_test_rand(rng) >> 40);
     if (dt == FR_BOOL)
         for (size_t i = 0; i < bytes; i++) d[i] &= 1;
     t.data = d;
@@ -98,7 +98,7 @@ static void test_fwd_round_trip(const char *tmp, uint64_t *rng) {
     p.next_tokens = -1;
     p.sparse_mode = 5;
     p.pse_type = 1;
-    int64_t prefix[2] = {(int64_t)(io_rand(rng) % 7), 4};
+    int64_t prefix[2] = {(int64_t)(fr_test_rand(rng) % 7), 4};
     p.prefix = prefix;
     p.prefix_len = 2;
     p.q_start_idx = -5;
@@ -490,8 +490,7 @@ static void test_paths(void) {
 }
 
 int main(void) {
-    uint64_t seed = io_seed();
-    printf("test_io_case: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(0, NULL, "test_io_case");
     uint64_t rng = seed;
     char tmp[] = "/tmp/fr_io_case_XXXXXX";
     if (!mkdtemp(tmp)) {

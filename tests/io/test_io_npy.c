@@ -17,7 +17,7 @@ static void fill_random(fr_tensor *t, uint64_t *rng) {
     int64_t n = fr_tensor_numel(t);
     size_t es = fr_dtype_size(t->dtype);
     unsigned char *d = t->data;
-    for (int64_t i = 0; i < n * (int64_t)es; i++) d[i] = (unsigned char)(io_rand(rng) >> 24);
+    for (int64_t i = 0; i < n * (int64_t)es; i++) d[i] = (unsigned char)(fr_test_rand(rng) >> 24);
     if (t->dtype == FR_BOOL)
         for (int64_t i = 0; i < n; i++) d[i] &= 1;
 }
@@ -77,7 +77,7 @@ static void test_round_trips(uint64_t *rng, const char *tmp) {
 /* Strided views (transpose, broadcast, negative stride) are written contiguously in C order. */
 static void test_strided(uint64_t *rng) {
     float src[24];
-    for (int i = 0; i < 24; i++) src[i] = (float)(io_rand(rng) % 1000) - 500.0f;
+    for (int i = 0; i < 24; i++) src[i] = (float)(fr_test_rand(rng) % 1000) - 500.0f;
     int64_t shp[3] = {2, 3, 4};
     fr_tensor base = fr_tensor_make(FR_F32, src, 3, shp);
     struct {
@@ -253,8 +253,7 @@ static void test_malformed(const char *tmp) {
 }
 
 int main(void) {
-    uint64_t seed = io_seed();
-    printf("test_io_npy: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(0, NULL, "test_io_npy");
     uint64_t rng = seed;
     char tmp[] = "/tmp/fr_io_npy_XXXXXX";
     if (!mkdtemp(tmp)) {

@@ -16,12 +16,12 @@ static void test_round_trip(uint64_t *rng, const char *tmp) {
     const char *names[N + 2];
     char namebuf[N + 2][32];
     for (int i = 0; i < N; i++) {
-        int64_t shape[3] = {1 + (int64_t)(io_rand(rng) % 3), 0, 1 + (int64_t)(io_rand(rng) % 5)};
+        int64_t shape[3] = {1 + (int64_t)(fr_test_rand(rng) % 3), 0, 1 + (int64_t)(fr_test_rand(rng) % 5)};
         shape[1] = i == 3 ? 0 : 2; /* one empty tensor */
         t[i] = fr_tensor_make(dts[i], NULL, 3, shape);
         size_t bytes = (size_t)fr_tensor_numel(&t[i]) * fr_dtype_size(dts[i]);
         unsigned char *d = malloc(bytes + 1);
-        for (size_t k = 0; k < bytes; k++) d[k] = (unsigned char)(io_rand(rng) >> 32);
+        for (size_t k = 0; k < bytes; k++) d[k] = (unsigned char)(fr_test_rand(rng) >> 32);
         if (dts[i] == FR_BOOL)
             for (size_t k = 0; k < bytes; k++) d[k] &= 1;
         t[i].data = d;
@@ -171,8 +171,7 @@ static void test_malformed(void) {
 }
 
 int main(void) {
-    uint64_t seed = io_seed();
-    printf("test_io_safetensors: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(0, NULL, "test_io_safetensors");
     uint64_t rng = seed;
     char tmp[] = "/tmp/fr_io_st_XXXXXX";
     if (!mkdtemp(tmp)) return 1;

@@ -9,15 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int iut_failures;
-
-uint64_t iut_seed(int argc, char **argv, const char *test) {
-    const char *s = argc > 1 ? argv[1] : getenv("FLASHREF_SEED");
-    uint64_t seed = s && *s ? strtoull(s, NULL, 0) : 20261129u;
-    printf("%s: seed %llu\n", test, (unsigned long long)seed);
-    return seed;
-}
-
 char *iut_tmpdir(const char *tag) {
     const char *base = getenv("TMPDIR");
     if (!base || !*base) base = "/tmp";

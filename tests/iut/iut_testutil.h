@@ -3,25 +3,14 @@
 #ifndef FR_TESTS_IUT_TESTUTIL_H
 #define FR_TESTS_IUT_TESTUTIL_H
 
+#include "common/check.h"
+#include "common/seed.h"
 #include "io/casedir.h"
 #include "verify/casegen.h"
 #include "verify/iut.h"
 
 #include <stdio.h>
 
-extern int iut_failures;
-#define CHECK(c, ...)                                                                                                  \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #c);                                      \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            iut_failures++;                                                                                            \
-        }                                                                                                              \
-    } while (0)
-
-/* The seed: argv[1], else FLASHREF_SEED, else a fixed default; printed. */
-uint64_t iut_seed(int argc, char **argv, const char *test);
 /* A fresh directory under TMPDIR (malloc'd path); removed by iut_rmtree. */
 char *iut_tmpdir(const char *tag);
 void iut_rmtree(const char *dir);

@@ -308,7 +308,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     scripts = argv[1];
-    uint64_t seed = iut_seed(argc - 1, argv + 1, "test_iut_exec");
+    uint64_t seed = fr_test_seed(argc - 1, argv + 1, "test_iut_exec");
     char *r = iut_tmpdir("iut-exec");
     if (!r) return 1;
     root = r;
@@ -334,6 +334,6 @@ int main(int argc, char **argv) {
     settings();
     iut_rmtree(root);
     free(r);
-    printf("test_iut_exec: %s (%d failures)\n", iut_failures ? "FAIL" : "PASS", iut_failures);
-    return iut_failures ? 1 : 0;
+    printf("test_iut_exec: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
 }

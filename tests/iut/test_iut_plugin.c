@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_iut_plugin EXAMPLE.so BAD_ABI.so FAILING.so BAD_STATUS.so NO_SYMBOL.so [seed]\n");
         return 2;
     }
-    uint64_t seed = iut_seed(argc - 5, argv + 5, "test_iut_plugin");
+    uint64_t seed = fr_test_seed(argc - 5, argv + 5, "test_iut_plugin");
     char *root = iut_tmpdir("iut-plugin");
     if (!root) return 1;
     run_cases(argv[1], seed, root);
@@ -116,6 +116,6 @@ int main(int argc, char **argv) {
     failing(argv[4], seed, root, FR_E_INTERNAL, "1234");
     iut_rmtree(root);
     free(root);
-    printf("test_iut_plugin: %s (%d failures)\n", iut_failures ? "FAIL" : "PASS", iut_failures);
-    return iut_failures ? 1 : 0;
+    printf("test_iut_plugin: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
 }

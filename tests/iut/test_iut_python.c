@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: test_iut_python RUN_CASE.py [seed]\n");
         return 2;
     }
-    uint64_t seed = iut_seed(argc - 1, argv + 1, "test_iut_python");
+    uint64_t seed = fr_test_seed(argc - 1, argv + 1, "test_iut_python");
     const char *py = getenv("FLASHREF_PYTHON");
     if (!py || !*py) {
         printf("test_iut_python: FAIL: FLASHREF_PYTHON is not set (a python with numpy; make test sets it)\n");
@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
     }
     iut_rmtree(root);
     free(root);
-    printf("test_iut_python: %d PASS, %d SKIP; %s (%d failures)\n", pass, skip, iut_failures ? "FAIL" : "PASS",
-           iut_failures);
-    return iut_failures ? 1 : 0;
+    printf("test_iut_python: %d PASS, %d SKIP; %s (%d failures)\n", pass, skip, failures ? "FAIL" : "PASS",
+           failures);
+    return failures ? 1 : 0;
 }

@@ -5,6 +5,8 @@
  *  - pse: external full / row-broadcast / [1,N1,...] / compressed (Toeplitz, last 1024 rows), ALiBi types 2/3 with
  *    start indices, fp32 and fp64 fills;
  *  - dropout bit order (LSB first, [B,N1,S1,S2], TND batches concatenated); dequant scale blocks; top-k rows; sink. */
+#include "common/check.h"
+#include "common/seed.h"
 #include "core/core.h"
 #include "semantics/semantics.h"
 
@@ -13,24 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                                                            \
-    do {                                                                                                            \
-        if (!(cond)) {                                                                                              \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                    \
-            fprintf(stderr, __VA_ARGS__);                                                                           \
-            fprintf(stderr, "\n");                                                                                  \
-            g_fail = 1;                                                                                             \
-        }                                                                                                           \
-    } while (0)
 
 static uint64_t g_s;
-static uint64_t rnd(void) {
-    uint64_t z = (g_s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return fr_test_rand(&g_s); }
 static int64_t rint_(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
 
 typedef struct setup {
@@ -307,12 +294,10 @@ static void test_drop_scale_topk_sink(void) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 7u;
+    uint64_t seed = fr_test_seed(argc, argv, "test_semantics");
     g_s = seed;
-    printf("test_semantics: seed %llu\n", (unsigned long long)seed);
     test_masks();
     test_pse();
     test_drop_scale_topk_sink();
-    printf("test_semantics: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_semantics");
 }

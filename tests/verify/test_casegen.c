@@ -2,6 +2,8 @@
  * xcheck grid covers what golden_vs_numpy promises (every sparse mode, pse type and shape, layout, dtype, ...).
  * Content checks: canonical masks, ALiBi slopes (spec 5.1), top-k rows (causal, own key, sentinels), drop-mask size
  * and rate, dtype rounding of the normal samples, peaked rows. usage: test_casegen [seed] */
+#include "common/check.h"
+#include "common/seed.h"
 #include "core/rng.h"
 #include "verify/casegen.h"
 
@@ -10,16 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(c, ...)                                                                                                  \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #c);                                      \
-            fprintf(stderr, __VA_ARGS__);                                                                              \
-            fprintf(stderr, "\n");                                                                                     \
-            failures++;                                                                                                \
-        }                                                                                                              \
-    } while (0)
 
 static fr_tensor *slot(fr_gen_case *c, int k) {
     fr_tensor *ts[] = {&c->in.fwd.query,        &c->in.fwd.key,
@@ -228,12 +220,10 @@ static void test_contents(uint64_t seed) {
 }
 
 int main(int argc, char **argv) {
-    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : UINT64_C(20261129);
-    printf("test_casegen: seed %llu\n", (unsigned long long)seed);
+    uint64_t seed = fr_test_seed(argc, argv, "test_casegen");
     test_sets(seed);
     test_xcheck_coverage();
     test_alibi();
     test_contents(seed);
-    printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_casegen");
 }
