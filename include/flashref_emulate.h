@@ -1,5 +1,5 @@
 /* flashref numerics emulator: the tiled online-softmax forward and backward with every rounding decision a
- * parameter, to reproduce how accelerator FlashAttention kernels differ from the fp64 golden (design.md, issue 5).
+ * parameter, to reproduce how accelerator FlashAttention kernels differ from the fp64 golden (docs/design.md).
  *
  * Use it as an engine:
  *     fr_numerics nc;  fr_numerics_preset("fa4-sm100-fwd-inference", &nc, &err);

@@ -1,4 +1,4 @@
-/* flashref study order-invariance|seqlen: numerics studies on the emulator (issue 5, docs/emulator.md). */
+/* flashref study order-invariance|seqlen: numerics studies on the emulator (docs/emulator.md). */
 #include "cli.h"
 #include "study/emu_study.h"
 

@@ -1,4 +1,4 @@
-/* Numerics experiments on the emulator (issue 5 items 3-5), shared by `flashref study` and tests/emulate.
+/* Numerics experiments on the emulator (docs/emulator.md), shared by `flashref study` and tests/emulate.
  *
  * Order invariance (the FA4 sparse-MLA experiment, docs/emulator.md): absorbed sparse MLA, one kv head, head dims Dl latent + Dr rope, key == value latent,
  * scale (Dl + Dr)^-0.5, causal top-k rows that always list the query's own key, peaked inputs

@@ -1,5 +1,5 @@
 /* Implementation under test (IUT): one interface over every way an attention implementation can be judged
- * (design.md, issue 6). Specs, as given to --impl:
+ * (docs/design.md). Specs, as given to --impl:
  *   fast | golden | emulate[:PRESET]       built-in engines (determinism suites apply to these)
  *   plugin:PATH.so                         a shared library exporting the ABI of include/flashref_plugin.h
  *   exec:CMD ARGS                          a command run as `CMD ARGS CASE_DIR` on a fresh copy of the case's inputs

@@ -1,6 +1,6 @@
 /* The emulator with fp64 everywhere and threshold 0 ("exact") agrees with the golden engine to 1e-12 relative,
  * forward and backward, on a random grid over layouts, dtypes, GQA, masks and sparse modes, pse types, dropout,
- * sink, rope and top-k (issue 5, item 1). Also: thread-count invariance of a rounding preset. */
+ * sink, rope and top-k. Also: thread-count invariance of a rounding preset. */
 #include "golden/gt_case.h"
 
 #include "flashref_emulate.h"

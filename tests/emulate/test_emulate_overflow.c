@@ -1,4 +1,4 @@
-/* fp16 accumulators reproduce overflow (issue 5 item 1): one query row over S2 = 70000 keys with equal scores and
+/* fp16 accumulators reproduce overflow: one query row over S2 = 70000 keys with equal scores and
  * v = 1. The exact answer is 1.0 with l = 70000 > 65504 = fp16 max. fp32 accumulators give exactly 1.0; an fp16 row
  * sum overflows to Inf (output 0 when O is fp32: O / Inf); fp16 O and l both overflow (Inf / Inf = NaN). With the
  * lazy threshold, p = exp2(delta) up to 2^8 makes an fp16 l overflow after only 65504 / 256 keys of a stale max. */

@@ -1,4 +1,4 @@
-/* The FA4 sparse-MLA order-invariance test (docs/emulator.md) on the emulator (issue 5 item 4), at a size that runs in seconds.
+/* The FA4 sparse-MLA order-invariance test (docs/emulator.md) on the emulator, at a size that runs in seconds.
  * Absorbed sparse MLA in bf16, emulated FA4 SM100 forward (exp2, kv tile 128 slots, reverse order):
  *  - exact running max: the coherent part of the difference between "dominant key processed first" and "last" is
  *    < 2x its noise floor, each order's row gain vs fp64 < 2x the ideal bf16 output floor, and the dq/dk/dv rel-L2
