@@ -1,10 +1,13 @@
-/* The test kit of the C tests (check.h, seed.h): compiled once into fr_testkit, linked into every test. */
+/* The test kit of the C tests (check.h, seed.h, kit.h): compiled once into fr_testkit, linked into every test. */
 #include "common/check.h"
+#include "common/kit.h"
 #include "common/seed.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 
 int failures = 0;
 long checks = 0;
@@ -45,3 +48,30 @@ double fr_test_unif(uint64_t *s) { return (double)(fr_test_rand(s) >> 11) * 0x1.
 double fr_test_sym(uint64_t *s) { return 2.0 * fr_test_unif(s) - 1.0; }
 
 int64_t fr_test_below(uint64_t *s, int64_t n) { return n <= 0 ? 0 : (int64_t)(fr_test_rand(s) % (uint64_t)n); }
+
+int fr_test_cli(const char *exe, const char *out, const char *fmt, ...) {
+    char cmd[4096];
+    int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof cmd) vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
+    va_end(ap);
+    size_t l = strlen(cmd);
+    snprintf(cmd + l, sizeof cmd - l, out ? " > '%s' 2>&1" : " >/dev/null 2>&1", out);
+    int rc = system(cmd);
+    int st = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    printf("[rc %d] %s\n", st, cmd);
+    return st;
+}
+
+fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tensor attention_in, fr_tensor smax,
+                                 fr_tensor ssum) {
+    fr_bwd_inputs b;
+    memset(&b, 0, sizeof b);
+    b.fwd = *fwd;
+    b.dy = dy;
+    b.attention_in = attention_in;
+    b.softmax_max = smax;
+    b.softmax_sum = ssum;
+    return b;
+}

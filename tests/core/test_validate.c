@@ -5,6 +5,7 @@
  * inputs and outputs. Nothing reads tensor data, so every tensor points at one small dummy buffer.
  * Plus seeded random mutations of the bases (seed printed; argv[1] overrides it). */
 #include "common/check.h"
+#include "common/kit.h"
 #include "common/seed.h"
 #include "core/problem.h"
 #include "core/validate.h"
@@ -593,14 +594,7 @@ static const invalid_row invalid_rows[] = {INVALID_ROWS(X_INVALID_ROW)};
 static const valid_row valid_rows[] = {VALID_ROWS(X_VALID_ROW)};
 
 static fr_bwd_inputs bwd_inputs(const cfg *c) {
-    fr_bwd_inputs b;
-    memset(&b, 0, sizeof b);
-    b.fwd = c->in;
-    b.dy = c->dy;
-    b.attention_in = c->ain;
-    b.softmax_max = c->smax;
-    b.softmax_sum = c->ssum;
-    return b;
+    return fr_test_bwd_inputs(&c->in, c->dy, c->ain, c->smax, c->ssum);
 }
 
 

@@ -8,28 +8,17 @@
 #include "core/core.h"
 #include "io/npy.h"
 #include "io_test_util.h"
+#include "common/kit.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 static const char *exe;
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    char cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);
-    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
-    va_end(ap);
-    strncat(cmd, " >/dev/null 2>&1", sizeof cmd - strlen(cmd) - 1);
-    int rc = system(cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+/* `flashref ARGS`, output discarded: the exit status. */
+#define run(...) fr_test_cli(exe, NULL, __VA_ARGS__)
 
 /* A random fp32 tensor in [-2, 2) converted to dt. */
 static fr_tensor rnd(fr_dtype dt, int ndim, const int64_t *shape, uint64_t *rng) {

@@ -5,6 +5,7 @@
  *   2. each mutant differs from the golden on a case made for its bug, and agrees (rel-L2 <= 1e-6) on a case that
  *      avoids it, so a mutant that lost its bug, or gained another, fails here.
  * Usage: test_mutants [seed]. The seed is printed. */
+#include "common/kit.h"
 #include "golden/gt_case.h"
 
 #include "verify/mutants.h"
@@ -96,13 +97,7 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, gt_rng *r) {
     }
     gt_free(&o), gt_free(&m), gt_free(&s);
     if (bwd && e.st == FR_OK && b) {
-        fr_bwd_inputs bi;
-        memset(&bi, 0, sizeof bi);
-        bi.fwd = c->in;
-        bi.dy = c->dy;
-        bi.attention_in = c->ain;
-        bi.softmax_max = c->smax;
-        bi.softmax_sum = c->ssum;
+        fr_bwd_inputs bi = fr_test_bwd_inputs(&c->in, c->dy, c->ain, c->smax, c->ssum);
         fr_tensor gq = like32(&c->dq), gk = like32(&c->dk), gv = like32(&c->dv), gqr = like32(&c->dqr),
                   gkr = like32(&c->dkr), gs = like32(&c->dsink);
         fr_bwd_outputs bo = {gq, gk, gv, gqr, gkr, gs};

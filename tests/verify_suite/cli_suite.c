@@ -2,7 +2,6 @@
  * ("what changed since last time"), --write + an external run + flashref verify, and the stored regression cases.
  * argv[1]: the flashref executable; argv[2]: the source tree (for tests/regression/cases). */
 #define _XOPEN_SOURCE 700
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,22 +12,11 @@
 static const char *exe;
 static char tmp[256];
 #include "common/check.h"
+#include "common/kit.h"
 
 /* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);
-    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
-    va_end(ap);
-    size_t l = strlen(cmd);
-    snprintf(cmd + l, sizeof cmd - l, " > '%s/out.txt' 2>&1", tmp);
-    int rc = system(cmd);
-    printf("[rc %d] %s\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, cmd);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+static char out_txt[300];
+#define run(...) fr_test_cli(exe, out_txt, __VA_ARGS__)
 
 /* True when file tmp/NAME contains s. */
 static bool contains(const char *name, const char *s) {
@@ -52,6 +40,7 @@ int main(int argc, char **argv) {
     const char *src = argv[2];
     snprintf(tmp, sizeof tmp, "/tmp/fr_cli_suite_XXXXXX");
     if (!mkdtemp(tmp)) return 2;
+    snprintf(out_txt, sizeof out_txt, "%s/out.txt", tmp);
     printf("cli_suite: seed 20260101 (the suite's default), temp dir %s\n", tmp);
 
     /* A correct implementation over the quick set with the regression cases: 0, reports written. */

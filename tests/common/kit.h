@@ -1,0 +1,19 @@
+/* Helpers of the test kit (tests/common, in fr_testkit) that several test folders need.
+ *   fr_test_cli(exe, out, fmt, ...)  runs `'exe' ARGS` (ARGS from fmt) with stdout and stderr into the file out
+ *                                    (NULL: discarded), prints "[rc N] command", returns the exit status (-1 when
+ *                                    the command did not exit normally).
+ *   fr_test_bwd_inputs(...)          the backward's inputs: the forward's inputs plus dy, attention_in and the
+ *                                    stored softmax_max / softmax_sum. */
+#ifndef FR_TESTS_COMMON_KIT_H
+#define FR_TESTS_COMMON_KIT_H
+
+#include "flashref.h"
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+int fr_test_cli(const char *exe, const char *out, const char *fmt, ...);
+fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tensor attention_in, fr_tensor smax,
+                                 fr_tensor ssum);
+
+#endif
