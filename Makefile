@@ -25,12 +25,7 @@ all: build
 deps: $(BUILD)/.deps
 $(BUILD)/.deps:
 	@mkdir -p $(BUILD)
-	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing) \
-	    || { echo "error: could not install$$missing"; exit 1; }; \
-	fi
+	@./scripts/install-deb.sh $(DEB_PKGS)
 	@touch $@
 
 # Python venv for the independent numpy reference, the examples and the Python tests.
