@@ -18,7 +18,8 @@
 static unsigned char dummy[64];
 #define DUMMY ((void *)dummy)
 
-/* Contiguous view; strides computed with overflow checks (huge shapes must not be UB in the test itself). */
+/* Contiguous view; strides computed with overflow checks (huge shapes must not be UB in the test itself), so not
+ * fr_tensor_make, whose stride products are unchecked. */
 static fr_tensor mk(fr_dtype dt, const int64_t *s, int nd) {
     fr_tensor t;
     memset(&t, 0, sizeof t);
