@@ -28,13 +28,20 @@ fr_status fr_validate_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_
     return fr_check_bwd_outputs(&pb, p, out, err);
 }
 
-fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, const fr_engine *e,
-                 fr_error *err) {
+/* What fr_fwd and fr_bwd check before the problem: outputs given, the engine built in, a thread count >= 0. */
+static fr_status engine_ready(bool have_out, const fr_engine *e, fr_error *err) {
     fr_error_clear(err);
-    if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
+    if (!have_out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
     fr_status st = fr_engine_available(e, err);
     if (st != FR_OK) return st;
     if (e->num_threads < 0) return fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads);
+    return FR_OK;
+}
+
+fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, const fr_engine *e,
+                 fr_error *err) {
+    fr_status st = engine_ready(out != NULL, e, err);
+    if (st != FR_OK) return st;
     fr_problem pb;
     if ((st = fr_problem_from_fwd(p, in, &pb, err)) != FR_OK) return st;
     if ((st = fr_check_fwd_outputs(&pb, p, out, err)) != FR_OK) return st;
@@ -47,11 +54,8 @@ fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outpu
 
 fr_status fr_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const fr_engine *e,
                  fr_error *err) {
-    fr_error_clear(err);
-    if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
-    fr_status st = fr_engine_available(e, err);
+    fr_status st = engine_ready(out != NULL, e, err);
     if (st != FR_OK) return st;
-    if (e->num_threads < 0) return fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads);
     fr_problem pb;
     if ((st = fr_problem_from_bwd(p, in, &pb, err)) != FR_OK) return st;
     if ((st = fr_check_bwd_outputs(&pb, p, out, err)) != FR_OK) return st;
