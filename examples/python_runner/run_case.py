@@ -12,6 +12,10 @@ pse, sparse modes 5-8, rope, sink, top-k. The math is dense float64 per batch (s
 are rounded as the operator rounds them: attention_out and gradients to the input dtype (fp16/bf16 half away from
 zero, saturating: spec D3), softmax_max/softmax_sum fp32 [B,N1,S1,8]. To drive real hardware, replace forward() /
 backward() by calls into it and keep the I/O.
+
+Self-contained on purpose (numpy only, no import from the repository), so that it can be copied out as a starting
+point: its layout helpers and case reading look like tests/python/ref_attention.py and ref_runner.py, which are the
+project's independent reference and are not meant to be copied.
 """
 
 import json
