@@ -162,7 +162,7 @@ def selftest():
         "a~md": ("[ok](docs|b~md) [ok](docs|b~md#a-heading) [web](https:||example~org|x)\n"
                  "[missing](docs|none~md)\n"),
         "docs|b~md": ("# A heading\n[up](~~|a~md) [bad anchor](#no-such)\n[out](~~|~~|elsewhere~md)\n[abs](|etc|x)\n"
-                      "src|x~c comes before a link: [late](missing~md)\n"),
+                      "src|x~c comes a line before a link:\n[late](missing~md)\n"),
         "src|x~c": ("|* see docs|b~md and b~md (in docs|); src|x~c exists; src|y~c does not *|\n"
                     "|* spec in ~~|shared|spec|z~md *|\n|* old: spec|case~md *|\n"
                     "|* path |work|x|y *|\n|* glob src|*~c, fmt tests|%s, placeholder src|NAME~c are skipped *|\n"
@@ -171,7 +171,7 @@ def selftest():
     expect = ["a~md:2: link 'docs|none~md'", "docs|b~md:2: link '#no-such'", "docs|b~md:3: link '~~|~~|elsewhere~md'",
               "docs|b~md:4: link to an absolute path", "src|x~c:1: 'src|y~c'", "src|x~c:2: '~~|shared'",
               "src|x~c:2: 'shared|spec'", "src|x~c:3: 'spec|case~md'", "src|x~c:4: '|work|x'", "src|x~c:6: 'src|x~h'",
-              "docs|b~md:5: link 'missing~md'"]
+              "docs|b~md:6: link 'missing~md'"]
     expect = [dec(e) for e in expect]
     with tempfile.TemporaryDirectory() as d:
         root = os.path.join(d, "repo")
