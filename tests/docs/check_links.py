@@ -5,8 +5,9 @@ Usage: check_links.py REPO_ROOT     check the repository (exit 1 and one line pe
        check_links.py --selftest    run the checker on a small tree with one planted defect per rule
 
 Rules, for every text file the repository holds (git's list when there is one, else a walk without build folders):
-  1. Markdown links and images ([text](target), ![alt](target)): a relative target must exist and stay inside the
-     repository; an absolute path is an error; a "#anchor" must name a heading of the target Markdown file.
+  1. Markdown links and images ([text](target), ![alt](target), [id]: target, src="..." / href="..."): a relative
+     target must exist and stay inside the repository; an absolute path is an error; a "#anchor" must name a
+     heading of the target Markdown file. Links inside fenced code blocks are code, not links.
      Web addresses (http:, https:, mailto:) are not checked.
   2. A reference that leaves the repository: a parent-relative "shared" folder, a "spec/" folder (the operator spec,
      verification method and case format live in docs/), or an absolute path into a development machine's
@@ -35,6 +36,8 @@ LEAVE = [
 ]
 PLACEHOLDER = {"NAME", "DIR", "FILE", "PATH", "CASE_DIR", "BUILD", "OUT", "X", "N"}
 MD_LINK = re.compile(r"!?\[[^\]\n]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+MD_REF = re.compile(r"^\s*\[[^\]\n]+\]:\s*(\S+)")      # [id]: target
+HTML_LINK = re.compile(r"\b(?:src|href)=\"([^\"]+)\"")  # <img src="..."> <a href="...">
 MD_NAME = re.compile(r"(?<![\w./:@%-])((?:\.\.?/)*[\w-]+(?:/[\w.-]+)*\.md)(?![\w/-])")
 
 
@@ -111,9 +114,11 @@ def check_file(root, rel, problems, top_path):
             if line.lstrip().startswith("```"):
                 in_fence = not in_fence
             if not in_fence:
-                rest = MD_LINK.sub(" ", rest)
-                for m in MD_LINK.finditer(line):
-                    t = m.group(1)
+                targets = []
+                for rx in (MD_LINK, MD_REF, HTML_LINK):
+                    targets += [m.group(1) for m in rx.finditer(line)]
+                    rest = rx.sub(" ", rest)
+                for t in targets:
                     if re.match(r"(?:https?|mailto):", t):
                         continue
                     target, _, frag = t.partition("#")
@@ -162,7 +167,8 @@ def selftest():
         "a~md": ("[ok](docs|b~md) [ok](docs|b~md#a-heading) [web](https:||example~org|x)\n"
                  "[missing](docs|none~md)\n"),
         "docs|b~md": ("# A heading\n[up](~~|a~md) [bad anchor](#no-such)\n[out](~~|~~|elsewhere~md)\n[abs](|etc|x)\n"
-                      "src|x~c comes a line before a link:\n[late](missing~md)\n"),
+                      "src|x~c comes a line before a link:\n[late](missing~md)\n[ref]: gone~md\n"
+                      "<img src=\"img|none~svg\">\n"),
         "src|x~c": ("|* see docs|b~md and b~md (in docs|); src|x~c exists; src|y~c does not *|\n"
                     "|* spec in ~~|shared|spec|z~md *|\n|* old: spec|case~md *|\n"
                     "|* path |work|x|y *|\n|* glob src|*~c, fmt tests|%s, placeholder src|NAME~c are skipped *|\n"
@@ -171,7 +177,7 @@ def selftest():
     expect = ["a~md:2: link 'docs|none~md'", "docs|b~md:2: link '#no-such'", "docs|b~md:3: link '~~|~~|elsewhere~md'",
               "docs|b~md:4: link to an absolute path", "src|x~c:1: 'src|y~c'", "src|x~c:2: '~~|shared'",
               "src|x~c:2: 'shared|spec'", "src|x~c:3: 'spec|case~md'", "src|x~c:4: '|work|x'", "src|x~c:6: 'src|x~h'",
-              "docs|b~md:6: link 'missing~md'"]
+              "docs|b~md:6: link 'missing~md'", "docs|b~md:7: link 'gone~md'", "docs|b~md:8: link 'img|none~svg'"]
     expect = [dec(e) for e in expect]
     with tempfile.TemporaryDirectory() as d:
         root = os.path.join(d, "repo")
