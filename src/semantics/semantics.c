@@ -247,6 +247,8 @@ void fr_sem_tile_pse_f32(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int
         }
 }
 
+/* The fp64 twin of fr_sem_tile_pse_f32, kept apart on purpose: ALiBi in fp32 is what the kernels compute, in fp64
+ * what the emulator's fp64 score path needs; one generic body would hide which precision each caller gets. */
 void fr_sem_tile_pse_f64(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni, int64_t j0,
                          int64_t nj, double *pse, int64_t ld) {
     if (!s->pse) {
