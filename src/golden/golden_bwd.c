@@ -1,12 +1,14 @@
 /* Golden backward (spec 8.2, decisions 9): P recomputed from the given softmax_max / softmax_sum (column 0), D_i from
  * the given attention_in. Two passes, no atomics:
- *   pass A, per (b, h, block of query rows): dq, dq_rope and each row's dsink term;
+ *   pre-pass, per (b, h, block of query rows): each row's D_i and dsink term (every part computes all of them);
+ *   pass A, per (b, h, block of query rows): dq, dq_rope;
  *   pass B, per (b, n2, block of keys): dk, dv, dk_rope, summing the G query heads of the group in order.
  * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Every product goes through the blocked fp64
  * product of golden_gemm.h: dq is each element's fma chain over the keys in order, dk and dv over (query head of
  * the group, row) in order, so no result depends on the block sizes, the ISA variant or the thread count. */
 #include "engine/engines.h"
 #include "golden/golden_internal.h"
+#include "golden/golden_part.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,15 +127,36 @@ static void store_rows(const fr_tensor *t, fr_layout L, int64_t D, int64_t row0,
     }
 }
 
-/* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h; returns the block's dsink term -sum_i p_sink_i * D_i and leaves
- * each row's D_i in Dsave[0 .. nr). Scores and dP are key-major here ([nc][nr]): Q and dY are transposed once. */
-static double dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
-                       int64_t h, int64_t i0, int64_t nr, double *Dsave, bwd_ws *w) {
+/* Pre-pass: D_i = dy_i . attention_in_i of rows [i0, i0+nr) of head h into Dsave[0 .. nr); returns the block's dsink
+ * term -sum_i p_sink_i * D_i (0 without a sink). */
+static double row_terms(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t h, int64_t i0,
+                        int64_t nr, double *Dsave, bwd_ws *w) {
+    const fr_layout L = c->pb->layout;
+    const int64_t Dv = c->pb->Dv, b = bt->b;
+    gd_load_rows(&in->dy, L, Dv, bt->q0, b, h, i0, nr, w->dY);
+    double part = 0.0, sink = c->has_sink ? gd_sink(c, h) : 0.0;
+    for (int64_t r = 0; r < nr; r++) {
+        int64_t i = i0 + r;
+        gd_load_rows(&in->attention_in, L, Dv, bt->q0, b, h, i, 1, w->tmp);
+        Dsave[r] = gd_dot(w->dY + r * Dv, w->tmp, Dv);
+        if (!c->has_sink) continue;
+        double m = fr_load_f64(&in->softmax_max,
+                               fr_softmax_offset(&in->softmax_max, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
+        double l = fr_load_f64(&in->softmax_sum,
+                               fr_softmax_offset(&in->softmax_sum, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
+        part -= exp(sink - m) / l * Dsave[r];
+    }
+    return part;
+}
+
+/* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h (Dsaved: their D_i). Scores and dP are key-major here
+ * ([nc][nr]): Q and dY are transposed once. */
+static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
+                     int64_t h, int64_t i0, int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
     const fr_layout L = pb->layout;
     const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, Dc = Dk + Dr, n2 = h / pb->G;
-    load_query_side(c, in, bt, h, i0, nr, NULL, w);
-    for (int64_t r = 0; r < nr; r++) Dsave[r] = w->Dr_[r];
+    load_query_side(c, in, bt, h, i0, nr, Dsaved, w);
     gd_transpose(w->Qc, nr, Dc, w->Qt);
     gd_transpose(w->dY, nr, Dv, w->dYt);
     memset(w->gq, 0, (size_t)(nr * Dc) * sizeof(double));
@@ -163,12 +186,6 @@ static double dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_ou
     }
     store_rows(&out->dq, L, Dk, bt->q0, bt->b, h, i0, nr, w->gq, Dc, c->scale);
     if (Dr) store_rows(&out->dq_rope, L, Dr, bt->q0, bt->b, h, i0, nr, w->gq + Dk, Dc, c->scale);
-    double part = 0.0;
-    if (c->has_sink) {
-        double sink = gd_sink(c, h);
-        for (int64_t r = 0; r < nr; r++) part -= exp(sink - w->m[r]) / w->l[r] * w->Dr_[r];
-    }
-    return part;
 }
 
 /* Pass B: dk, dv, dk_rope of keys [j0, j0+nc) of kv head n2, summed over the group's G query heads. Scores and dP
@@ -218,6 +235,12 @@ static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_out
 
 fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
+    return fr_golden_bwd_part(pb, p, in, out, e, NULL, err);
+}
+
+fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
+                             const fr_bwd_outputs *out, const fr_engine *e, const fr_golden_part *part,
+                             fr_error *err) {
     gd_ctx c;
     fr_status st = gd_ctx_init(&c, pb, p, &in->fwd, err);
     if (st != FR_OK) return st;
@@ -231,17 +254,20 @@ fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_i
         gd_ctx_free(&c);
         return fr_fail(err, FR_E_OVERFLOW, "golden: task count overflows (N1 = %lld)", (long long)pb->N1);
     }
+    int64_t a0, a1, b0, b1;
+    fr_golden_part_range(part, na, &a0, &a1);
+    fr_golden_part_range(part, nb, &b0, &b1);
     int nt = gd_threads(e);
     int64_t most = na > nb ? na : nb;
     if (most < nt) nt = most > 0 ? (int)most : 1;
     size_t wsb = (bwd_ws_bytes(pb) + 63) & ~(size_t)63;
     char *mem = aligned_alloc(64, wsb * (size_t)nt);
-    double *part = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
-    /* D_i of every (head, row), computed by pass A, read by pass B: O(rows), 1/Dv of dy's size. */
+    double *sinkp = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
+    /* D_i of every (head, row), read by both passes: O(rows), 1/Dv of dy's size. */
     double *Dall = malloc((size_t)(na > 0 ? na : 1) * GD_BR * sizeof(double));
-    if (!mem || !part || !Dall) {
+    if (!mem || !sinkp || !Dall) {
         free(mem);
-        free(part);
+        free(sinkp);
         free(Dall);
         gd_ctx_free(&c);
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
@@ -260,10 +286,19 @@ fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_i
             gd_batch bt = gd_batch_of(&c, b);
             int64_t i0 = (g - c.qblk[b]) * GD_BR;
             int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
-            part[t] = dq_block(&c, in, out, &bt, h, i0, nr, Dall + t * GD_BR, &w);
+            sinkp[t] = row_terms(&c, in, &bt, h, i0, nr, Dall + t * GD_BR, &w);
         }
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < nb; t++) {
+        for (int64_t t = a0; t < a1; t++) {
+            int64_t h = t / TQ, g = t % TQ;
+            int64_t b = gd_find_batch(c.qblk, pb->B, g);
+            gd_batch bt = gd_batch_of(&c, b);
+            int64_t i0 = (g - c.qblk[b]) * GD_BR;
+            int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
+            dq_block(&c, in, out, &bt, h, i0, nr, Dall + t * GD_BR, &w);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = b0; t < b1; t++) {
             int64_t n2 = t / TK, g = t % TK;
             int64_t b = gd_find_batch(c.kvblk, pb->B, g);
             gd_batch bt = gd_batch_of(&c, b);
@@ -273,14 +308,14 @@ fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_i
         }
     }
     /* dsink_h: the row terms of head h in (b, i) order (tasks of head h are contiguous and ordered). */
-    if (c.has_sink && fr_tensor_present(&out->dsink))
+    if (c.has_sink && fr_tensor_present(&out->dsink) && (!part || part->rank == 0))
         for (int64_t h = 0; h < pb->N1; h++) {
             double s = 0.0;
-            for (int64_t g = 0; g < TQ; g++) s += part[h * TQ + g];
+            for (int64_t g = 0; g < TQ; g++) s += sinkp[h * TQ + g];
             fr_store_f64(&out->dsink, h * out->dsink.strides[0], s);
         }
     free(Dall);
-    free(part);
+    free(sinkp);
     free(mem);
     gd_ctx_free(&c);
     return FR_OK;

@@ -6,6 +6,7 @@
  * row algorithm as the reference this one is tested against. */
 #include "engine/engines.h"
 #include "golden/golden_internal.h"
+#include "golden/golden_part.h"
 
 #include <float.h>
 #include <math.h>
@@ -181,6 +182,12 @@ static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch
 
 fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
+    return fr_golden_fwd_part(pb, p, in, out, e, NULL, err);
+}
+
+fr_status fr_golden_fwd_part(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
+                             const fr_fwd_outputs *out, const fr_engine *e, const fr_golden_part *part,
+                             fr_error *err) {
     gd_ctx c;
     fr_status st = gd_ctx_init(&c, pb, p, in, err);
     if (st != FR_OK) return st;
@@ -195,8 +202,10 @@ fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_i
         return fr_fail(err, FR_E_OVERFLOW, "golden: %lld row blocks x N1 = %lld overflows", (long long)TB,
                        (long long)pb->N1);
     }
+    int64_t t0, t1;
+    fr_golden_part_range(part, ntasks, &t0, &t1);
     int nt = gd_threads(e);
-    if (ntasks < nt) nt = ntasks > 0 ? (int)ntasks : 1;
+    if (t1 - t0 < nt) nt = t1 > t0 ? (int)(t1 - t0) : 1;
     size_t wsb = (fwd_ws_bytes(pb) + 63) & ~(size_t)63;
     char *mem = aligned_alloc(64, wsb * (size_t)nt);
     if (!mem) {
@@ -204,7 +213,7 @@ fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_i
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
     }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (int64_t t = 0; t < ntasks; t++) {
+    for (int64_t t = t0; t < t1; t++) {
         int tid = 0;
 #ifdef _OPENMP
         tid = omp_get_thread_num();
