@@ -10,7 +10,7 @@ ifneq ($(CI),)
 CMAKE_ARGS += -DFR_WERROR=ON
 endif
 
-DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-config python3 python3-venv
+DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-config python3 python3-venv openmpi-bin libopenmpi-dev
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 

@@ -33,6 +33,13 @@ int fr_dist_any(const fr_dist *d, int flag) {
     return outv;
 }
 
+int64_t fr_dist_sum(const fr_dist *d, int64_t v) {
+    if (d->size <= 1) return v;
+    long long in = v, outv = 0;
+    MPI_Allreduce(&in, &outv, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return outv;
+}
+
 int64_t fr_dist_max(const fr_dist *d, int64_t v) {
     if (d->size <= 1) return v;
     long long in = v, outv = 0;

@@ -35,6 +35,8 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
 
 /* Whether any rank passes a nonzero flag (collective; flag itself when single). */
 int fr_dist_any(const fr_dist *d, int flag);
+/* The sum of v over the ranks (collective). */
+int64_t fr_dist_sum(const fr_dist *d, int64_t v);
 /* The largest value over the ranks (collective). */
 int64_t fr_dist_max(const fr_dist *d, int64_t v);
 void fr_dist_barrier(const fr_dist *d);

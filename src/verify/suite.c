@@ -807,6 +807,11 @@ static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat c
 
 fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
                                fr_error *err) {
+    return fr_suite_write_cases_part(set, filter, seed, dir, 0, 1, written, err);
+}
+
+fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
+                                    int parts, int *written, fr_error *err) {
     if (written) *written = 0;
     unsigned bits = set_bits(set);
     if (!bits)
@@ -818,6 +823,7 @@ fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t see
     collect(bits, filter, it);
     fr_status st = FR_OK;
     for (int k = 0; k < n && st == FR_OK; k++) {
+        if (parts > 1 && k % parts != part) continue; /* another rank's case (mpirun flashref golden --set) */
         int variants = it[k].cat == FR_CAT_ORDER && it[k].spec->topk_w ? 4 : 1;
         for (int v = 0; v < variants && st == FR_OK; v++) {
             fr_gen_case g;

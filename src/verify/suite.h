@@ -81,6 +81,10 @@ int fr_suite_list(const char *set, const char *filter,
  * them and `flashref verify` judge them. Order-invariance variants are written as separate cases. */
 fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
                                fr_error *err);
+/* The same for the cases k with k % parts == part only (one rank's share; each case directory is written whole by
+ * one part). */
+fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
+                                    int parts, int *written, fr_error *err);
 
 /* Judges case directories (outputs already written by an implementation; `flashref verify`). Each directory is
  * judged against a fresh golden run (fp64) and the ideal pipeline; a suite.txt beside case.json supplies the
