@@ -29,7 +29,7 @@ static unsigned set_bits(const char *set) {
     if (!set || !strcmp(set, "default")) return FR_SET_DEFAULT;
     if (!strcmp(set, "quick")) return FR_SET_QUICK;
     if (!strcmp(set, "long")) return FR_SET_LONG;
-    if (!strcmp(set, "all")) return FR_SET_QUICK | FR_SET_DEFAULT | FR_SET_LONG;
+    if (!strcmp(set, "all")) return FR_SET_QUICK | FR_SET_DEFAULT | FR_SET_LONG | FR_SET_ALL_ONLY;
     return 0;
 }
 
