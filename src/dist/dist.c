@@ -16,6 +16,8 @@ void fr_dist_init(int *argc, char ***argv, fr_dist *d) {
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited && MPI_Init(argc, argv) != MPI_SUCCESS) return;
+    /* Errors come back as return codes (the library never aborts), not through MPI's default abort. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &d->size);
     d->active = !inited;

@@ -44,4 +44,10 @@ void fr_dist_barrier(const fr_dist *d);
  * length); rank 0 ends with base XOR (the XOR of every rank's buf ^ base) = every rank's changes (collective). */
 int fr_dist_merge_bytes(const fr_dist *d, void *buf, const void *base, size_t n);
 
+/* The suite's gather (fr_suite_opts.gather, ud = the fr_dist): every case computed by rank k % R is sent to rank 0
+ * (the result record and its row gains), in case order; returns the first failing rank's status everywhere. */
+struct fr_suite_result;
+fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total, const unsigned char *mine,
+                               fr_status st, fr_error *err);
+
 #endif

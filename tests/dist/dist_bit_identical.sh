@@ -43,5 +43,18 @@ mpi 2 "$F" golden --out "$T/s2" --set quick --only _b >/dev/null || { echo "FAIL
 diff -r "$T/s1" "$T/s2" >/dev/null || { echo "FAIL: mpirun -n 2 golden --set quick: directories differ"; fail=1; }
 [ "$(ls "$T/s2" | wc -l)" -gt 0 ] || { echo "FAIL: golden --set wrote nothing"; fail=1; }
 echo "golden: one case on 3 ranks and --set quick --only _b on 2 ranks: identical to one process"
+# flashref suite: cases spread over ranks, one report gathered on rank 0 (identical but for the timings).
+"$F" suite --set quick --filter bd_ --json "$T/j1.json" >"$T/o1.txt" 2>&1
+rc1=$?
+mpi 3 "$F" suite --set quick --filter bd_ --json "$T/j3.json" >"$T/o3.txt" 2>&1
+rc3=$?
+[ $rc1 = $rc3 ] || { echo "FAIL: suite exit status $rc1 (1 process) vs $rc3 (3 ranks)"; fail=1; }
+grep -v '"seconds"' "$T/j1.json" >"$T/j1s"
+grep -v '"seconds"' "$T/j3.json" >"$T/j3s"
+[ -s "$T/j1s" ] && cmp -s "$T/j1s" "$T/j3s" || { echo "FAIL: suite JSON differs between 1 process and 3 ranks"; fail=1; }
+grep -v 'time:\|json:' "$T/o1.txt" >"$T/o1s"
+grep -v 'time:\|json:' "$T/o3.txt" >"$T/o3s"
+cmp -s "$T/o1s" "$T/o3s" || { echo "FAIL: suite summary differs between 1 process and 3 ranks"; diff "$T/o1s" "$T/o3s" | head; fail=1; }
+echo "suite --set quick --filter bd_ on 3 ranks: summary and JSON identical to one process (timings aside)"
 [ $fail = 0 ] && echo "dist_bit_identical: PASS" || echo "dist_bit_identical: FAIL"
 exit $fail
