@@ -127,8 +127,8 @@ static void store_rows(const fr_tensor *t, fr_layout L, int64_t D, int64_t row0,
     }
 }
 
-/* Pre-pass: D_i = dy_i . attention_in_i of rows [i0, i0+nr) of head h into Dsave[0 .. nr); returns the block's dsink
- * term -sum_i p_sink_i * D_i (0 without a sink). */
+/* Pre-pass: D_i = dy_i . attention_in_i of rows [i0, i0+nr) of head h into Dsave: [nr]; returns the block's dsink
+ * term -sum_i p_sink_i * D_i (0 without a sink). dY: [nr][Dv] (workspace). */
 static double row_terms(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t h, int64_t i0,
                         int64_t nr, double *Dsave, bwd_ws *w) {
     const fr_layout L = c->pb->layout;
@@ -150,7 +150,8 @@ static double row_terms(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch
 }
 
 /* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h (Dsaved: their D_i). Scores and dP are key-major here
- * ([nc][nr]): Q and dY are transposed once. */
+ * ([nc][nr]): Q and dY are transposed once. Qt: [Dc][nr], dYt: [Dv][nr]; per key block Kc: [nc][Dc], V: [nc][Dv],
+ * x, dp, ds: [nc][nr]; gq: [nr][Dc] += ds^T Kc. */
 static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
                      int64_t h, int64_t i0, int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
@@ -189,7 +190,9 @@ static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outp
 }
 
 /* Pass B: dk, dv, dk_rope of keys [j0, j0+nc) of kv head n2, summed over the group's G query heads. Scores and dP
- * are row-major here ([nr][nc]): K and V are transposed once. Drow(h, i0) gives pass A's D_i of the block. */
+ * are row-major here ([nr][nc]): K and V are transposed once. Kt: [Dc][nc], Vt: [Dv][nc]; per query block
+ * Qc: [nr][Dc], dY: [nr][Dv], x, dp, ds, pz: [nr][nc]; gk: [nc][Dc] += ds^T Qc, gv: [nc][Dv] += pz^T dY.
+ * Dall: [N1][TQ][GD_BR], the pre-pass's D_i. */
 static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
                       int64_t n2, int64_t j0, int64_t nc, const double *Dall, int64_t TQ, bwd_ws *w) {
     const fr_problem *pb = c->pb;

@@ -68,7 +68,9 @@ void gd_load_cat(const fr_tensor *t, const fr_tensor *tr, fr_layout L, int64_t D
     }
 }
 
-/* Rows [i0, i0+nr) of head h of batch bt: the whole forward of one task. */
+/* Rows [i0, i0+nr) of head h of batch bt: the whole forward of one task (nr <= GD_BR). Per key block of nc <= GD_BC:
+ * Qc: [nr][Dc] -> Qt: [Dc][nr], Kc: [nc][Dc], x = Kc . Qt: [nc][nr], P: [nc][nr], V: [nc][Dv], acc: [nr][Dv] += P^T V;
+ * m, l: [nr]. Writes attention_out [nr][Dv] and softmax max / sum [nr][8] of these rows. */
 static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch *bt, int64_t h, int64_t i0,
                       int64_t nr, fwd_ws *w) {
     const fr_problem *pb = c->pb;

@@ -9,8 +9,10 @@
 #include "core/problem.h"
 #include "golden/golden_gemm.h"
 
-/* Row / key block sizes of the tiled loops. Only memory and speed depend on them: every reduction has a fixed
- * order for a given problem, whatever the thread count. */
+/* Row / key block sizes of the tiled loops. GD_BR (query rows per task) changes only memory and speed; GD_BC (keys
+ * per block) also fixes where the forward's online softmax rescales, so it is part of what the forward computes
+ * (the backward depends on neither). Every reduction has a fixed order for a given problem, whatever the thread
+ * count, the ISA variant or the split into parts (golden_part.h). */
 #define GD_BR 128
 #define GD_BC 64
 
