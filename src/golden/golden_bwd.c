@@ -64,8 +64,8 @@ static bwd_ws bwd_ws_carve(const fr_problem *pb, char *mem) {
     return w;
 }
 
-/* Query-side data of rows [i0, i0+nr) of head h: q | q_rope, fp8 scales, dY, D_i = sum_d dY*attention_in (computed,
- * or taken from Dsaved when not NULL), and the stored m, l (column 0). */
+/* Query-side data of rows [i0, i0+nr) of head h: q | q_rope, fp8 scales, dY, D_i (from Dsaved: [nr], the pre-pass's)
+ * and the stored m, l (column 0). */
 static void load_query_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t h, int64_t i0,
                             int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
@@ -76,12 +76,7 @@ static void load_query_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_b
     for (int64_t r = 0; r < nr; r++) {
         int64_t i = i0 + r;
         w->qs[r] = gd_qscale(c, bt, h, i);
-        if (Dsaved) {
-            w->Dr_[r] = Dsaved[r];
-        } else {
-            gd_load_rows(&in->attention_in, L, Dv, bt->q0, b, h, i, 1, w->tmp);
-            w->Dr_[r] = gd_dot(w->dY + r * Dv, w->tmp, Dv);
-        }
+        w->Dr_[r] = Dsaved[r];
         w->m[r] = fr_load_f64(&in->softmax_max,
                               fr_softmax_offset(&in->softmax_max, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
         w->l[r] = fr_load_f64(&in->softmax_sum,

@@ -59,15 +59,6 @@ static fwd_ws fwd_ws_carve(const fr_problem *pb, char *mem) {
     return w;
 }
 
-/* dst[nr][Dc] (q | q_rope, or k | k_rope) from rows [i0, i0+nr) of head n of t (Dk columns) and tr (Dr columns). */
-void gd_load_cat(const fr_tensor *t, const fr_tensor *tr, fr_layout L, int64_t Dk, int64_t Dr, int64_t row0,
-                 int64_t b, int64_t n, int64_t i0, int64_t nr, double *dst) {
-    for (int64_t r = 0; r < nr; r++) {
-        gd_load_rows(t, L, Dk, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr));
-        if (Dr) gd_load_rows(tr, L, Dr, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr) + Dk);
-    }
-}
-
 /* Rows [i0, i0+nr) of head h of batch bt: the whole forward of one task (nr <= GD_BR). Per key block of nc <= GD_BC:
  * Qc: [nr][Dc] -> Qt: [Dc][nr], Kc: [nc][Dc], x = Kc . Qt: [nc][nr], P: [nc][nr], V: [nc][Dv], acc: [nr][Dv] += P^T V;
  * m, l: [nr]. Writes attention_out [nr][Dv] and softmax max / sum [nr][8] of these rows. */

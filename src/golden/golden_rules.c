@@ -143,6 +143,14 @@ void gd_load_rows(const fr_tensor *t, fr_layout l, int64_t D, int64_t row0, int6
         gd_load_vec(t, fr_layout_offset(t, l, D, row0, b, n, i0 + r, 0), sd, D, dst + r * D);
 }
 
+void gd_load_cat(const fr_tensor *t, const fr_tensor *tr, fr_layout L, int64_t Dk, int64_t Dr, int64_t row0,
+                 int64_t b, int64_t n, int64_t i0, int64_t nr, double *dst) {
+    for (int64_t r = 0; r < nr; r++) {
+        gd_load_rows(t, L, Dk, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr));
+        if (Dr) gd_load_rows(tr, L, Dr, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr) + Dk);
+    }
+}
+
 double gd_qscale(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i) {
     if (!c->fp8 || !fr_tensor_present(&c->in->d_scale_q)) return 1.0;
     const fr_tensor *t = &c->in->d_scale_q; /* [B, N1, ceil(S1/128), 1] */
