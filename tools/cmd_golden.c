@@ -199,7 +199,8 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
     }
     if (fr_dist_any(cli_dist(), st != FR_OK)) return 2;
     if (inputs_only) {
-        if (cli_rank() == 0) printf("  %-34s %s inputs\nflashref golden: 1 case(s) written, 0 failed\n", name, one->bwd ? "bwd" : "fwd");
+        if (cli_rank() == 0)
+            printf("  %-34s %s inputs\nflashref golden: 1 case(s) written, 0 failed\n", name, one->bwd ? "bwd" : "fwd");
         return 0;
     }
     fr_case cs;
@@ -219,7 +220,9 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
     if (st == FR_OK && cli_rank() == 0) st = fr_case_write_outputs(dir, &o, &err);
     if (cli_rank() == 0) {
         if (st != FR_OK) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
-        else printf("  %-34s %s inputs+golden outputs\nflashref golden: 1 case(s) written, 0 failed\n", name, one->bwd ? "bwd" : "fwd");
+        else
+            printf("  %-34s %s inputs+golden outputs\nflashref golden: 1 case(s) written, 0 failed\n", name,
+                   one->bwd ? "bwd" : "fwd");
     }
     fr_case_outputs_free(&o);
     fr_case_free(&cs);

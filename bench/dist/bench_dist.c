@@ -63,7 +63,9 @@ int main(int argc, char **argv) {
         fr_dist_merge_bytes(&d, buf, base, n);
         MPI_Barrier(MPI_COMM_WORLD);
         double t = MPI_Wtime() - t0;
-        if (d.rank == 0) printf("merge of %zu MiB over %d ranks: %.3f s (%.1f MB/s of output)\n", mib, d.size, t, (double)n / t * 1e-6);
+        if (d.rank == 0)
+            printf("merge of %zu MiB over %d ranks: %.3f s (%.1f MB/s of output)\n", mib, d.size, t,
+                   (double)n / t * 1e-6);
     }
     free(buf);
     free(base);

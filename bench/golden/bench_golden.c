@@ -12,7 +12,7 @@
  * S = Q K^T ([S1 x D] . [D x S2]) and O = S V ([S1 x S2] . [S2 x D]) in blocks of 512 query rows, 4*S1*S2*D FLOP,
  * and the golden again, interleaved (dgemm, forward, backward) three times, the best of each kept, so that a
  * machine whose load changes during the run biases neither side. The line "ratio" is the golden's best GFLOP/s
- * over dgemm's best (the issue-14 target is >= 0.5 for the forward and for the backward). */
+ * over dgemm's best (the target is >= 0.5 for the forward and for the backward). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "flashref.h"
 

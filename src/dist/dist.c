@@ -121,8 +121,7 @@ static fr_status agree(const fr_dist *d, fr_status st, fr_error *err) {
 
 static fr_status merge(const fr_dist *d, saved *s, fr_error *err) {
     int bad = 0;
-    for (int k = 0; k < s->count; k++)
-        bad |= fr_dist_merge_bytes(d, s->t[k]->data, s->base[k], s->n[k]) != 0;
+    for (int k = 0; k < s->count; k++) bad |= fr_dist_merge_bytes(d, s->t[k]->data, s->base[k], s->n[k]) != 0;
     release(s);
     return bad ? fr_fail(err, FR_E_IO, "dist: MPI_Reduce failed while merging the outputs") : FR_OK;
 }

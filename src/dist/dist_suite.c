@@ -39,8 +39,11 @@ fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total,
             c->j.n_gains = 0;
             if (ng > 0) {
                 double *g = malloc((size_t)ng * sizeof(double));
-                if (g) MPI_Recv(g, (int)ng, MPI_DOUBLE, owner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                else MPI_Recv(NULL, 0, MPI_DOUBLE, owner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* drops them (truncation is returned, errors return) */
+                if (g)
+                    MPI_Recv(g, (int)ng, MPI_DOUBLE, owner, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                else
+                    MPI_Recv(NULL, 0, MPI_DOUBLE, owner, 3, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE); /* drops them (truncation is returned, errors return) */
                 c->j.gains = g;
                 c->j.n_gains = g ? ng : 0;
             }

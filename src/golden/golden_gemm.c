@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* C: [M][N] += A: [M][K] . B: [K][N]; element (r, c) is the fma chain over k = 0 .. K-1. */
-void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B, int64_t ldb,
-                        double *C, int64_t ldc) {
+void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
+                        int64_t ldb, double *C, int64_t ldc) {
     for (int64_t r = 0; r < M; r++)
         for (int64_t c = 0; c < N; c++) {
             double s = C[r * ldc + c];
@@ -21,10 +21,13 @@ void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_
 static bool isa_available(fr_isa isa) {
     switch (isa) {
     case FR_ISA_AUTO:
-    case FR_ISA_SCALAR: return true;
-    case FR_ISA_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case FR_ISA_SCALAR:
+        return true;
+    case FR_ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case FR_ISA_AVX512:
-    case FR_ISA_AVX512_BF16: return __builtin_cpu_supports("avx512f") && isa_available(FR_ISA_AVX2);
+    case FR_ISA_AVX512_BF16:
+        return __builtin_cpu_supports("avx512f") && isa_available(FR_ISA_AVX2);
     }
     return false;
 }
@@ -32,7 +35,7 @@ static bool isa_available(fr_isa isa) {
 static fr_isa env_isa(void) {
     const char *v = getenv("FLASHREF_ISA");
     if (!v) return FR_ISA_AUTO;
-#define GD_ENV(name, e, str)                                                                                        \
+#define GD_ENV(name, e, str)                                                                                           \
     if (!strcmp(v, str)) return e;
     GD_GEMM_VARIANTS(GD_ENV)
 #undef GD_ENV
@@ -57,10 +60,14 @@ fr_isa gd_gemm_isa(fr_isa want) {
 
 gd_gemm_fn gd_gemm_pick(fr_isa want) {
     switch (gd_gemm_isa(want)) {
-    case FR_ISA_SCALAR: return gd_gemm_acc_scalar;
-    case FR_ISA_AVX2: return gd_gemm_acc_avx2;
-    case FR_ISA_AVX512: return gd_gemm_acc_avx512;
-    default: return NULL;
+    case FR_ISA_SCALAR:
+        return gd_gemm_acc_scalar;
+    case FR_ISA_AVX2:
+        return gd_gemm_acc_avx2;
+    case FR_ISA_AVX512:
+        return gd_gemm_acc_avx512;
+    default:
+        return NULL;
     }
 }
 

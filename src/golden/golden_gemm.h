@@ -18,17 +18,17 @@ typedef void (*gd_gemm_fn)(int64_t M, int64_t N, int64_t K, const double *A, int
                            int64_t ldb, double *C, int64_t ldc);
 
 /* The variants (X-macro list, style.md 5): name, fr_isa, FLASHREF_ISA spelling. */
-#define GD_GEMM_VARIANTS(X)                                                                                         \
-    X(scalar, FR_ISA_SCALAR, "scalar")                                                                             \
-    X(avx2, FR_ISA_AVX2, "avx2")                                                                                   \
+#define GD_GEMM_VARIANTS(X)                                                                                            \
+    X(scalar, FR_ISA_SCALAR, "scalar")                                                                                 \
+    X(avx2, FR_ISA_AVX2, "avx2")                                                                                       \
     X(avx512, FR_ISA_AVX512, "avx512")
 
-void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B, int64_t ldb,
-                        double *C, int64_t ldc);
-void gd_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B, int64_t ldb,
-                      double *C, int64_t ldc);
-void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B, int64_t ldb,
-                        double *C, int64_t ldc);
+void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
+                        int64_t ldb, double *C, int64_t ldc);
+void gd_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
+                      int64_t ldb, double *C, int64_t ldc);
+void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
+                        int64_t ldb, double *C, int64_t ldc);
 
 /* The variant for an engine request (the one place the golden chooses, style.md 1-2): e->isa when set and
  * available, else the best the CPU has (cpuid, cached) lowered by FLASHREF_ISA. FR_ISA_AVX512_BF16 means avx512

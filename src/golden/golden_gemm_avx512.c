@@ -6,9 +6,9 @@
 
 /* mr rows (<= 8) x up to 16 columns (lane masks m0, m1) of C: [mr][ldc] += A: [mr][K] . B: [K][ldb]. Inlined
  * with a constant mr so the accumulators stay in registers. */
-static inline __attribute__((always_inline)) void tile(const int mr, int64_t K, const double *A, int64_t rsa, int64_t csa,
-                                                       const double *B, int64_t ldb, double *C, int64_t ldc,
-                                                       __mmask8 m0, __mmask8 m1) {
+static inline __attribute__((always_inline)) void tile(const int mr, int64_t K, const double *A, int64_t rsa,
+                                                       int64_t csa, const double *B, int64_t ldb, double *C,
+                                                       int64_t ldc, __mmask8 m0, __mmask8 m1) {
     __m512d c0[8], c1[8];
     for (int r = 0; r < mr; r++) {
         c0[r] = _mm512_maskz_loadu_pd(m0, C + r * ldc);
@@ -28,8 +28,8 @@ static inline __attribute__((always_inline)) void tile(const int mr, int64_t K, 
     }
 }
 
-void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B, int64_t ldb,
-                        double *C, int64_t ldc) {
+void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
+                        int64_t ldb, double *C, int64_t ldc) {
     for (int64_t c = 0; c < N; c += 16) {
         int64_t nb = N - c < 16 ? N - c : 16;
         __mmask8 m0 = (__mmask8)(nb >= 8 ? 0xFF : (1u << nb) - 1u);
@@ -39,14 +39,29 @@ void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_
         int64_t r = 0;
         for (; r + 8 <= M; r += 8) tile(8, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
         switch (M - r) {
-        case 7: tile(7, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 6: tile(6, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 5: tile(5, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 4: tile(4, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 3: tile(3, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 2: tile(2, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        case 1: tile(1, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1); break;
-        default: break;
+        case 7:
+            tile(7, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 6:
+            tile(6, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 5:
+            tile(5, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 4:
+            tile(4, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 3:
+            tile(3, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 2:
+            tile(2, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        case 1:
+            tile(1, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+            break;
+        default:
+            break;
         }
     }
 }

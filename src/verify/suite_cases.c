@@ -235,7 +235,7 @@ const fr_suite_entry fr_suite_entries[] = {
       .bwd = true, .B = 1, .N1 = 1, .S1 = 64, .S2 = 66000, .D = 64, .sparse_mode = 3, .mask = CANON),
     E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 33000 keys, bf16", .name = "long_bwd_33k_bf16", .bwd = true,
       .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 16, .S2 = 33000, .D = 64),
-    /* ---- long context, 128K to 1M keys (issue 14): the length series of the report, and the far end ---- */
+    /* ---- long context, 128K to 1M keys: the length series of the report, and the far end ---- */
     GL(FR_BF16, 32768, "long_series_32k_bf16"),
     GL(FR_BF16, 65536, "long_series_64k_bf16"),
     GL(FR_BF16, 131072, "long_series_128k_bf16"),

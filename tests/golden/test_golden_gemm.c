@@ -60,7 +60,8 @@ int main(void) {
                     s += p;
                     mag += fabsl(p);
                 }
-                double err = (double)fabsl((long double)Cr[r * ldc + c] - s), bound = (double)(K + 1) * DBL_EPSILON * (double)mag;
+                double err = (double)fabsl((long double)Cr[r * ldc + c] - s),
+                       bound = (double)(K + 1) * DBL_EPSILON * (double)mag;
                 if (err > bound) {
                     if (fails < 10)
                         printf("FAIL scalar M=%lld N=%lld K=%lld (%lld,%lld): err %.3e > bound %.3e\n", (long long)M,

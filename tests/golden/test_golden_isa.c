@@ -143,8 +143,10 @@ int main(int argc, char **argv) {
         fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
         e.isa = all[k];
         fr_error err;
-        if (fr_engine_available(&e, &err) == FR_OK) isas[nisa++] = all[k];
-        else printf("SKIP: golden variant %s: %s\n", names[k], err.msg);
+        if (fr_engine_available(&e, &err) == FR_OK)
+            isas[nisa++] = all[k];
+        else
+            printf("SKIP: golden variant %s: %s\n", names[k], err.msg);
     }
     for (int id = 0; id < 60; id++) one_case(seed, id, isas, nisa);
     printf("test_golden_isa: %d runs compared bit for bit, %d cases refused by validation, %d failures (seed %llu)\n",

@@ -13,8 +13,8 @@ int main(int argc, char **argv) {
     int64_t D = argc > 3 ? atoll(argv[3]) : 128, nrows = argc > 4 ? atoll(argv[4]) : 8;
     const uint64_t seed = 14065536;
     gt_rng r = {seed};
-    printf("test_golden_long: S1=%lld S2=%lld D=%lld, %lld reference rows (seed %llu)\n", (long long)S1,
-           (long long)S2, (long long)D, (long long)nrows, (unsigned long long)seed);
+    printf("test_golden_long: S1=%lld S2=%lld D=%lld, %lld reference rows (seed %llu)\n", (long long)S1, (long long)S2,
+           (long long)D, (long long)nrows, (unsigned long long)seed);
     int64_t shq[4] = {1, 1, S1, D}, shk[4] = {1, 1, S2, D}, shs[4] = {1, 1, S1, 8};
     fr_fwd_inputs in;
     memset(&in, 0, sizeof in);
@@ -55,7 +55,8 @@ int main(int argc, char **argv) {
             int64_t idx[4] = {0, 0, i, d};
             double a = gt_get(&out.attention_out, idx), b = gt_get(&ref.attention_out, idx), dd = fabs(a - b);
             if (!(dd <= 1e-13)) {
-                if (fails < 10) printf("FAIL row %lld d %lld: out %.17g, reference %.17g\n", (long long)i, (long long)d, a, b);
+                if (fails < 10)
+                    printf("FAIL row %lld d %lld: out %.17g, reference %.17g\n", (long long)i, (long long)d, a, b);
                 fails++;
             }
             if (dd > worst_o) worst_o = dd;
@@ -73,8 +74,9 @@ int main(int argc, char **argv) {
         if (em > worst_ml) worst_ml = em;
         if (el > worst_ml) worst_ml = el;
     }
-    printf("test_golden_long: max |out - rowref| %.3e (max relative %.3e), max relative max/sum error %.3e, %d failures\n",
-           worst_o, worst_rel, worst_ml, fails);
+    printf(
+        "test_golden_long: max |out - rowref| %.3e (max relative %.3e), max relative max/sum error %.3e, %d failures\n",
+        worst_o, worst_rel, worst_ml, fails);
     gt_free(&in.query), gt_free(&in.key), gt_free(&in.value);
     gt_free(&out.attention_out), gt_free(&out.softmax_max), gt_free(&out.softmax_sum);
     gt_free(&ref.attention_out), gt_free(&ref.softmax_max), gt_free(&ref.softmax_sum);
