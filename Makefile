@@ -13,11 +13,11 @@ ifneq ($(CI),)
 CMAKE_ARGS += -DFR_WERROR=ON
 endif
 
-DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-config python3 python3-venv
+DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-config python3 python3-venv openmpi-bin libopenmpi-dev
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch build run test test-exhaustive asan fuzz bench prove install clean
+.PHONY: all deps venv torch build run test test-long test-exhaustive asan fuzz bench prove install clean
 
 all: build
 
@@ -56,7 +56,11 @@ run: build
 	./scripts/run-main.sh $(BUILD)
 
 test: build venv torch
-	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE exhaustive
+	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE "exhaustive|long"
+
+# Long-sequence checks (label "long"): the golden at S1 = S2 = 65536 against its row reference, minutes.
+test-long: build
+	cd $(BUILD) && ctest --output-on-failure -L long
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).
@@ -68,7 +72,7 @@ asan: $(BUILD)/.deps venv
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DFR_SANITIZE=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && FLASHREF_PYTHON=$(abspath $(PY)) ASAN_OPTIONS=detect_leaks=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "exhaustive|noasan"
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "exhaustive|noasan|long"
 
 fuzz: $(BUILD)/.deps
 	# -Werror is the gcc build's policy; clang's extra warnings must not stop the fuzzers.

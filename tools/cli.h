@@ -14,6 +14,14 @@ int cmd_verify(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_study(int argc, char **argv);
 
+/* This process's rank and the rank count: 0 and 1 unless built with MPI and started by mpirun (src/dist). */
+int cli_rank(void);
+int cli_size(void);
+#ifdef FR_HAVE_MPI
+#include "dist/dist.h"
+const fr_dist *cli_dist(void);
+#endif
+
 /* True when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include "io/casedir.h"
 #include "verify/casegen.h"
 #include "verify/suite.h"
 
@@ -169,6 +170,67 @@ static void list_sets(void) {
     printf("\n");
 }
 
+#ifdef FR_HAVE_MPI
+/* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
+ * the case and computes its part of the golden (src/dist), rank 0 writes the outputs: the same files as a single
+ * process writes. */
+static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only) {
+    one->name = name;
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s/%s", out, name) >= (int)sizeof dir) {
+        if (cli_rank() == 0) fprintf(stderr, "flashref golden: path too long for case %s\n", name);
+        return 2;
+    }
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    fr_status st = FR_OK;
+    if (cli_rank() == 0) {
+        printf("flashref golden: seed %llu, case %s -> %s (%d ranks)\n", (unsigned long long)seed, name, out,
+               cli_size());
+        fr_gen_case c;
+        if (mkdir_p(out) != 0) {
+            st = FR_E_IO;
+            snprintf(err.msg, sizeof err.msg, "cannot create '%s': %s", out, strerror(errno));
+        }
+        if (st == FR_OK && (st = fr_gen_build(one, seed, &c, &err)) == FR_OK) {
+            st = fr_gen_case_write(&c, dir, true, &err);
+            fr_gen_case_free(&c);
+        }
+        if (st != FR_OK) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
+    }
+    if (fr_dist_any(cli_dist(), st != FR_OK)) return 2;
+    if (inputs_only) {
+        if (cli_rank() == 0)
+            printf("  %-34s %s inputs\nflashref golden: 1 case(s) written, 0 failed\n", name, one->bwd ? "bwd" : "fwd");
+        return 0;
+    }
+    fr_case cs;
+    fr_case_outputs o;
+    int loaded = 0, alloc = 0;
+    if ((st = fr_case_load(dir, &cs, &err)) == FR_OK) loaded = 1;
+    if (st == FR_OK && (st = fr_case_alloc_outputs(&cs, true, &o, &err)) == FR_OK) alloc = 1;
+    if (fr_dist_any(cli_dist(), st != FR_OK)) {
+        fprintf(stderr, "flashref golden: rank %d: %s: %s: %s\n", cli_rank(), dir, fr_status_name(st), err.msg);
+        if (alloc) fr_case_outputs_free(&o);
+        if (loaded) fr_case_free(&cs);
+        return 2;
+    }
+    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
+    st = cs.op == FR_CASE_FWD ? fr_dist_fwd(cli_dist(), &cs.params, &cs.in.fwd, &o.fwd, &e, &err)
+                              : fr_dist_bwd(cli_dist(), &cs.params, &cs.in, &o.bwd, &e, &err);
+    if (st == FR_OK && cli_rank() == 0) st = fr_case_write_outputs(dir, &o, &err);
+    if (cli_rank() == 0) {
+        if (st != FR_OK) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
+        else
+            printf("  %-34s %s inputs+golden outputs\nflashref golden: 1 case(s) written, 0 failed\n", name,
+                   one->bwd ? "bwd" : "fwd");
+    }
+    fr_case_outputs_free(&o);
+    fr_case_free(&cs);
+    return fr_dist_any(cli_dist(), st != FR_OK) ? 2 : 0;
+}
+#endif
+
 int cmd_golden(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         golden_usage(stdout);
@@ -242,11 +304,16 @@ int cmd_golden(int argc, char **argv) {
             }
             fr_error err;
             int written = 0;
-            fr_status st = fr_suite_write_cases(set, only, seed, out, &written, &err);
-            if (st != FR_OK) {
-                fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
-                return 2;
-            }
+            /* Under mpirun each rank writes its share of the cases (case k on rank k % R), in parallel. */
+            fr_status st = fr_suite_write_cases_part(set, only, seed, out, cli_rank(), cli_size(), &written, &err);
+            if (st != FR_OK) fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
+#ifdef FR_HAVE_MPI
+            if (fr_dist_any(cli_dist(), st != FR_OK)) return 2;
+            written = (int)fr_dist_sum(cli_dist(), written);
+            if (cli_rank() != 0) return 0;
+#else
+            if (st != FR_OK) return 2;
+#endif
             printf("flashref golden: seed %llu, suite set %s: %d case(s) written to %s (golden outputs in each "
                    "CASE/golden/)\n",
                    (unsigned long long)seed, set, written, out);
@@ -265,11 +332,16 @@ int cmd_golden(int argc, char **argv) {
         fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
         return 2;
     }
-    printf("flashref golden: seed %llu, %s %s -> %s\n", (unsigned long long)seed, set ? "set" : "case",
-           set ? set : name, out);
+#ifdef FR_HAVE_MPI
+    if (!set && cli_size() > 1) return golden_one_dist(&one, name, seed, out, inputs_only);
+#endif
+    if (cli_rank() == 0)
+        printf("flashref golden: seed %llu, %s %s -> %s\n", (unsigned long long)seed, set ? "set" : "case",
+               set ? set : name, out);
     int written = 0, failed = 0;
     for (int k = 0; k < count; k++) {
         if (only && !strstr(specs[k].name, only)) continue;
+        if (k % cli_size() != cli_rank()) continue; /* another rank's case (mpirun) */
         char dir[4096];
         if (snprintf(dir, sizeof dir, "%s/%s", out, specs[k].name) >= (int)sizeof dir) {
             fprintf(stderr, "flashref golden: path too long for case %s\n", specs[k].name);
@@ -293,6 +365,11 @@ int cmd_golden(int argc, char **argv) {
             written++;
         }
     }
+#ifdef FR_HAVE_MPI
+    written = (int)fr_dist_sum(cli_dist(), written);
+    failed = (int)fr_dist_sum(cli_dist(), failed);
+    if (cli_rank() != 0) return failed ? 2 : 0;
+#endif
     printf("flashref golden: %d case(s) written, %d failed\n", written, failed);
     return failed ? 2 : 0;
 }

@@ -201,6 +201,14 @@ int cmd_suite(int argc, char **argv) {
     }
     s.o.judge.external = s.o.judge.external || !fr_iut_is_builtin(iut);
     s.o.progress = suite_cli_progress;
+#ifdef FR_HAVE_MPI
+    /* Under mpirun: case k runs on rank k % R; rank 0 gathers them and reports as a single run would. */
+    if (cli_size() > 1) {
+        s.o.part = cli_rank(), s.o.parts = cli_size();
+        s.o.gather = fr_dist_gather_cases, s.o.gather_ud = (void *)cli_dist();
+        if (cli_rank() != 0) s.quiet = true, s.o.progress = NULL, s.json = s.html = s.history = NULL;
+    }
+#endif
     if (!s.quiet) {
         printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
                (unsigned long long)s.o.seed);
@@ -215,7 +223,7 @@ int cmd_suite(int argc, char **argv) {
         fr_suite_result_free(&r);
         return 2;
     }
-    int rc = suite_cli_finish("suite", &s, &r);
+    int rc = cli_rank() == 0 ? suite_cli_finish("suite", &s, &r) : 0;
     fr_suite_result_free(&r);
     return rc;
 }

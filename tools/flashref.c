@@ -4,6 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#ifdef FR_HAVE_MPI
+#include "dist/dist.h"
+static fr_dist g_dist = {0, 1, 0};
+int cli_rank(void) { return g_dist.rank; }
+int cli_size(void) { return g_dist.size; }
+const fr_dist *cli_dist(void) { return &g_dist; }
+#else
+int cli_rank(void) { return 0; }
+int cli_size(void) { return 1; }
+#endif
+
 static const struct {
     const char *name;
     int (*fn)(int, char **);
@@ -31,7 +42,20 @@ static void usage(FILE *f) {
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].help);
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv) {
+#ifdef FR_HAVE_MPI
+    fr_dist_init(&argc, &argv, &g_dist); /* MPI only under mpirun */
+    int rc = dispatch(argc, argv);
+    fr_dist_finalize(&g_dist);
+    return rc;
+#else
+    return dispatch(argc, argv);
+#endif
+}
+
+static int dispatch(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,10 +1,14 @@
 /* Golden backward (spec 8.2, D13): P recomputed from the given softmax_max / softmax_sum (column 0), D_i from
  * the given attention_in. Two passes, no atomics:
- *   pass A, per (b, h, block of query rows): dq, dq_rope and each row's dsink term;
+ *   pre-pass, per (b, h, block of query rows): each row's D_i and dsink term (every part computes all of them);
+ *   pass A, per (b, h, block of query rows): dq, dq_rope;
  *   pass B, per (b, n2, block of keys): dk, dv, dk_rope, summing the G query heads of the group in order.
- * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Bit-identical for any thread count. */
+ * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Every product goes through the blocked fp64
+ * product of golden_gemm.h: dq is each element's fma chain over the keys in order, dk and dv over (query head of
+ * the group, row) in order, so no result depends on the block sizes, the ISA variant or the thread count. */
 #include "engine/engines.h"
 #include "golden/golden_internal.h"
+#include "golden/golden_part.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,64 +19,64 @@
 #endif
 
 typedef struct bwd_ws {
-    double *Q, *Qr, *qs, *dY, *Dr_, *m, *l;       /* query side: GD_BR rows */
-    double *K, *Kr, *V, *ks, *vs;                  /* key side: GD_BC rows */
-    double *x, *dp, *gq, *gqr, *gk, *gkr, *gv, *tmp; /* scores, dy.v; gradient accumulators */
+    double *Qc, *Qt, *qs, *dY, *dYt, *Dr_, *m, *l; /* query side, GD_BR rows: q | q_rope, its transpose, ... */
+    double *Kc, *Kt, *V, *Vt, *ks, *vs;             /* key side, GD_BC keys: k | k_rope, its transpose, ... */
+    double *x, *dp, *ds, *pz;                       /* [GD_BR x GD_BC] blocks, orientation per pass */
+    double *gq, *gk, *gv, *tmp;                     /* gradient accumulators: [GD_BR][Dc], [GD_BC][Dc], [GD_BC][Dv] */
     int32_t *cnt;
 } bwd_ws;
 
 static size_t bwd_ws_bytes(const fr_problem *pb) {
-    int64_t Dk = pb->Dk, Dr = pb->Drope, Dv = pb->Dv;
+    int64_t Dk = pb->Dk, Dr = pb->Drope, Dv = pb->Dv, Dc = Dk + Dr;
     int64_t D = Dk > Dv ? Dk : Dv;
-    int64_t nd = GD_BR * (Dk + Dr + 1 + Dv + 3) + GD_BC * (Dk + Dr + Dv + 2) + 2 * GD_BR * GD_BC +
-                 GD_BR * (Dk + Dr) + GD_BC * (Dk + Dr + Dv) + D;
+    int64_t nd = GD_BR * (3 * Dc + 1 + 2 * Dv + 3) + GD_BC * (3 * Dc + 3 * Dv + 2) + 4 * GD_BR * GD_BC + D;
     return (size_t)nd * sizeof(double) + (size_t)(GD_BR * GD_BC) * sizeof(int32_t);
 }
 
 static bwd_ws bwd_ws_carve(const fr_problem *pb, char *mem) {
-    int64_t Dk = pb->Dk, Dr = pb->Drope, Dv = pb->Dv;
+    int64_t Dk = pb->Dk, Dr = pb->Drope, Dv = pb->Dv, Dc = Dk + Dr;
     int64_t D = Dk > Dv ? Dk : Dv;
     bwd_ws w;
     double *d = (double *)mem;
-    w.Q = d; d += GD_BR * Dk;
-    w.Qr = d; d += GD_BR * Dr;
+    w.x = d; d += GD_BR * GD_BC;
+    w.dp = d; d += GD_BR * GD_BC;
+    w.ds = d; d += GD_BR * GD_BC;
+    w.pz = d; d += GD_BR * GD_BC;
+    w.Qc = d; d += GD_BR * Dc;
+    w.Qt = d; d += GD_BR * Dc;
+    w.gq = d; d += GD_BR * Dc;
     w.qs = d; d += GD_BR;
     w.dY = d; d += GD_BR * Dv;
+    w.dYt = d; d += GD_BR * Dv;
     w.Dr_ = d; d += GD_BR;
     w.m = d; d += GD_BR;
     w.l = d; d += GD_BR;
-    w.K = d; d += GD_BC * Dk;
-    w.Kr = d; d += GD_BC * Dr;
+    w.Kc = d; d += GD_BC * Dc;
+    w.Kt = d; d += GD_BC * Dc;
+    w.gk = d; d += GD_BC * Dc;
     w.V = d; d += GD_BC * Dv;
+    w.Vt = d; d += GD_BC * Dv;
+    w.gv = d; d += GD_BC * Dv;
     w.ks = d; d += GD_BC;
     w.vs = d; d += GD_BC;
-    w.x = d; d += GD_BR * GD_BC;
-    w.dp = d; d += GD_BR * GD_BC;
-    w.gq = d; d += GD_BR * Dk;
-    w.gqr = d; d += GD_BR * Dr;
-    w.gk = d; d += GD_BC * Dk;
-    w.gkr = d; d += GD_BC * Dr;
-    w.gv = d; d += GD_BC * Dv;
     w.tmp = d; d += D;
     w.cnt = (int32_t *)d;
     return w;
 }
 
-/* Query-side data of rows [i0, i0+nr) of head h: Q, Q_rope, fp8 scales, dY, D_i = sum_d dY*attention_in, and the
- * stored m, l (column 0). */
+/* Query-side data of rows [i0, i0+nr) of head h: q | q_rope, fp8 scales, dY, D_i (from Dsaved: [nr], the pre-pass's)
+ * and the stored m, l (column 0). */
 static void load_query_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t h, int64_t i0,
-                            int64_t nr, bwd_ws *w) {
+                            int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
     const fr_layout L = pb->layout;
     const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, b = bt->b;
-    gd_load_rows(&in->fwd.query, L, Dk, bt->q0, b, h, i0, nr, w->Q);
-    if (Dr) gd_load_rows(&in->fwd.query_rope, L, Dr, bt->q0, b, h, i0, nr, w->Qr);
+    gd_load_cat(&in->fwd.query, &in->fwd.query_rope, L, Dk, Dr, bt->q0, b, h, i0, nr, w->Qc);
     gd_load_rows(&in->dy, L, Dv, bt->q0, b, h, i0, nr, w->dY);
     for (int64_t r = 0; r < nr; r++) {
         int64_t i = i0 + r;
         w->qs[r] = gd_qscale(c, bt, h, i);
-        gd_load_rows(&in->attention_in, L, Dv, bt->q0, b, h, i, 1, w->tmp);
-        w->Dr_[r] = gd_dot(w->dY + r * Dv, w->tmp, Dv);
+        w->Dr_[r] = Dsaved[r];
         w->m[r] = fr_load_f64(&in->softmax_max,
                               fr_softmax_offset(&in->softmax_max, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
         w->l[r] = fr_load_f64(&in->softmax_sum,
@@ -80,14 +84,14 @@ static void load_query_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_b
     }
 }
 
+/* Key-side data of keys [j0, j0+nc) of kv head n2: k | k_rope, v, fp8 scales. */
 static void load_key_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t n2, int64_t j0,
-                          int64_t nc, bool need_v, bwd_ws *w) {
+                          int64_t nc, bwd_ws *w) {
     const fr_problem *pb = c->pb;
     const fr_layout L = pb->layout;
     const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, b = bt->b;
-    gd_load_rows(&in->fwd.key, L, Dk, bt->kv0, b, n2, j0, nc, w->K);
-    if (Dr) gd_load_rows(&in->fwd.key_rope, L, Dr, bt->kv0, b, n2, j0, nc, w->Kr);
-    if (need_v) gd_load_rows(&in->fwd.value, L, Dv, bt->kv0, b, n2, j0, nc, w->V);
+    gd_load_cat(&in->fwd.key, &in->fwd.key_rope, L, Dk, Dr, bt->kv0, b, n2, j0, nc, w->Kc);
+    gd_load_rows(&in->fwd.value, L, Dv, bt->kv0, b, n2, j0, nc, w->V);
     for (int64_t col = 0; col < nc; col++) {
         w->ks[col] = gd_kscale(c, &in->fwd.d_scale_k, bt, n2, j0 + col);
         w->vs[col] = gd_kscale(c, &in->fwd.d_scale_v, bt, n2, j0 + col);
@@ -99,134 +103,170 @@ static void load_key_side(const gd_ctx *c, const fr_bwd_inputs *in, const gd_bat
 static double grad_point(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j, int32_t cnt, double x,
                          double m, double l, double D, double dyv, double vs, double *pz) {
     double p = exp(x - m) / l;
-    double z = gd_drop_z(c, bt, h, i, j);
+    double z = c->drop ? gd_drop_z(c, bt, h, i, j) : 1.0;
     /* A dropped position has dP' = 0 whatever V holds (NaN/Inf there must not leak). */
     double dp = z == 0.0 ? 0.0 : z * (dyv * vs);
     *pz = (double)cnt * p * z;
     return (double)cnt * p * (dp - D);
 }
 
-/* Stores src[r][0..D) * factor into rows [i0, i0+nr) of head n of t (row0: the batch's first row in T). */
+/* Stores src[r][col0 .. col0+D) (row stride lds) * factor into rows [i0, i0+nr) of head n of t (row0: the batch's
+ * first row in T). */
 static void store_rows(const fr_tensor *t, fr_layout L, int64_t D, int64_t row0, int64_t b, int64_t n, int64_t i0,
-                       int64_t nr, const double *src, double factor) {
+                       int64_t nr, const double *src, int64_t lds, double factor) {
     if (!fr_tensor_present(t) || D == 0) return;
     int64_t sd = t->strides[t->ndim - 1];
     for (int64_t r = 0; r < nr; r++) {
         int64_t base = fr_layout_offset(t, L, D, row0, b, n, i0 + r, 0);
-        for (int64_t d = 0; d < D; d++) fr_store_f64(t, base + d * sd, src[r * D + d] * factor);
+        for (int64_t d = 0; d < D; d++) fr_store_f64(t, base + d * sd, src[r * lds + d] * factor);
     }
 }
 
-/* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h; returns the block's dsink term -sum_i p_sink_i * D_i. */
-static double dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
-                       int64_t h, int64_t i0, int64_t nr, bwd_ws *w) {
-    const fr_problem *pb = c->pb;
-    const fr_layout L = pb->layout;
-    const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, n2 = h / pb->G;
-    load_query_side(c, in, bt, h, i0, nr, w);
-    memset(w->gq, 0, (size_t)(nr * Dk) * sizeof(double));
-    if (Dr) memset(w->gqr, 0, (size_t)(nr * Dr) * sizeof(double));
-    for (int64_t j0 = 0; j0 < bt->S2; j0 += GD_BC) {
-        int64_t nc = bt->S2 - j0 < GD_BC ? bt->S2 - j0 : GD_BC;
-        load_key_side(c, in, bt, n2, j0, nc, true, w);
-        if (gd_scores(c, bt, h, i0, nr, j0, nc, w->Q, w->Qr, w->qs, w->K, w->Kr, w->ks, w->x, w->cnt) == 0) continue;
-        gd_gemm_nt(w->dY, nr, w->V, nc, Dv, w->cnt, w->dp);
-        for (int64_t r = 0; r < nr; r++)
-            for (int64_t col = 0; col < nc; col++) {
-                int32_t cn = w->cnt[r * nc + col];
-                if (!cn) continue;
-                double pz;
-                double ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[r * nc + col], w->m[r], w->l[r],
-                                       w->Dr_[r], w->dp[r * nc + col], w->vs[col], &pz);
-                /* fp8: the gradient carries the dequant scale of the operand it multiplies (D13). */
-                double dk = ds * w->ks[col];
-                const double *k = w->K + col * Dk;
-                double *g = w->gq + r * Dk;
-                for (int64_t d = 0; d < Dk; d++) g[d] += dk * k[d];
-                if (Dr) {
-                    const double *kr = w->Kr + col * Dr;
-                    double *gr = w->gqr + r * Dr;
-                    for (int64_t d = 0; d < Dr; d++) gr[d] += ds * kr[d];
-                }
-            }
-    }
-    store_rows(&out->dq, L, Dk, bt->q0, bt->b, h, i0, nr, w->gq, c->scale);
-    if (Dr) store_rows(&out->dq_rope, L, Dr, bt->q0, bt->b, h, i0, nr, w->gqr, c->scale);
-    double part = 0.0;
-    if (c->has_sink) {
-        double sink = gd_sink(c, h);
-        for (int64_t r = 0; r < nr; r++) part -= exp(sink - w->m[r]) / w->l[r] * w->Dr_[r];
+/* Pre-pass: D_i = dy_i . attention_in_i of rows [i0, i0+nr) of head h into Dsave: [nr]; returns the block's dsink
+ * term -sum_i p_sink_i * D_i (0 without a sink). dY: [nr][Dv] (workspace). */
+static double row_terms(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch *bt, int64_t h, int64_t i0,
+                        int64_t nr, double *Dsave, bwd_ws *w) {
+    const fr_layout L = c->pb->layout;
+    const int64_t Dv = c->pb->Dv, b = bt->b;
+    gd_load_rows(&in->dy, L, Dv, bt->q0, b, h, i0, nr, w->dY);
+    double part = 0.0, sink = c->has_sink ? gd_sink(c, h) : 0.0;
+    for (int64_t r = 0; r < nr; r++) {
+        int64_t i = i0 + r;
+        gd_load_rows(&in->attention_in, L, Dv, bt->q0, b, h, i, 1, w->tmp);
+        Dsave[r] = gd_dot(w->dY + r * Dv, w->tmp, Dv);
+        if (!c->has_sink) continue;
+        double m = fr_load_f64(&in->softmax_max,
+                               fr_softmax_offset(&in->softmax_max, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
+        double l = fr_load_f64(&in->softmax_sum,
+                               fr_softmax_offset(&in->softmax_sum, L, c->p->softmax_layout, bt->q0, b, h, i, 0));
+        part -= exp(sink - m) / l * Dsave[r];
     }
     return part;
 }
 
-/* Pass B: dk, dv, dk_rope of keys [j0, j0+nc) of kv head n2, summed over the group's G query heads. */
-static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
-                      int64_t n2, int64_t j0, int64_t nc, bwd_ws *w) {
+/* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h (Dsaved: their D_i). Scores and dP are key-major here
+ * ([nc][nr]): Q and dY are transposed once. Qt: [Dc][nr], dYt: [Dv][nr]; per key block Kc: [nc][Dc], V: [nc][Dv],
+ * x, dp, ds: [nc][nr]; gq: [nr][Dc] += ds^T Kc. */
+static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
+                     int64_t h, int64_t i0, int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
     const fr_layout L = pb->layout;
-    const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0;
-    load_key_side(c, in, bt, n2, j0, nc, true, w);
-    memset(w->gk, 0, (size_t)(nc * Dk) * sizeof(double));
+    const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, Dc = Dk + Dr, n2 = h / pb->G;
+    load_query_side(c, in, bt, h, i0, nr, Dsaved, w);
+    gd_transpose(w->Qc, nr, Dc, w->Qt);
+    gd_transpose(w->dY, nr, Dv, w->dYt);
+    memset(w->gq, 0, (size_t)(nr * Dc) * sizeof(double));
+    for (int64_t j0 = 0; j0 < bt->S2; j0 += GD_BC) {
+        int64_t nc = bt->S2 - j0 < GD_BC ? bt->S2 - j0 : GD_BC;
+        load_key_side(c, in, bt, n2, j0, nc, w);
+        /* x: [nc][nr] = Kc . Qt */
+        if (gd_scores_mm(c, bt, h, i0, nr, j0, nc, w->Kc, w->Qt, Dc, true, w->qs, w->ks, w->x, w->cnt) == 0)
+            continue;
+        /* dp: [nc][nr] = V . dYt (dy . v of each position) */
+        memset(w->dp, 0, (size_t)(nr * nc) * sizeof(double));
+        c->mm(nc, nr, Dv, w->V, Dv, 1, w->dYt, nr, w->dp, nr);
+        for (int64_t col = 0; col < nc; col++)
+            for (int64_t r = 0; r < nr; r++) {
+                int64_t k = col * nr + r;
+                int32_t cn = w->cnt[k];
+                double pz, ds = 0.0;
+                if (cn)
+                    ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[k], w->m[r], w->l[r], w->Dr_[r], w->dp[k],
+                                    w->vs[col], &pz);
+                /* fp8: the gradient carries the dequant scale of the operand it multiplies (D13); fp8
+                 * excludes rope, so one weight serves all Dc columns. */
+                w->ds[k] = c->fp8 ? ds * w->ks[col] : ds;
+            }
+        /* gq: [nr][Dc] += dS: [nr][nc] (stored key-major) . Kc: [nc][Dc] */
+        gd_mm(c->mm, nr, Dc, nc, w->ds, 1, nr, w->Kc, Dc, w->gq, Dc);
+    }
+    store_rows(&out->dq, L, Dk, bt->q0, bt->b, h, i0, nr, w->gq, Dc, c->scale);
+    if (Dr) store_rows(&out->dq_rope, L, Dr, bt->q0, bt->b, h, i0, nr, w->gq + Dk, Dc, c->scale);
+}
+
+/* Pass B: dk, dv, dk_rope of keys [j0, j0+nc) of kv head n2, summed over the group's G query heads. Scores and dP
+ * are row-major here ([nr][nc]): K and V are transposed once. Kt: [Dc][nc], Vt: [Dv][nc]; per query block
+ * Qc: [nr][Dc], dY: [nr][Dv], x, dp, ds, pz: [nr][nc]; gk: [nc][Dc] += ds^T Qc, gv: [nc][Dv] += pz^T dY.
+ * Dall: [N1][TQ][GD_BR], the pre-pass's D_i. */
+static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
+                      int64_t n2, int64_t j0, int64_t nc, const double *Dall, int64_t TQ, bwd_ws *w) {
+    const fr_problem *pb = c->pb;
+    const fr_layout L = pb->layout;
+    const int64_t Dk = pb->Dk, Dv = pb->Dv, Dr = c->has_rope ? pb->Drope : 0, Dc = Dk + Dr;
+    load_key_side(c, in, bt, n2, j0, nc, w);
+    gd_transpose(w->Kc, nc, Dc, w->Kt);
+    gd_transpose(w->V, nc, Dv, w->Vt);
+    memset(w->gk, 0, (size_t)(nc * Dc) * sizeof(double));
     memset(w->gv, 0, (size_t)(nc * Dv) * sizeof(double));
-    if (Dr) memset(w->gkr, 0, (size_t)(nc * Dr) * sizeof(double));
     for (int64_t g = 0; g < pb->G; g++) {
         int64_t h = n2 * pb->G + g;
         for (int64_t i0 = 0; i0 < bt->S1; i0 += GD_BR) {
             int64_t nr = bt->S1 - i0 < GD_BR ? bt->S1 - i0 : GD_BR;
-            load_query_side(c, in, bt, h, i0, nr, w);
-            if (gd_scores(c, bt, h, i0, nr, j0, nc, w->Q, w->Qr, w->qs, w->K, w->Kr, w->ks, w->x, w->cnt) == 0)
+            const double *Dsaved = Dall + (h * TQ + c->qblk[bt->b] + i0 / GD_BR) * GD_BR;
+            load_query_side(c, in, bt, h, i0, nr, Dsaved, w);
+            /* x: [nr][nc] = Qc . Kt */
+            if (gd_scores_mm(c, bt, h, i0, nr, j0, nc, w->Qc, w->Kt, Dc, false, w->qs, w->ks, w->x, w->cnt) == 0)
                 continue;
-            gd_gemm_nt(w->dY, nr, w->V, nc, Dv, w->cnt, w->dp);
+            /* dp: [nr][nc] = dY . Vt */
+            memset(w->dp, 0, (size_t)(nr * nc) * sizeof(double));
+            c->mm(nr, nc, Dv, w->dY, Dv, 1, w->Vt, nc, w->dp, nc);
             for (int64_t r = 0; r < nr; r++)
                 for (int64_t col = 0; col < nc; col++) {
-                    int32_t cn = w->cnt[r * nc + col];
-                    if (!cn) continue;
-                    double pz;
-                    double ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[r * nc + col], w->m[r], w->l[r],
-                                           w->Dr_[r], w->dp[r * nc + col], w->vs[col], &pz);
-                    if (pz != 0.0) {
-                        const double *dy = w->dY + r * Dv;
-                        double *gv = w->gv + col * Dv;
-                        for (int64_t d = 0; d < Dv; d++) gv[d] += pz * dy[d];
-                    }
-                    double dq = ds * w->qs[r];
-                    const double *q = w->Q + r * Dk;
-                    double *gk = w->gk + col * Dk;
-                    for (int64_t d = 0; d < Dk; d++) gk[d] += dq * q[d];
-                    if (Dr) {
-                        const double *qr = w->Qr + r * Dr;
-                        double *gkr = w->gkr + col * Dr;
-                        for (int64_t d = 0; d < Dr; d++) gkr[d] += ds * qr[d];
-                    }
+                    int64_t k = r * nc + col;
+                    int32_t cn = w->cnt[k];
+                    double pz = 0.0, ds = 0.0;
+                    if (cn)
+                        ds = grad_point(c, bt, h, i0 + r, j0 + col, cn, w->x[k], w->m[r], w->l[r], w->Dr_[r],
+                                        w->dp[k], w->vs[col], &pz);
+                    w->ds[k] = c->fp8 ? ds * w->qs[r] : ds;
+                    w->pz[k] = pz;
                 }
+            /* gk: [nc][Dc] += dS^T: [nc][nr] . Qc: [nr][Dc];  gv: [nc][Dv] += Pz^T: [nc][nr] . dY: [nr][Dv] */
+            gd_mm(c->mm, nc, Dc, nr, w->ds, 1, nc, w->Qc, Dc, w->gk, Dc);
+            gd_mm(c->mm, nc, Dv, nr, w->pz, 1, nc, w->dY, Dv, w->gv, Dv);
         }
     }
-    store_rows(&out->dk, L, Dk, bt->kv0, bt->b, n2, j0, nc, w->gk, c->scale);
-    store_rows(&out->dv, L, Dv, bt->kv0, bt->b, n2, j0, nc, w->gv, 1.0);
-    if (Dr) store_rows(&out->dk_rope, L, Dr, bt->kv0, bt->b, n2, j0, nc, w->gkr, c->scale);
+    store_rows(&out->dk, L, Dk, bt->kv0, bt->b, n2, j0, nc, w->gk, Dc, c->scale);
+    store_rows(&out->dv, L, Dv, bt->kv0, bt->b, n2, j0, nc, w->gv, Dv, 1.0);
+    if (Dr) store_rows(&out->dk_rope, L, Dr, bt->kv0, bt->b, n2, j0, nc, w->gk + Dk, Dc, c->scale);
 }
 
 fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
+    return fr_golden_bwd_part(pb, p, in, out, e, NULL, err);
+}
+
+fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
+                             const fr_bwd_outputs *out, const fr_engine *e, const fr_golden_part *part,
+                             fr_error *err) {
     gd_ctx c;
     fr_status st = gd_ctx_init(&c, pb, p, &in->fwd, err);
     if (st != FR_OK) return st;
+    if ((st = gd_ctx_pick(&c, e, err)) != FR_OK) {
+        gd_ctx_free(&c);
+        return st;
+    }
     const int64_t TQ = c.qblk[pb->B], TK = c.kvblk[pb->B];
     int64_t na, nb;
     if (!fr_mul_ok(TQ, pb->N1, &na) || !fr_mul_ok(TK, pb->N2, &nb)) {
         gd_ctx_free(&c);
         return fr_fail(err, FR_E_OVERFLOW, "golden: task count overflows (N1 = %lld)", (long long)pb->N1);
     }
+    int64_t a0, a1, b0, b1;
+    fr_golden_part_range(part, na, &a0, &a1);
+    fr_golden_part_range(part, nb, &b0, &b1);
     int nt = gd_threads(e);
     int64_t most = na > nb ? na : nb;
     if (most < nt) nt = most > 0 ? (int)most : 1;
     size_t wsb = (bwd_ws_bytes(pb) + 63) & ~(size_t)63;
-    char *mem = malloc(wsb * (size_t)nt);
-    double *part = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
-    if (!mem || !part) {
+    char *mem = aligned_alloc(64, wsb * (size_t)nt);
+    double *sinkp = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
+    /* D_i of every (head, row), read by both passes: O(rows), 1/Dv of dy's size. */
+    double *Dall = malloc((size_t)(na > 0 ? na : 1) * GD_BR * sizeof(double));
+    if (!mem || !sinkp || !Dall) {
         free(mem);
-        free(part);
+        free(sinkp);
+        free(Dall);
         gd_ctx_free(&c);
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
     }
@@ -244,26 +284,36 @@ fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_i
             gd_batch bt = gd_batch_of(&c, b);
             int64_t i0 = (g - c.qblk[b]) * GD_BR;
             int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
-            part[t] = dq_block(&c, in, out, &bt, h, i0, nr, &w);
+            sinkp[t] = row_terms(&c, in, &bt, h, i0, nr, Dall + t * GD_BR, &w);
         }
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t t = 0; t < nb; t++) {
+        for (int64_t t = a0; t < a1; t++) {
+            int64_t h = t / TQ, g = t % TQ;
+            int64_t b = gd_find_batch(c.qblk, pb->B, g);
+            gd_batch bt = gd_batch_of(&c, b);
+            int64_t i0 = (g - c.qblk[b]) * GD_BR;
+            int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
+            dq_block(&c, in, out, &bt, h, i0, nr, Dall + t * GD_BR, &w);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t t = b0; t < b1; t++) {
             int64_t n2 = t / TK, g = t % TK;
             int64_t b = gd_find_batch(c.kvblk, pb->B, g);
             gd_batch bt = gd_batch_of(&c, b);
             int64_t j0 = (g - c.kvblk[b]) * GD_BC;
             int64_t nc = bt.S2 - j0 < GD_BC ? bt.S2 - j0 : GD_BC;
-            dkv_block(&c, in, out, &bt, n2, j0, nc, &w);
+            dkv_block(&c, in, out, &bt, n2, j0, nc, Dall, TQ, &w);
         }
     }
     /* dsink_h: the row terms of head h in (b, i) order (tasks of head h are contiguous and ordered). */
-    if (c.has_sink && fr_tensor_present(&out->dsink))
+    if (c.has_sink && fr_tensor_present(&out->dsink) && (!part || part->rank == 0))
         for (int64_t h = 0; h < pb->N1; h++) {
             double s = 0.0;
-            for (int64_t g = 0; g < TQ; g++) s += part[h * TQ + g];
+            for (int64_t g = 0; g < TQ; g++) s += sinkp[h * TQ + g];
             fr_store_f64(&out->dsink, h * out->dsink.strides[0], s);
         }
-    free(part);
+    free(Dall);
+    free(sinkp);
     free(mem);
     gd_ctx_free(&c);
     return FR_OK;

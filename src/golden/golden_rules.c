@@ -20,6 +20,13 @@ int gd_threads(const fr_engine *e) {
 #endif
 }
 
+fr_status gd_ctx_pick(gd_ctx *c, const fr_engine *e, fr_error *err) {
+    fr_isa want = e ? e->isa : FR_ISA_AUTO;
+    c->mm = gd_gemm_pick(want);
+    if (!c->mm) return fr_fail(err, FR_E_NOT_AVAILABLE, "golden: the requested ISA does not run on this CPU");
+    return FR_OK;
+}
+
 static int64_t clamp_len(int64_t v) { return v < 0 ? 0 : v; }
 
 gd_batch gd_batch_of(const gd_ctx *c, int64_t b) {
@@ -115,6 +122,10 @@ void gd_load_vec(const fr_tensor *t, int64_t base, int64_t stride, int64_t n, do
     }
     case FR_F32: {
         const float *s = (const float *)t->data;
+        if (stride == 1) { /* the common case, vectorized */
+            for (int64_t d = 0; d < n; d++) dst[d] = (double)s[base + d];
+            break;
+        }
         for (int64_t d = 0; d < n; d++) dst[d] = (double)s[base + d * stride];
         break;
     }
@@ -130,6 +141,14 @@ void gd_load_rows(const fr_tensor *t, fr_layout l, int64_t D, int64_t row0, int6
     int64_t sd = t->strides[t->ndim - 1];
     for (int64_t r = 0; r < nr; r++)
         gd_load_vec(t, fr_layout_offset(t, l, D, row0, b, n, i0 + r, 0), sd, D, dst + r * D);
+}
+
+void gd_load_cat(const fr_tensor *t, const fr_tensor *tr, fr_layout L, int64_t Dk, int64_t Dr, int64_t row0,
+                 int64_t b, int64_t n, int64_t i0, int64_t nr, double *dst) {
+    for (int64_t r = 0; r < nr; r++) {
+        gd_load_rows(t, L, Dk, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr));
+        if (Dr) gd_load_rows(tr, L, Dr, row0, b, n, i0 + r, 1, dst + r * (Dk + Dr) + Dk);
+    }
 }
 
 double gd_qscale(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i) {
@@ -299,19 +318,18 @@ void gd_gemm_nt(const double *A, int64_t nr, const double *B, int64_t nc, int64_
             if (cnt[rr * nc + col]) out[rr * nc + col] = gd_dot(A + rr * D, B + col * D, D);
 }
 
-int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
-                  const double *Q, const double *Qr, const double *qs, const double *K, const double *Kr,
-                  const double *ks, double *x, int32_t *cnt) {
+/* Which positions of the block take part, and how often: cnt[r * rs + col * cs] for r < nr, col < nc (top-k
+ * duplicates count once per occurrence, D7; 0 = masked). Returns the number of positions with cnt > 0. */
+static int64_t live_positions(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0,
+                              int64_t nc, int64_t rs, int64_t cs, int32_t *cnt) {
     const fr_problem *pb = c->pb;
-    const int64_t Dk = pb->Dk, Dr = c->has_rope ? pb->Drope : 0;
-    /* 1. Which positions take part, and how often (top-k duplicates count once per occurrence, D7). */
     if (c->has_topk) {
         memset(cnt, 0, (size_t)(nr * nc) * sizeof(int32_t));
         int64_t n2 = h / pb->G;
         for (int64_t r = 0; r < nr; r++)
             for (int64_t w = 0; w < pb->W; w++) {
                 int64_t j = topk_index(c, bt, n2, i0 + r, w);
-                if (j >= j0 && j < j0 + nc && j < bt->S2) cnt[r * nc + (j - j0)]++;
+                if (j >= j0 && j < j0 + nc && j < bt->S2) cnt[r * rs + (j - j0) * cs]++;
             }
     } else {
         for (int64_t k = 0; k < nr * nc; k++) cnt[k] = 1;
@@ -319,29 +337,66 @@ int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, in
     if (c->has_mask)
         for (int64_t r = 0; r < nr; r++)
             for (int64_t col = 0; col < nc; col++)
-                if (cnt[r * nc + col] && masked(c, bt, h, i0 + r, j0 + col)) cnt[r * nc + col] = 0;
+                if (cnt[r * rs + col * cs] && masked(c, bt, h, i0 + r, j0 + col)) cnt[r * rs + col * cs] = 0;
     int64_t live = 0;
     for (int64_t k = 0; k < nr * nc; k++) live += cnt[k] != 0;
-    if (live == 0) return 0;
-    /* 2. Raw scores s = q.k (+ q_rope.k_rope), each a sequential sum over d (the same for any blocking). */
-    gd_gemm_nt(Q, nr, K, nc, Dk, cnt, x);
-    int64_t rr;
-    if (Dr > 0)
-        for (rr = 0; rr < nr; rr++)
-            for (int64_t col = 0; col < nc; col++)
-                if (cnt[rr * nc + col]) x[rr * nc + col] += gd_dot(Qr + rr * Dr, Kr + col * Dr, Dr);
-    /* 3. Dequant scales, scale and pse in the order of D11. */
+    return live;
+}
+
+/* Raw scores x[r * rs + col * cs] -> scaled scores: dequant scales qs: [nr], ks: [nc], scale and pse in the order of
+ * D11, where cnt > 0. */
+static void finish_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0,
+                          int64_t nc, int64_t rs, int64_t cs, const double *qs, const double *ks, double *x,
+                          const int32_t *cnt) {
     const bool pse1 = c->has_pse && c->pse_type == 1;
+    if (!c->has_pse && !c->fp8) {
+        const double sc = c->scale;
+        for (int64_t k = 0; k < nr * nc; k++) x[k] *= sc;
+        return;
+    }
     for (int64_t r = 0; r < nr; r++)
         for (int64_t col = 0; col < nc; col++) {
-            if (!cnt[r * nc + col]) continue;
-            double s = x[r * nc + col];
+            int64_t k = r * rs + col * cs;
+            if (!cnt[k]) continue;
+            double s = x[k];
             if (c->fp8) s = s * qs[r] * ks[col];
             double v;
             if (!c->has_pse) v = s * c->scale;
             else if (pse1) v = (s + pse_value(c, bt, h, i0 + r, j0 + col)) * c->scale;
             else v = s * c->scale + pse_value(c, bt, h, i0 + r, j0 + col);
-            x[r * nc + col] = v;
+            x[k] = v;
         }
+}
+
+int64_t gd_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
+                  const double *Q, const double *Qr, const double *qs, const double *K, const double *Kr,
+                  const double *ks, double *x, int32_t *cnt) {
+    const fr_problem *pb = c->pb;
+    const int64_t Dk = pb->Dk, Dr = c->has_rope ? pb->Drope : 0;
+    int64_t live = live_positions(c, bt, h, i0, nr, j0, nc, nc, 1, cnt);
+    if (live == 0) return 0;
+    /* Raw scores s = q.k (+ q_rope.k_rope), each a sequential sum over d (the same for any blocking). */
+    gd_gemm_nt(Q, nr, K, nc, Dk, cnt, x);
+    if (Dr > 0)
+        for (int64_t rr = 0; rr < nr; rr++)
+            for (int64_t col = 0; col < nc; col++)
+                if (cnt[rr * nc + col]) x[rr * nc + col] += gd_dot(Qr + rr * Dr, Kr + col * Dr, Dr);
+    finish_scores(c, bt, h, i0, nr, j0, nc, nc, 1, qs, ks, x, cnt);
+    return live;
+}
+
+int64_t gd_scores_mm(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0, int64_t nc,
+                     const double *A, const double *B, int64_t Dc, bool tr, const double *qs, const double *ks,
+                     double *x, int32_t *cnt) {
+    const int64_t rs = tr ? 1 : nc, cs = tr ? nr : 1;
+    int64_t live = live_positions(c, bt, h, i0, nr, j0, nc, rs, cs, cnt);
+    if (live == 0) return 0;
+    /* Raw scores: the fma chain over the Dk (then Drope) columns of q | q_rope and k | k_rope (fma(q, k, s) and
+     * fma(k, q, s) are the same operation, so both orientations give the same bits). The scores of masked
+     * positions are computed too (whole tiles) and never used. */
+    memset(x, 0, (size_t)(nr * nc) * sizeof(double));
+    if (tr) c->mm(nc, nr, Dc, A, Dc, 1, B, nr, x, nr);
+    else c->mm(nr, nc, Dc, A, Dc, 1, B, nc, x, nc);
+    finish_scores(c, bt, h, i0, nr, j0, nc, rs, cs, qs, ks, x, cnt);
     return live;
 }

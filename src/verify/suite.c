@@ -29,7 +29,7 @@ static unsigned set_bits(const char *set) {
     if (!set || !strcmp(set, "default")) return FR_SET_DEFAULT;
     if (!strcmp(set, "quick")) return FR_SET_QUICK;
     if (!strcmp(set, "long")) return FR_SET_LONG;
-    if (!strcmp(set, "all")) return FR_SET_QUICK | FR_SET_DEFAULT | FR_SET_LONG;
+    if (!strcmp(set, "all")) return FR_SET_QUICK | FR_SET_DEFAULT | FR_SET_LONG | FR_SET_ALL_ONLY;
     return 0;
 }
 
@@ -724,7 +724,24 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     collect(bits, o->filter, it);
     fr_status st = FR_OK;
     int total = n + nr;
-    for (int k = 0; k < nr && st == FR_OK; k++) {
+    if (o->parts > 1) { /* one part of a distributed run: case k at place k, then gathered */
+        unsigned char *mine = calloc((size_t)total + 1, 1);
+        if (!mine) st = fr_fail(err, FR_E_NOMEM, "suite: out of memory");
+        for (int k = 0; k < total && st == FR_OK; k++) {
+            if (k % o->parts != o->part) continue;
+            st = k < nr ? run_dir(iut, rdirs[k], FR_CAT_REGRESSION, o, &res->cases[k], err)
+                        : run_item(iut, &it[k - nr], o, &res->cases[k], err);
+            mine[k] = st == FR_OK;
+            if (o->progress && st == FR_OK) o->progress(o->progress_ud, k + 1, total, &res->cases[k]);
+        }
+        /* Collective: every part calls it, whatever its own status (it returns the first failing part's). */
+        if (o->gather) st = o->gather(o->gather_ud, res, total, mine, st, err);
+        if (st == FR_OK) res->n = total;
+        free(mine);
+        n = 0; /* skip the single-run loops below */
+        total = 0;
+    }
+    for (int k = 0; k < nr && total && st == FR_OK; k++) {
         st = run_dir(iut, rdirs[k], FR_CAT_REGRESSION, o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
         if (o->progress) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
@@ -807,6 +824,11 @@ static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat c
 
 fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
                                fr_error *err) {
+    return fr_suite_write_cases_part(set, filter, seed, dir, 0, 1, written, err);
+}
+
+fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
+                                    int parts, int *written, fr_error *err) {
     if (written) *written = 0;
     unsigned bits = set_bits(set);
     if (!bits)
@@ -818,6 +840,7 @@ fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t see
     collect(bits, filter, it);
     fr_status st = FR_OK;
     for (int k = 0; k < n && st == FR_OK; k++) {
+        if (parts > 1 && k % parts != part) continue; /* another rank's case (mpirun flashref golden --set) */
         int variants = it[k].cat == FR_CAT_ORDER && it[k].spec->topk_w ? 4 : 1;
         for (int v = 0; v < variants && st == FR_OK; v++) {
             fr_gen_case g;

@@ -44,6 +44,7 @@ typedef struct fr_case_result {
     char series[32]; /* length series this case belongs to ("" none) */
 } fr_case_result;
 
+typedef struct fr_suite_result fr_suite_result;
 typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);
 
 typedef struct fr_suite_opts {
@@ -55,18 +56,27 @@ typedef struct fr_suite_opts {
     const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
     fr_suite_progress_fn progress;
     void *progress_ud;
+    /* Distribution across processes (mpirun flashref suite, src/dist): with parts > 1 this run computes only the
+     * cases k (regression directories first, then the set's cases, in order) with k % parts == part, each at its
+     * place k of res->cases; gather (collective, given this part's status), when set, then fills part 0's res->cases with every other part's cases (mine[k]:
+     * whether this part computed case k) before the length series and the summary, so part 0's result is that
+     * of a single run. 0 / 1 / NULL: a single run. */
+    int part, parts;
+    fr_status (*gather)(void *ud, fr_suite_result *res, int total, const unsigned char *mine, fr_status st,
+                        fr_error *err);
+    void *gather_ud;
 } fr_suite_opts;
 
 fr_suite_opts fr_suite_opts_default(void);
 
-typedef struct fr_suite_result {
+struct fr_suite_result {
     fr_case_result *cases;
     int n;
     int count[FR_CAT_COUNT][4]; /* [category][verdict] */
     fr_verdict overall;         /* FAIL if any FAIL, else WARN if any WARN, else PASS (SKIP only: SKIP) */
     fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first */
     double seconds;
-} fr_suite_result;
+};
 
 /* Runs the set against iut. FR_OK when the suite ran (whatever the verdicts); FR_E_INVALID_ARG for an unknown set. */
 fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err);
@@ -81,6 +91,10 @@ int fr_suite_list(const char *set, const char *filter,
  * them and `flashref verify` judge them. Order-invariance variants are written as separate cases. */
 fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
                                fr_error *err);
+/* The same for the cases k with k % parts == part only (one rank's share; each case directory is written whole by
+ * one part). */
+fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
+                                    int parts, int *written, fr_error *err);
 
 /* Judges case directories (outputs already written by an implementation; `flashref verify`). Each directory is
  * judged against a fresh golden run (fp64) and the ideal pipeline; a suite.txt beside case.json supplies the

@@ -16,6 +16,11 @@
     {.cat = FR_CAT_PROPERTIES, .sets = FR_SET_DEFAULT, .tags = FR_TAG_PEAKED, .mod = FR_MOD_NONE,                     \
      .what = "length series: error / ideal's must not grow with S2", .series = "gw_" #dt_,                          \
      .spec = {.name = name_, .dtype = dt_, .B = 1, .N1 = 2, .S1 = 32, .S2 = s2_, .D = 64, .beta = 0.4}}
+/* One case of the long set's length series (32K .. 256K keys): same problem, S2 keys. */
+#define GL(dt_, s2_, name_)                                                                                         \
+    {.cat = FR_CAT_PROPERTIES, .sets = FR_SET_LONG, .tags = FR_TAG_LONG | FR_TAG_PEAKED, .mod = FR_MOD_NONE,          \
+     .what = "long length series: error / ideal's must not grow with S2", .series = "gl_" #dt_,                     \
+     .spec = {.name = name_, .dtype = dt_, .B = 1, .N1 = 1, .S1 = 16, .S2 = s2_, .D = 64, .beta = 0.4}}
 #define EQ FR_CAT_EQUIVALENCE
 #define BD FR_CAT_BOUNDARIES
 #define PR FR_CAT_PROPERTIES
@@ -230,6 +235,17 @@ const fr_suite_entry fr_suite_entries[] = {
       .bwd = true, .B = 1, .N1 = 1, .S1 = 64, .S2 = 66000, .D = 64, .sparse_mode = 3, .mask = CANON),
     E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 33000 keys, bf16", .name = "long_bwd_33k_bf16", .bwd = true,
       .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 16, .S2 = 33000, .D = 64),
+    /* ---- long context, 128K to 1M keys: the length series of the report, and the far end ---- */
+    GL(FR_BF16, 32768, "long_series_32k_bf16"),
+    GL(FR_BF16, 65536, "long_series_64k_bf16"),
+    GL(FR_BF16, 131072, "long_series_128k_bf16"),
+    GL(FR_BF16, 262144, "long_series_256k_bf16"),
+    E(BD, SL, FR_TAG_LONG, FR_MOD_NONE, "262144 keys causal (bottom-right), fp16", .name = "long_keys_256k_causal_fp16",
+      .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 32, .S2 = 262144, .D = 64, .sparse_mode = 3, .mask = CANON),
+    E(GR, SL, FR_TAG_LONG, FR_MOD_NONE, "backward with 131072 keys, bf16", .name = "long_bwd_128k_bf16", .bwd = true,
+      .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 16, .S2 = 131072, .D = 64),
+    E(BD, FR_SET_ALL_ONLY, FR_TAG_LONG | FR_TAG_PEAKED, FR_MOD_NONE, "1048576 keys (the spec's S limit), bf16, peaked",
+      .name = "long_keys_1m_bf16", .dtype = FR_BF16, .B = 1, .N1 = 1, .S1 = 8, .S2 = 1048576, .D = 64, .beta = 0.4),
 };
 
 const int fr_suite_entry_count = (int)(sizeof fr_suite_entries / sizeof fr_suite_entries[0]);

@@ -5,7 +5,8 @@
 #include "verify/casegen.h"
 #include "verify/suite.h"
 
-enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u };
+/* FR_SET_ALL_ONLY: in --set all but in no smaller set (the 1M-key case). */
+enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u, FR_SET_ALL_ONLY = 8u };
 
 /* Post-processing of a generated case. */
 typedef enum fr_suite_mod {

@@ -1,0 +1,53 @@
+/* The distributed layer (design.md "Growth path"): one problem, or a list of cases, split across MPI ranks. It sits
+ * above the engines and below tools/, and is built only when an MPI is found (FR_HAVE_MPI); without one, or when the
+ * process was not started by mpirun, everything here runs as a single process of rank 0 of 1.
+ *
+ * One problem (fr_dist_fwd / fr_dist_bwd, golden engine): each rank computes a contiguous part of the golden's fixed
+ * task grid (src/golden/golden_part.h: (head, query block) forward and pass A, (kv head, key block) pass B), with
+ * the whole K/V replicated on every rank, into full-size output tensors; the parts are merged onto rank 0 by a
+ * bitwise XOR reduction of each rank's changes (every element has exactly one owner, so the merge moves bits and
+ * never adds numbers). The grid does not depend on the rank count: rank 0's outputs are bit-identical to the
+ * single-process fr_fwd / fr_bwd for every rank count. Other engines run whole on rank 0. */
+#ifndef FR_DIST_DIST_H
+#define FR_DIST_DIST_H
+
+#include "flashref.h"
+
+#include <stdint.h>
+
+typedef struct fr_dist {
+    int rank, size; /* 0 of 1 when not under mpirun */
+    int active;     /* MPI was initialised here (and must be finalised) */
+} fr_dist;
+
+/* Initialises MPI when the environment says mpirun started this process (OMPI_COMM_WORLD_SIZE, PMIX_RANK or
+ * PMI_SIZE), else leaves d as rank 0 of 1 without touching MPI: a plain `flashref run` stays a plain process. */
+void fr_dist_init(int *argc, char ***argv, fr_dist *d);
+void fr_dist_finalize(fr_dist *d);
+
+/* Forward / backward of one problem across the ranks; every rank must call it with the same problem (inputs read
+ * by each rank) and its own output tensors. Returns the same status on every rank (the first failure's, by rank);
+ * rank 0's outputs hold the result. */
+fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
+                      const fr_engine *e, fr_error *err);
+fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
+                      const fr_engine *e, fr_error *err);
+
+/* Whether any rank passes a nonzero flag (collective; flag itself when single). */
+int fr_dist_any(const fr_dist *d, int flag);
+/* The sum of v over the ranks (collective). */
+int64_t fr_dist_sum(const fr_dist *d, int64_t v);
+/* The largest value over the ranks (collective). */
+int64_t fr_dist_max(const fr_dist *d, int64_t v);
+void fr_dist_barrier(const fr_dist *d);
+/* Merges a byte buffer onto rank 0: each rank passes its buffer and the bytes it started from (base: the same
+ * length); rank 0 ends with base XOR (the XOR of every rank's buf ^ base) = every rank's changes (collective). */
+int fr_dist_merge_bytes(const fr_dist *d, void *buf, const void *base, size_t n);
+
+/* The suite's gather (fr_suite_opts.gather, ud = the fr_dist): every case computed by rank k % R is sent to rank 0
+ * (the result record and its row gains), in case order; returns the first failing rank's status everywhere. */
+struct fr_suite_result;
+fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total, const unsigned char *mine,
+                               fr_status st, fr_error *err);
+
+#endif
