@@ -36,4 +36,4 @@ def cli():
         import flashref
         p = flashref.cli_path()
     assert p and os.path.exists(p), "the flashref command is not found (FLASHREF_CLI)"
-    return p
+    return os.path.abspath(p)
