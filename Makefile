@@ -14,7 +14,8 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch build run test test-exhaustive asan fuzz bench prove install clean
+.PHONY: all deps venv torch build run test test-exhaustive asan fuzz bench prove install clean python-wheel-check \
+        bench-python
 
 all: build
 
@@ -57,6 +58,16 @@ run: build
 
 test: build venv torch
 	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE exhaustive
+
+# `pip install .` of a clean clone (HEAD) into a fresh venv, and the installed package used as a user would
+# (scripts/python-wheel-check.sh; about 2 minutes, most of it the library's compile).
+python-wheel-check: $(BUILD)/.deps
+	./scripts/python-wheel-check.sh $(BUILD)
+
+# In-process verify of PyTorch's SDPA vs `flashref suite --impl exec:` with a runner doing the same (bench/python).
+BENCH_PY_SET ?= default
+bench-python: build venv torch
+	$(PY) bench/python/bench_verify.py --set $(BENCH_PY_SET) --build $(BUILD)
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).
