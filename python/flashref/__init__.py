@@ -20,3 +20,11 @@ __version__ = version()
 __all__ = ["attention", "attention_backward", "AttentionOutput", "Gradients", "FlashrefError", "Unsupported",
            "verify", "VerifyResult", "CaseResult", "Case", "list_cases", "set_names", "Numerics", "emulate",
            "metrics", "ulp", "study", "version", "library_path", "cli_path"]
+
+
+def __getattr__(name: str):
+    """flashref.torch and flashref.testing load on first use (torch is an optional dependency)."""
+    if name in ("torch", "testing"):
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'flashref' has no attribute %r" % name)
