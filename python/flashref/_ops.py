@@ -206,7 +206,7 @@ def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax
         if specs[3 + k].dtype == L.DT_NONE:
             arrs.append(None)
             continue
-        a, t = alloc(specs[3 + k], torch_out, raw, keep, prec if n != "dsink" or prec else None)
+        a, t = alloc(specs[3 + k], torch_out, raw, keep, prec)
         setattr(bo, n, t)
         arrs.append(a)
     if o_extra is not None:

@@ -316,7 +316,7 @@ class VerifyResult:
 
     def __del__(self) -> None:
         h = getattr(self, "_h", None)
-        if h:
+        if h and L is not None and L.lib is not None:
             L.lib.fr_verify_result_free(h)
             self._h = None
 

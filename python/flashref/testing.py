@@ -59,8 +59,9 @@ def assert_attention_close(actual: Any, expected_case: Union[Case, Dict[str, Any
     a, g, i = to_numpy(actual), to_numpy(golden), to_numpy(ideal)
     if tuple(a.shape) != tuple(g.shape):
         raise AssertionError("%s: shape %s, expected %s" % (output, tuple(a.shape), tuple(g.shape)))
-    out_dtype = case.out_dtype or case.dtype if output == "attention_out" else (
-        "fp32" if output.startswith("softmax") or output == "dsink" else case.dtype)
+    op_dtype = case.out_dtype or ("fp16" if case.dtype in ("e4m3fn", "e5m2", "hif8") else case.dtype)
+    out_dtype = "fp32" if output.startswith("softmax") or output == "dsink" else (
+        op_dtype if output == "attention_out" or case.dtype in ("e4m3fn", "e5m2", "hif8") else case.dtype)
     ma = metrics(a, g)
     mi = metrics(i, g)
     kk = k_grad if case.op == "bwd" else k_out

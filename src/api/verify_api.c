@@ -236,11 +236,30 @@ static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result *
     return FR_OK;
 }
 
+/* With opts.exact, the suite's substring filter also runs cases whose names contain the exact one: those are
+ * skipped without calling the caller's function (and dropped from the result by keep_exact). */
+typedef struct exact_ctx {
+    fr_verify_callback fn;
+    void *ud;
+    const char *exact;
+} exact_ctx;
+
+static fr_status exact_cb(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
+    const exact_ctx *x = ud;
+    if (strcmp(c->name, x->exact) != 0) return fr_fail(err, FR_E_UNSUPPORTED, "not the requested case");
+    return x->fn(x->ud, c, fo, bo, err);
+}
+
 fr_status fr_verify_run_callback(const fr_verify_opts *o, fr_verify_callback fn, void *ud, fr_verify_result **res,
                                  fr_error *err) {
     if (!res) return fr_fail(err, FR_E_NULL, "verify: NULL result pointer");
     *res = NULL;
     fr_iut *iut;
+    exact_ctx x = {fn, ud, o ? o->exact : NULL};
+    if (fn && x.exact) {
+        fn = exact_cb;
+        ud = &x;
+    }
     fr_status st = fr_iut_callback_open(fn, ud, o ? o->impl_name : NULL, &iut, err);
     if (st != FR_OK) return st;
     st = run(o, iut, res, err);

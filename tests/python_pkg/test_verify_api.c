@@ -16,12 +16,15 @@ typedef struct calls {
     int n, fwd, bwd;
     char first[96];
     int perturb; /* 1: scale attention_out by 1.05; 2: unsupported */
+    const char *expect; /* when set: count calls for other cases */
+    int wrong;
 } calls;
 
 static fr_status cb(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
     calls *k = ud;
     if (!k->n) snprintf(k->first, sizeof k->first, "%s", c->name);
     k->n++;
+    if (k->expect && strcmp(c->name, k->expect)) k->wrong++;
     if (k->perturb == 2) return FR_E_UNSUPPORTED;
     fr_engine e = fr_engine_default(FR_ENGINE_FAST);
     fr_status st;
@@ -114,10 +117,12 @@ int main(void) {
 
     /* exactly one case */
     calls ke = {0};
+    ke.expect = k.first;
     o.exact = k.first;
     o.filter = NULL;
     CHECK(fr_verify_run_callback(&o, cb, &ke, &r, &err) == FR_OK, "run: %s", err.msg);
-    CHECK(fr_verify_result_count(r) == 1, "exact: %d cases", fr_verify_result_count(r));
+    CHECK(fr_verify_result_count(r) == 1 && ke.n >= 1 && ke.wrong == 0, "exact: %d cases, %d calls, %d for others",
+          fr_verify_result_count(r), ke.n, ke.wrong);
     fr_verify_result_free(r);
     o.exact = NULL;
 
