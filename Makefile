@@ -17,7 +17,8 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch build run test test-long test-exhaustive asan fuzz bench prove install clean
+.PHONY: all deps venv torch build run test test-long test-exhaustive asan fuzz bench prove install clean \
+        python-wheel-check bench-python
 
 all: build
 
@@ -61,6 +62,16 @@ test: build venv torch
 # Long-sequence checks (label "long"): the golden at S1 = S2 = 65536 against its row reference, minutes.
 test-long: build
 	cd $(BUILD) && ctest --output-on-failure -L long
+
+# `pip install .` of a clean clone (HEAD) into a fresh venv, and the installed package used as a user would
+# (scripts/python-wheel-check.sh; about 2 minutes, most of it the library's compile).
+python-wheel-check: $(BUILD)/.deps
+	./scripts/python-wheel-check.sh $(BUILD)
+
+# In-process verify of PyTorch's SDPA vs `flashref suite --impl exec:` with a runner doing the same (bench/python).
+BENCH_PY_SET ?= default
+bench-python: build venv torch
+	$(PY) bench/python/bench_verify.py --set $(BENCH_PY_SET) --build $(BUILD)
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).

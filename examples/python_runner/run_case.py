@@ -3,7 +3,7 @@
 the outputs beside them and exits 0; exits 77 ("not supported by me", reported as SKIP) for what it does not handle.
 
 usage:  run_case.py CASE_DIR
-judge:  flashref suite --impl exec:"python3 examples/python_runner/run_case.py"
+judge:  build/flashref suite --impl exec:"build/venv/bin/python examples/python_runner/run_case.py"
 
 Handles forward and backward for layouts BNSD/BSND/BSH/SBH, dtypes fp32/fp16/bf16 (bf16 travels as <u2 bit
 patterns), GQA/MQA, sparse modes 0-4 with their masks, pse types 0/1 with [B,N1,S1,S2], [B,N1,1,S2] or [1,N1,S1,S2]

@@ -14,7 +14,14 @@
 
 typedef struct fr_iut fr_iut;
 
-typedef enum fr_iut_kind { FR_IUT_ENGINE, FR_IUT_PLUGIN, FR_IUT_EXEC, FR_IUT_MUTANT, FR_IUT_DISK } fr_iut_kind;
+typedef enum fr_iut_kind {
+    FR_IUT_ENGINE,
+    FR_IUT_PLUGIN,
+    FR_IUT_EXEC,
+    FR_IUT_MUTANT,
+    FR_IUT_DISK,
+    FR_IUT_CALLBACK /* a function in the caller's process (iut_callback.h: the Python package) */
+} fr_iut_kind;
 
 /* Opens an IUT from its spec string. FR_E_INVALID_ARG for an unknown spec (message lists the forms),
  * FR_E_NOT_AVAILABLE for a plugin that cannot be loaded or has the wrong ABI version. */

@@ -1,0 +1,220 @@
+"""flashref.attention and flashref.attention_backward: the operator on numpy arrays or CPU torch tensors."""
+
+from __future__ import annotations
+
+import ctypes as C
+from typing import Any, NamedTuple, Optional, Sequence, Union
+
+from . import _lib as L
+from ._arrays import Keep, alloc, dtype_code, is_torch, view
+from .emulate import Numerics, preset
+
+_ENGINES = {"golden": 0, "fast": 1, "emulate": 2}
+_ISAS = {None: 0, "auto": 0, "scalar": 1, "avx2": 2, "avx512": 3, "avx512bf16": 4}
+_SOFTMAX_LAYOUT = {"": 0, None: 0, "default": 0, "same_as_input": 1}
+
+
+class AttentionOutput(NamedTuple):
+    """attention_out, softmax_max and softmax_sum ([B,N1,S1,8] fp32; TND [N1,T,8] or [T,N1,8])."""
+    out: Any
+    softmax_max: Any
+    softmax_sum: Any
+
+
+class Gradients(NamedTuple):
+    """dq, dk, dv; dq_rope / dk_rope with rope inputs, dsink with a sink (else None)."""
+    dq: Any
+    dk: Any
+    dv: Any
+    dq_rope: Any = None
+    dk_rope: Any = None
+    dsink: Any = None
+
+
+def _ints(x: Optional[Sequence[int]], keep: Keep):
+    if x is None:
+        return None, 0
+    vals = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
+    arr = (C.c_int64 * max(len(vals), 1))(*vals)
+    keep.refs.append(arr)
+    return C.cast(arr, C.POINTER(C.c_int64)), len(vals)
+
+
+def make_params(keep: Keep, *, input_layout: str, head_num: int, scale: float = 1.0, keep_prob: float = 1.0,
+                pre_tokens: int = 2147483647, next_tokens: int = 2147483647, inner_precise: int = 0,
+                sparse_mode: int = 0, pse_type: int = 1, prefix: Optional[Sequence[int]] = None,
+                actual_seq_qlen: Optional[Sequence[int]] = None, actual_seq_kvlen: Optional[Sequence[int]] = None,
+                q_start_idx: int = 0, kv_start_idx: int = 0, out_dtype: Any = None,
+                softmax_layout: Optional[str] = None) -> L.Params:
+    p = L.lib.fr_params_default()
+    lay = str(input_layout).upper()
+    if lay not in L.LAYOUTS[1:]:
+        raise L.FlashrefError(L.STATUS["FR_E_LAYOUT"], "input_layout: '%s' (expected BSH, SBH, BSND, BNSD or TND)"
+                              % input_layout)
+    p.input_layout = L.LAYOUTS.index(lay)
+    p.head_num, p.scale_value, p.keep_prob = int(head_num), float(scale), float(keep_prob)
+    p.pre_tokens, p.next_tokens = int(pre_tokens), int(next_tokens)
+    p.inner_precise, p.sparse_mode, p.pse_type = int(inner_precise), int(sparse_mode), int(pse_type)
+    p.prefix, p.prefix_len = _ints(prefix, keep)
+    p.actual_seq_qlen, nq = _ints(actual_seq_qlen, keep)
+    p.actual_seq_kvlen, nk = _ints(actual_seq_kvlen, keep)
+    if actual_seq_qlen is not None and actual_seq_kvlen is not None and nq != nk:
+        raise L.FlashrefError(L.STATUS["FR_E_SEQLEN"], "actual_seq_qlen has %d entries, actual_seq_kvlen %d" % (nq, nk))
+    p.actual_seq_len = max(nq, nk)
+    p.q_start_idx, p.kv_start_idx = int(q_start_idx), int(kv_start_idx)
+    p.out_dtype = dtype_code(out_dtype)
+    if softmax_layout not in _SOFTMAX_LAYOUT:
+        raise ValueError("softmax_layout: %r (expected '' or 'same_as_input')" % softmax_layout)
+    p.softmax_layout = _SOFTMAX_LAYOUT[softmax_layout]
+    return p
+
+
+def make_engine(engine: str, numerics: Union[None, str, Numerics], threads: int, isa: Optional[str], keep: Keep):
+    if engine not in _ENGINES:
+        raise ValueError("engine: %r (expected 'fast', 'golden' or 'emulate')" % (engine,))
+    if isa not in _ISAS:
+        raise ValueError("isa: %r (expected scalar, avx2, avx512 or avx512bf16)" % (isa,))
+    e = L.lib.fr_engine_default(_ENGINES[engine])
+    e.num_threads, e.isa = int(threads), _ISAS[isa]
+    nc = None
+    if numerics is not None:
+        if engine != "emulate":
+            raise ValueError("numerics: only with engine='emulate'")
+        nc = preset(numerics) if isinstance(numerics, str) else numerics
+        nc.check()
+        keep.refs.append(nc)
+        e.numerics = C.cast(C.byref(nc._c), C.c_void_p)
+    return e, nc
+
+
+_FWD_OPTIONAL = ("real_shift", "drop_mask", "atten_mask", "d_scale_q", "d_scale_k", "d_scale_v", "query_rope",
+                 "key_rope", "sink", "topk_indices")
+
+
+def _fwd_inputs(keep: Keep, hint: Optional[int], query, key, value, tensors: dict) -> L.FwdInputs:
+    fi = L.FwdInputs()
+    fi.query, fi.key, fi.value = (view(x, n, keep, hint) for x, n in ((query, "query"), (key, "key"), (value, "value")))
+    for n in _FWD_OPTIONAL:
+        setattr(fi, n, view(tensors.get(n), n, keep, hint if n in ("query_rope", "key_rope") else None))
+    return fi
+
+
+def _hint(dtype: Any, query: Any) -> Optional[int]:
+    return dtype_code(dtype) if dtype is not None else None
+
+
+def _raw(query: Any, hint: Optional[int]) -> bool:
+    name = str(query.dtype)
+    return hint is not None and ("uint" in name or "int16" in name)
+
+
+def attention(query, key, value, *, input_layout: str, head_num: int, scale: float = 1.0, atten_mask=None,
+              sparse_mode: int = 0, pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None,
+              pse_type: int = 1, drop_mask=None, keep_prob: float = 1.0, sink=None, topk_indices=None,
+              query_rope=None, key_rope=None, actual_seq_qlen=None, actual_seq_kvlen=None, prefix=None,
+              q_start_idx: int = 0, kv_start_idx: int = 0, inner_precise: int = 0, d_scale_q=None, d_scale_k=None,
+              d_scale_v=None, out_dtype=None, softmax_layout: Optional[str] = None, dtype=None,
+              engine: str = "fast", numerics: Union[None, str, Numerics] = None, threads: int = 0,
+              isa: Optional[str] = None, out_precision=None, o_lo: bool = False) -> AttentionOutput:
+    """FlashAttentionScore forward (the operator's spec; docs/python.md).
+
+    query/key/value and every tensor: numpy arrays (float32, float16, ml_dtypes bfloat16 / float8_e4m3fn /
+    float8_e5m2, or raw bit patterns uint16 / uint8 with dtype="bf16"|"fp16"|"e4m3fn"|"e5m2"|"hif8") or CPU torch
+    tensors, read in place (no copy) whatever their strides. pse is the operator's real_shift. Returns
+    AttentionOutput(out, softmax_max, softmax_sum) of the same kind as query: out in the operator's dtype (the input
+    dtype; fp8 inputs: fp16 unless out_dtype), softmax statistics fp32. out_precision="fp32"|"fp64" returns every
+    output unrounded in that precision instead (the golden's fp64 results). engine: "fast" (the fused kernels),
+    "golden" (fp64 reference), "emulate" (numerics: a preset name or flashref.emulate.Numerics). o_lo (emulate only):
+    also return the fp32 residual fp32(out) - round(out) as a fourth value. The GIL is released while computing.
+    Errors raise flashref.FlashrefError carrying the status name and the library's message."""
+    keep = Keep()
+    hint = _hint(dtype, query)
+    raw = _raw(query, hint)
+    p = make_params(keep, input_layout=input_layout, head_num=head_num, scale=scale, keep_prob=keep_prob,
+                    pre_tokens=pre_tokens, next_tokens=next_tokens, inner_precise=inner_precise,
+                    sparse_mode=sparse_mode, pse_type=pse_type, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
+                    actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx,
+                    out_dtype=out_dtype, softmax_layout=softmax_layout)
+    fi = _fwd_inputs(keep, hint, query, key, value, dict(
+        real_shift=pse, drop_mask=drop_mask, atten_mask=atten_mask, d_scale_q=d_scale_q, d_scale_k=d_scale_k,
+        d_scale_v=d_scale_v, query_rope=query_rope, key_rope=key_rope, sink=sink, topk_indices=topk_indices))
+    e, nc = make_engine(engine, numerics, threads, isa, keep)
+    err = L.Error()
+    bi = L.BwdInputs()
+    bi.fwd = fi
+    specs = (L.Tensor * 9)()
+    L.check(L.lib.fr_verify_output_specs(0, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
+    torch_out = is_torch(query)
+    prec = dtype_code(out_precision) if out_precision is not None else None
+    fo = L.FwdOutputs()
+    arrs = []
+    for k, n in enumerate(("attention_out", "softmax_max", "softmax_sum")):
+        a, t = alloc(specs[k], torch_out, raw, keep, prec)
+        setattr(fo, n, t)
+        arrs.append(a)
+    if o_lo:
+        if engine != "emulate":
+            raise ValueError("o_lo: only with engine='emulate'")
+        lo_arr, lo_t = alloc(specs[0], torch_out, False, keep, L.F32)
+        st = L.lib.fr_emulate_fwd_ex(C.byref(p), C.byref(fi), C.byref(fo), C.byref(nc._c) if nc else None,
+                                     C.byref(lo_t), int(threads), C.byref(err))
+        L.check(st, err)
+        return AttentionOutput(*arrs), lo_arr  # type: ignore[return-value]
+    L.check(L.lib.fr_fwd(C.byref(p), C.byref(fi), C.byref(fo), C.byref(e), C.byref(err)), err)
+    return AttentionOutput(*arrs)
+
+
+def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax_sum, *, input_layout: str,
+                       head_num: int, scale: float = 1.0, atten_mask=None, sparse_mode: int = 0,
+                       pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None, pse_type: int = 1,
+                       drop_mask=None, keep_prob: float = 1.0, sink=None, topk_indices=None, query_rope=None,
+                       key_rope=None, actual_seq_qlen=None, actual_seq_kvlen=None, prefix=None,
+                       q_start_idx: int = 0, kv_start_idx: int = 0, inner_precise: int = 0, d_scale_q=None,
+                       d_scale_k=None, d_scale_v=None, out_dtype=None, softmax_layout: Optional[str] = None,
+                       dtype=None, engine: str = "fast", numerics: Union[None, str, Numerics] = None,
+                       threads: int = 0, isa: Optional[str] = None, out_precision=None, o_extra=None) -> Gradients:
+    """FlashAttentionScore backward: dy is attention_out's gradient, attention_in the forward output, softmax_max /
+    softmax_sum the forward's statistics. Same arguments and conventions as attention(). Returns Gradients(dq, dk,
+    dv, dq_rope, dk_rope, dsink) in the input dtype (fp8: the out dtype) unless out_precision. o_extra (emulate): the
+    o_lo residual or the unrounded output, for the numerics' dpsum source."""
+    keep = Keep()
+    hint = _hint(dtype, query)
+    raw = _raw(query, hint)
+    p = make_params(keep, input_layout=input_layout, head_num=head_num, scale=scale, keep_prob=keep_prob,
+                    pre_tokens=pre_tokens, next_tokens=next_tokens, inner_precise=inner_precise,
+                    sparse_mode=sparse_mode, pse_type=pse_type, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
+                    actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx,
+                    out_dtype=out_dtype, softmax_layout=softmax_layout)
+    bi = L.BwdInputs()
+    bi.fwd = _fwd_inputs(keep, hint, query, key, value, dict(
+        real_shift=pse, drop_mask=drop_mask, atten_mask=atten_mask, d_scale_q=d_scale_q, d_scale_k=d_scale_k,
+        d_scale_v=d_scale_v, query_rope=query_rope, key_rope=key_rope, sink=sink, topk_indices=topk_indices))
+    out_hint = dtype_code(out_dtype) if (out_dtype is not None and hint is not None) else hint
+    bi.dy = view(dy, "dy", keep, out_hint)
+    bi.attention_in = view(attention_in, "attention_in", keep, out_hint)
+    bi.softmax_max = view(softmax_max, "softmax_max", keep)
+    bi.softmax_sum = view(softmax_sum, "softmax_sum", keep)
+    e, nc = make_engine(engine, numerics, threads, isa, keep)
+    err = L.Error()
+    specs = (L.Tensor * 9)()
+    L.check(L.lib.fr_verify_output_specs(1, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
+    torch_out = is_torch(query)
+    prec = dtype_code(out_precision) if out_precision is not None else None
+    bo = L.BwdOutputs()
+    arrs = []
+    for k, n in enumerate(L.BWD_OUTPUTS):
+        if specs[3 + k].dtype == L.DT_NONE:
+            arrs.append(None)
+            continue
+        a, t = alloc(specs[3 + k], torch_out, raw, keep, prec)
+        setattr(bo, n, t)
+        arrs.append(a)
+    if o_extra is not None:
+        if engine != "emulate":
+            raise ValueError("o_extra: only with engine='emulate'")
+        ox = view(o_extra, "o_extra", keep)
+        L.check(L.lib.fr_emulate_bwd_ex(C.byref(p), C.byref(bi), C.byref(bo), C.byref(nc._c) if nc else None,
+                                        C.byref(ox), int(threads), C.byref(err)), err)
+    else:
+        L.check(L.lib.fr_bwd(C.byref(p), C.byref(bi), C.byref(bo), C.byref(e), C.byref(err)), err)
+    return Gradients(*arrs)

@@ -1,0 +1,165 @@
+"""flashref.attention / attention_backward on numpy arrays and torch tensors, against an independent numpy
+implementation (tests/python/ref_attention.py, written from the spec)."""
+
+import sys
+import threading
+import time
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import flashref
+from conftest import HERE, torch_or_skip
+
+sys.path.insert(0, str(HERE.parent / "python"))
+import ref_attention  # noqa: E402
+
+
+def ref_fwd(q, k, v, **params):
+    p = dict(head_num=params.pop("head_num"), input_layout=params.pop("input_layout"),
+             scale_value=params.pop("scale", 1.0), keep_prob=1.0, pre_tokens=2147483647, next_tokens=2147483647,
+             inner_precise=0, sparse_mode=0, pse_type=1, prefix=None, actual_seq_qlen=None, actual_seq_kvlen=None,
+             q_start_idx=0, kv_start_idx=0, out_dtype=None, softmax_layout="")
+    p.update(params)
+    dt = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}[q.dtype.name]
+    bits = lambda a: a.view(np.uint16) if dt == "bf16" else a  # noqa: E731
+    return ref_attention.forward(p, {"query": bits(q), "key": bits(k), "value": bits(v)}, dt)
+
+
+def test_forward_fp32_matches_independent_reference(rng):
+    q = rng.standard_normal((2, 4, 33, 16)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 47, 16)).astype(np.float32)
+    v = rng.standard_normal((2, 2, 47, 8)).astype(np.float32)
+    ref = ref_fwd(q, k, v, head_num=4, input_layout="BNSD", scale=0.25)
+    for engine in ("golden", "fast", "emulate"):
+        out, m, l = flashref.attention(q, k, v, input_layout="BNSD", head_num=4, scale=0.25, engine=engine)
+        assert out.dtype == np.float32 and out.shape == (2, 4, 33, 8)
+        assert m.shape == l.shape == (2, 4, 33, 8) and m.dtype == np.float32
+        tol = 1e-12 if engine == "golden" else 1e-5
+        if engine == "golden":
+            g = flashref.attention(q, k, v, input_layout="BNSD", head_num=4, scale=0.25, engine="golden",
+                                   out_precision="fp64")
+            assert g.out.dtype == np.float64
+            assert np.max(np.abs(g.out - ref["attention_out"])) < tol
+            assert np.max(np.abs(g.softmax_sum - ref["softmax_sum"]) / ref["softmax_sum"]) < tol
+        assert np.max(np.abs(out - ref["attention_out"])) < 1e-5, engine
+        assert np.max(np.abs(m - ref["softmax_max"])) < 1e-5, engine
+
+
+def test_bf16_ml_dtypes_and_raw_bits_agree(rng):
+    q = rng.standard_normal((1, 24, 64)).astype(ml_dtypes.bfloat16)   # BSH, 4 heads of 16
+    k = rng.standard_normal((1, 40, 64)).astype(ml_dtypes.bfloat16)
+    v = rng.standard_normal((1, 40, 64)).astype(ml_dtypes.bfloat16)
+    kw = dict(input_layout="BSH", head_num=4, scale=0.25)
+    a = flashref.attention(q, k, v, **kw)
+    b = flashref.attention(q.view(np.uint16), k.view(np.uint16), v.view(np.uint16), dtype="bf16", **kw)
+    assert a.out.dtype == ml_dtypes.bfloat16 and b.out.dtype == np.uint16       # same kind as the inputs
+    assert np.array_equal(a.out.view(np.uint16), b.out)
+    ref = ref_fwd(q, k, v, **kw)
+    err = np.linalg.norm(a.out.astype(np.float64) - ref["attention_out"]) / np.linalg.norm(ref["attention_out"])
+    assert err < 2 ** -8, err
+
+
+def test_fp8_inputs_give_fp16_out(rng):
+    x = lambda *s: (rng.standard_normal(s) * 0.5).astype(ml_dtypes.float8_e4m3fn)  # noqa: E731
+    q, k, v = x(1, 1, 16, 32), x(1, 1, 16, 32), x(1, 1, 16, 32)
+    one = np.ones((1, 1, 1, 1), dtype=np.float32)
+    r = flashref.attention(q, k, v, input_layout="BNSD", head_num=1, scale=0.2, d_scale_q=one, d_scale_k=one,
+                           d_scale_v=one)
+    assert r.out.dtype == np.float16
+
+
+def test_strided_inputs_are_read_in_place(rng):
+    base = rng.standard_normal((2, 33, 4, 16)).astype(np.float32)   # BSND memory read as BNSD (a transposed view)
+    q = base.transpose(0, 2, 1, 3)
+    assert not q.flags.c_contiguous
+    a = flashref.attention(q, q, q, input_layout="BNSD", head_num=4, scale=0.3, engine="golden")
+    b = flashref.attention(np.ascontiguousarray(q), np.ascontiguousarray(q), np.ascontiguousarray(q),
+                           input_layout="BNSD", head_num=4, scale=0.3, engine="golden")
+    assert np.array_equal(a.out, b.out)
+
+
+@pytest.mark.parametrize("kw, status", [
+    (dict(head_num=3), "FR_E_HEADS"),
+    (dict(head_num=4, sparse_mode=9), "FR_E_SPARSE_MODE"),
+    (dict(head_num=4, keep_prob=0.0), "FR_E_KEEP_PROB"),
+])
+def test_errors_carry_status_and_message(rng, kw, status):
+    q = rng.standard_normal((1, 4, 8, 8)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)
+    with pytest.raises(flashref.FlashrefError) as e:
+        flashref.attention(q, k, k, input_layout="BNSD", **kw)
+    assert e.value.status == status and e.value.message, str(e.value)
+    assert status in str(e.value)
+
+
+def test_bad_arguments_are_python_errors(rng):
+    q = rng.standard_normal((1, 1, 4, 8)).astype(np.float32)
+    with pytest.raises(flashref.FlashrefError) as e:
+        flashref.attention(q, q, q, input_layout="XYZ", head_num=1)
+    assert e.value.status == "FR_E_LAYOUT"
+    with pytest.raises(TypeError):
+        flashref.attention(q.astype(np.uint16), q, q, input_layout="BNSD", head_num=1)   # raw bits without dtype=
+    with pytest.raises(ValueError):
+        flashref.attention(q, q, q, input_layout="BNSD", head_num=1, engine="nope")
+    with pytest.raises(flashref.FlashrefError) as e:
+        flashref.attention(q, q.astype(np.float16), q, input_layout="BNSD", head_num=1)
+    assert e.value.status == "FR_E_DTYPE"
+
+
+def test_backward_fast_matches_golden(rng):
+    kw = dict(input_layout="BSND", head_num=2, scale=0.3)
+    q = rng.standard_normal((1, 20, 2, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 28, 1, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 28, 1, 16)).astype(np.float32)
+    out, m, l = flashref.attention(q, k, v, **kw)
+    dy = rng.standard_normal(out.shape).astype(np.float32)
+    gf = flashref.attention_backward(q, k, v, dy, out, m, l, **kw)
+    gg = flashref.attention_backward(q, k, v, dy, out, m, l, engine="golden", out_precision="fp64", **kw)
+    assert gf.dsink is None and gf.dq.shape == q.shape and gf.dk.shape == k.shape
+    for a, b in zip(gf[:3], gg[:3]):
+        assert np.linalg.norm(a - b) / np.linalg.norm(b) < 1e-5
+    # finite differences of <dy, out> in q through the golden (fp64 outputs)
+    i = (0, 3, 1, 5)
+    e = 2.0 ** -10
+    f = lambda qq: float(np.sum(dy.astype(np.float64) * flashref.attention(  # noqa: E731
+        qq, k, v, engine="golden", out_precision="fp64", **kw).out))
+    qp, qm = q.copy(), q.copy()
+    qp[i] += e
+    qm[i] -= e
+    fd = (f(qp) - f(qm)) / (2 * e)
+    assert abs(fd - gg.dq[i]) < 1e-3 * max(1.0, abs(fd)), (fd, gg.dq[i])
+
+
+def test_gil_is_released_while_computing(rng):
+    q = rng.standard_normal((1, 8, 512, 64)).astype(np.float32)
+    ticks = [0]
+    done = threading.Event()
+
+    def spin():
+        while not done.is_set():
+            ticks[0] += 1
+            time.sleep(0)
+
+    t = threading.Thread(target=spin)
+    t.start()
+    time.sleep(0.01)
+    before = ticks[0]
+    flashref.attention(q, q, q, input_layout="BNSD", head_num=8, scale=0.125, engine="golden")
+    during = ticks[0] - before
+    done.set()
+    t.join()
+    assert during > 10, "a Python thread made %d steps during the C call: the GIL was held" % during
+
+
+def test_torch_tensors_in_torch_tensors_out(rng):
+    torch = torch_or_skip()
+    q = torch.from_numpy(rng.standard_normal((2, 16, 4, 8)).astype(np.float32)).to(torch.bfloat16)
+    r = flashref.attention(q, q, q, input_layout="BSND", head_num=4, scale=0.3)
+    assert isinstance(r.out, torch.Tensor) and r.out.dtype == torch.bfloat16 and r.out.shape == q.shape
+    n = flashref.attention(q.view(torch.int16).numpy().view(ml_dtypes.bfloat16), *(
+        [q.view(torch.int16).numpy().view(ml_dtypes.bfloat16)] * 2), input_layout="BSND", head_num=4, scale=0.3)
+    assert np.array_equal(r.out.view(torch.int16).numpy(), n.out.view(np.int16))
+    with pytest.raises(ValueError):
+        flashref.attention(q.to("meta"), q, q, input_layout="BSND", head_num=4)
