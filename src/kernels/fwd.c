@@ -435,7 +435,7 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     c.DQ = pb->Dk + pb->Drope;
     c.DQ2 = (c.DQ + 1) / 2;
     c.bq = c.DQ <= 128 && pb->Dv <= 128 ? FR_K_BQ : FR_K_BQ / 2;
-    c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL && !c.sem.topk;
+    c.bf16 = pb->dtype == FR_BF16 && ops->bf16_gemm && !c.sem.topk;
     int64_t ntasks = 0;
     if (pb->layout == FR_TND) {
         c.batches = malloc(sizeof(fr_sem_batch) * (size_t)(pb->B > 0 ? pb->B : 1));

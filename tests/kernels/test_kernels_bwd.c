@@ -185,7 +185,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_outputs first;
     bool have_first = false;
     int bad = 0;
-#define FR_KVARIANT(vname, visa, str)                                                                               \
+#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                               \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                     \
         if (!ops) {                                                                                                 \
