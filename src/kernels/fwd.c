@@ -271,12 +271,16 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
         if (c->bf16) ops->pack_bf16_away(nj, x, (uint16_t *)(w->pb2 + r * (FR_K_BN / 2)));
         else fr_kio_round_p(pb->dtype, nj, x);
     }
-    if (cls == FR_TILE_PARTIAL && w->v_bad)
+    if (cls == FR_TILE_PARTIAL && w->v_bad) {
         pv_masked(c, w, nu, nj);
-    else if (c->bf16)
-        ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
-    else
+    } else if (c->bf16) {
+        /* O += P V straight into O (no compensation: the bf16 path's error is P's rounding to bf16, 2^-9 relative,
+         * far above fp32 summation across tiles; the tile GEMM then runs without a pass over T) */
+        ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->o + r0 * Dv, Dv, true);
+        return;
+    } else {
         ops->gemm_f32(nu, Dv, nj, w->s, FR_K_BN, w->vp, w->ldv, w->t, Dv, false);
+    }
     ops->kahan_add_f32(nu * Dv, w->o + r0 * Dv, w->oc + r0 * Dv, w->t); /* o += t, compensated */
 }
 

@@ -40,15 +40,20 @@ static void block_32x32(int64_t k2, const uint32_t *A, int64_t lda2, const uint3
         _tile_zero(2);
         _tile_zero(3);
     }
+    /* Tile registers are not renamed: a load into tmm4 waits until every TDPBF16PS reading tmm4 is done. So each
+     * step's loads are placed right after the last use of their register, the next step's A0 and B0 overlapping
+     * this step's last products. */
+    _tile_loadd(4, A, sa);
+    _tile_loadd(6, B, sb);
     for (int64_t p = 0; p < k2; p += 16) {
-        _tile_loadd(4, A + p, sa);
-        _tile_loadd(5, A + 16 * lda2 + p, sa);
-        _tile_loadd(6, B + p * ldb, sb);
         _tile_loadd(7, B + p * ldb + 16, sb);
         _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(5, A + 16 * lda2 + p, sa);
         _tile_dpbf16ps(1, 4, 7);
         _tile_dpbf16ps(2, 5, 6);
+        if (p + 16 < k2) _tile_loadd(4, A + p + 16, sa);
         _tile_dpbf16ps(3, 5, 7);
+        if (p + 16 < k2) _tile_loadd(6, B + (p + 16) * ldb, sb);
     }
     _tile_stored(0, C, sc);
     _tile_stored(1, C + 16, sc);
@@ -95,8 +100,10 @@ void fr_k_gemm_bf16_32x32_amx(int64_t m, int64_t n, int64_t k2, const uint32_t *
                               int64_t ldb, float *C, int64_t ldc, bool acc) {
     if (m <= 0 || n <= 0) return;
     amx_configure();
-    for (int64_t i = 0; i < m; i += 32)
-        for (int64_t j = 0; j < n; j += 32) {
+    /* columns outer: one 32-column panel of B (k2 x 32 pairs) stays in L1 while every row block of A passes (the
+     * forward's A is 64 rows: A, the B panel and the C blocks together fit in L1; rows outer streamed B from L2) */
+    for (int64_t j = 0; j < n; j += 32)
+        for (int64_t i = 0; i < m; i += 32) {
             if (i + 32 <= m && j + 32 <= n && k2 % 16 == 0) {
                 block_32x32(k2, A + i * lda2, lda2, B + j, ldb, C + i * ldc + j, ldc, acc);
                 continue;
