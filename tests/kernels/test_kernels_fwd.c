@@ -237,7 +237,16 @@ int main(int argc, char **argv) {
     ADD(k_->name = "fp16 dense", k_->dt = FR_F16, k_->Dk = 64, k_->Dv = 48);
     ADD(k_->name = "fp16 mode4 sink", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 10,
         k_->next = 40, k_->sink = true);
-    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0);
+    int nmain = n;
+    /* decode (S1 <= 16, S2 > 4096): keys split in chunks of 4096 merged in order; threads 1 vs 3 bit-identical */
+    ADD(k_->name = "decode S1=1 S2=9000", k_->S1 = 1, k_->S2 = 9000, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "decode S1=16 causal sink", k_->S1 = 16, k_->S2 = 8300, k_->N1 = 2, k_->N2 = 1, k_->Dk = 32,
+        k_->Dv = 32, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
+    ADD(k_->name = "decode bf16 drop pse", k_->dt = FR_BF16, k_->S1 = 3, k_->S2 = 8193, k_->N1 = 2, k_->N2 = 2,
+        k_->Dk = 64, k_->Dv = 64, k_->keep_prob = 0.8, k_->pse = 1, k_->pse_type = 1);
+    ADD(k_->name = "decode band mode4", k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2, k_->Dk = 16,
+        k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0 || k >= nmain);
     printf("test_kernels_fwd: %s\n", g_fail ? "FAIL" : "PASS");
     return g_fail;
 }
