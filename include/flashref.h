@@ -251,7 +251,8 @@ FR_API fr_isa fr_isa_variant(int k);
 FR_API const char *fr_isa_name(fr_isa isa);
 /* FR_OK and *isa for a FLASHREF_ISA spelling; FR_E_INVALID_ARG (message listing the names) for anything else. */
 FR_API fr_status fr_isa_parse(const char *name, fr_isa *isa, fr_error *err);
-/* Whether this build, this CPU (cpuid) and, for AMX, the OS (tile state granted) run the variant. AUTO, SCALAR: true. */
+/* Whether this build, this CPU (cpuid) and, for AMX, the OS (tile state granted) run the variant.
+ * FR_ISA_AUTO, FR_ISA_SCALAR: true. */
 FR_API bool fr_isa_available(fr_isa isa);
 /* The variant FR_ISA_AUTO means in this process: the best available one, lowered by FLASHREF_ISA when set (read and
  * cached once). FR_E_INVALID_ARG with a message when FLASHREF_ISA names no variant: every automatic choice (fast

@@ -19,8 +19,8 @@ extern "C" {
  * this build or this CPU lacks the variant; FR_E_DTYPE for an unsupported pair; FR_E_NULL for a NULL buffer with n > 0;
  * FR_E_OVERFLOW when n * 4 bytes overflows size_t; FR_E_INVALID_ARG for an unknown isa, rounding or saturation mode.
  * Vectorized: fp32 <-> bf16 and fp32 <-> fp16 under AVX2 and AVX-512; fp32 <-> e4m3fn, e5m2, hif8 under AVX-512
- * (both roundings, both saturation modes); everything else runs the scalar routines. FR_ISA_AVX512_BF16 and FR_ISA_AMX run the
- * AVX-512 code (the hardware bf16 instructions flush subnormals and only round to nearest even, so they are not
+ * (both roundings, both saturation modes); everything else runs the scalar routines. FR_ISA_AVX512_BF16 and
+ * FR_ISA_AMX run the AVX-512 code (the hardware bf16 instructions flush subnormals and only round to nearest even, so they are not
  * used). */
 FR_API fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from, const void *src, size_t n,
                                       fr_round r, fr_sat s);

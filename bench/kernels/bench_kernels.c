@@ -279,15 +279,64 @@ static int64_t env_int(const char *name, int64_t dflt) {
     return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
+/* Sum of x[0..n) (n a multiple of 64) with four independent AVX-512 accumulators: a read loop limited by memory,
+ * not by the latency of one add chain. */
+__attribute__((target("avx512f"))) static double read_sum(const float *x, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
 /* bench_kernels --peaks: "fma dpbf16 amx" wall GFLOP/s on nt threads (0 where the CPU lacks one).
  * bench_kernels --row S D CAUSAL: "fwd_f32 fwd_bf16 bwd_f32 bwd_bf16 blas_f32" wall GFLOP/s (best of a few calls)
- * for B = 1, N1 = N2 = FLASHREF_BENCH_HEADS, S1 = S2 = S. Used by bench/kernels/side_by_side.py, which measures
+ * for B = 1, N1 = N2 = FLASHREF_BENCH_HEADS, S1 = S2 = S.
+ * bench_kernels --decode: "stream_read f32 bf16" GB/s: a read loop over 1 GiB, then decode (S1 = 1, S2 = 128K,
+ * N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
  * PyTorch between these calls and prints the table with ratios. */
 static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
     if (!strcmp(argv[1], "--peaks")) {
         double w[3];
         for (int k = 0; k < 3; k++) peak(k, nt, &w[k]);
         printf("%.1f %.1f %.1f\n", w[0], w[1], w[2]);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--decode")) {
+        /* decode S1 = 1, S2 = 128K, N1 = N2 = 8, D = 128: K and V bytes read per second, fp32 and bf16, against a
+         * STREAM-like read loop (sum of a 1 GiB array) on the same threads */
+        size_t nf = (size_t)1 << 28;
+        float *big = malloc(sizeof(float) * nf);
+        if (!big) return 1;
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t i = 0; i < nf; i++) big[i] = 1.0f;
+        double bw = 0;
+        for (int rep = 0; rep < 3; rep++) {
+            double t0 = now(), acc = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : acc)
+            for (size_t i = 0; i < nf; i += 1u << 16) acc += read_sum(big + i, 1u << 16);
+            double g = (double)nf * 4 / (now() - t0) * 1e-9;
+            if (g > bw && acc > 0) bw = g;
+        }
+        free(big);
+        printf("%.2f", bw);
+        for (int v = 0; v < 2; v++) {
+            shape s = {8, 8, 1, 131072, 128, false};
+            bufs b;
+            build(&b, &s, v ? FR_BF16 : FR_F32, false);
+            double best = 1e30;
+            for (int rep = 0; rep < 4; rep++) {
+                meas m = time_call(&b, FR_ENGINE_FAST, nt, false, 0);
+                if (m.wall < 0) return 1;
+                if (m.wall < best) best = m.wall;
+            }
+            release(&b);
+            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v ? 2 : 4) / best * 1e-9);
+        }
+        printf("\n");
         return 0;
     }
     if (argc < 5) return 2;

@@ -98,6 +98,10 @@ def main():
                         cells.append(f"{f[k]:.0f} / {t[k]:.0f} = {f[k] / t[k]:.2f}x")
                 cells.append(f"{f[0]:.0f} / {f[4]:.0f} = {f[0] / f[4]:.2f}x")
                 print(f"| {S}, {D}{' causal' if causal else ''} | " + " | ".join(cells) + " |", flush=True)
+    bw, d32, d16 = run("--decode")
+    print(f"\ndecode (S1 = 1, S2 = 128K, N1 = N2 = 8, D = 128; K and V bytes read per second): fp32 {d32:.1f} GB/s "
+          f"= {100 * d32 / bw:.0f}% and bf16 {d16:.1f} GB/s = {100 * d16 / bw:.0f}% of the read bandwidth measured "
+          f"in the same run ({bw:.1f} GB/s, sum over 1 GiB on {nt} threads)")
     load = os.getloadavg()
     print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
 

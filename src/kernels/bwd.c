@@ -5,8 +5,8 @@
  *   pass B, one task per (b, h, query tile): recompute the same and own dQ (+ the tile's part of dsink).
  * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; the casts of P and dS to the
  * input dtype before the matmuls are [U] in the spec and not applied; bf16 inputs on a variant with a bf16 dot form
- * S = Q K^T and dP = dY V^T from the exact bf16 products, the three GEMMs with P or dS stay fp32); gradients carry the factor scale. No
- * S1 x S2 buffer: working memory is a few tiles per thread. */
+ * S = Q K^T and dP = dY V^T from the exact bf16 products, the three GEMMs with P or dS stay fp32); gradients carry
+ * the factor scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
@@ -131,7 +131,8 @@ static void load_pairs(const bwd_ctx *c, bwd_ws *w, const fr_tensor *t, const fr
     const fr_problem *pb = c->pb;
     uint16_t *r16 = w->row16;
     fr_kio_load_bf16(t, fr_layout_offset(t, pb->layout, D, row0, sb->b, hd, i, 0), D, r16);
-    if (Drope > 0) fr_kio_load_bf16(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, hd, i, 0), Drope, r16 + D);
+    if (Drope > 0)
+        fr_kio_load_bf16(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, hd, i, 0), Drope, r16 + D);
     if ((D + Drope) & 1) r16[D + Drope] = 0;
     for (int64_t p = 0; p < n2; p++) dst[p * stride] = (uint32_t)r16[2 * p] | (uint32_t)r16[2 * p + 1] << 16;
 }

@@ -1,5 +1,5 @@
-/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else the one CPU dispatcher's
- * choice), check the output dtypes this engine writes, run the fused drivers. */
+/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else the one CPU
+ * dispatcher's choice), check the output dtypes this engine writes, run the fused drivers. */
 #include "engine/engines.h"
 #include "core/core.h"
 #include "kernels/kernels.h"

@@ -1,8 +1,10 @@
 /* Fused forward (FlashAttention-2 style): per (b, h, bq <= FR_K_BQ query rows) one task; key tiles of FR_K_BN rows
- * stream through, each packed once per task and used by the task's bq / FR_K_BM query sub-tiles; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
- * variant has it), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping by core/osm.h
- * (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input dtype (D3),
- * O += P V. Every output element is written by one task in a fixed order: bit-identical for any thread count. */
+ * stream through, each packed once per task and used by the task's bq / FR_K_BM query sub-tiles; no S1 x S2
+ * buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on the variant's gemm_bf16 when it has a hardware
+ * bf16 dot: vdpbf16ps, AMX tiles), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping
+ * by core/osm.h (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input
+ * dtype (D3), O += P V. Decode shapes split the keys in fixed chunks merged in order (FR_K_DECODE_KEYS). Every
+ * output element is written by one task in a fixed order: bit-identical for any thread count. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
