@@ -214,13 +214,21 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     bool bad = false;
     if (c->bf16) {
         const uint32_t *vb = w->vb;
+        uint32_t inf = 0; /* either half's exponent all ones; branch-free, so the compiler vectorizes it */
         for (int64_t e = 0; e < ((nj + 1) / 2) * Dv; e++)
-            bad |= (vb[e] & 0x7f80u) == 0x7f80u || (vb[e] & 0x7f800000u) == 0x7f800000u;
+            inf |= (uint32_t)((vb[e] & 0x7f80u) == 0x7f80u) | (uint32_t)((vb[e] & 0x7f800000u) == 0x7f800000u);
+        bad = inf != 0;
     } else {
+        uint32_t inf = 0; /* exponent all ones: NaN or Inf; branch-free, so the compiler vectorizes it */
         for (int64_t j = 0; j < nj; j++) {
             const float *v = w->vp + j * w->ldv;
-            for (int64_t d = 0; d < Dv; d++) bad |= !(fabsf(v[d]) <= FLT_MAX);
+            for (int64_t d = 0; d < Dv; d++) {
+                uint32_t u;
+                memcpy(&u, v + d, sizeof u);
+                inf |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+            }
         }
+        bad = inf != 0;
     }
     w->v_bad = bad;
 }
