@@ -91,7 +91,7 @@ fuzz: $(BUILD)/.deps
 	cmake --build $(BUILD)-fuzz -j $(JOBS)
 	./scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
-bench: build
+bench: build venv torch
 	./scripts/run-bench.sh $(BUILD)
 
 prove: build

@@ -240,8 +240,24 @@ typedef enum fr_isa {
     FR_ISA_SCALAR,
     FR_ISA_AVX2,
     FR_ISA_AVX512,
-    FR_ISA_AVX512_BF16
+    FR_ISA_AVX512_BF16,
+    FR_ISA_AMX /* AVX512-BF16 plus AMX tiles (TDPBF16PS) for the bf16 GEMMs; needs the Linux tile permission */
 } fr_isa;
+
+/* The one CPU dispatcher (every variant choice in the library goes through it). */
+/* The k-th variant of the library's one list (k = 0: scalar ... best last); FR_ISA_AUTO for k out of range. */
+FR_API fr_isa fr_isa_variant(int k);
+/* Spelling of a variant ("scalar", "avx2", "avx512", "avx512bf16", "amx"; "auto"; "unknown" for anything else). */
+FR_API const char *fr_isa_name(fr_isa isa);
+/* FR_OK and *isa for a FLASHREF_ISA spelling; FR_E_INVALID_ARG (message listing the names) for anything else. */
+FR_API fr_status fr_isa_parse(const char *name, fr_isa *isa, fr_error *err);
+/* Whether this build, this CPU (cpuid) and, for AMX, the OS (tile state granted) run the variant.
+ * FR_ISA_AUTO, FR_ISA_SCALAR: true. */
+FR_API bool fr_isa_available(fr_isa isa);
+/* The variant FR_ISA_AUTO means in this process: the best available one, lowered by FLASHREF_ISA when set (read and
+ * cached once). FR_E_INVALID_ARG with a message when FLASHREF_ISA names no variant: every automatic choice (fast
+ * engine, conversions) then fails with that status rather than guess. */
+FR_API fr_status fr_isa_selected(fr_isa *isa, fr_error *err);
 
 typedef struct fr_numerics fr_numerics; /* emulator configuration; see flashref_emulate.h */
 

@@ -64,6 +64,12 @@ static int dispatch(int argc, char **argv) {
         usage(stdout);
         return 0;
     }
+    fr_isa isa;
+    fr_error err;
+    if (fr_isa_selected(&isa, &err) != FR_OK) { /* an unknown FLASHREF_ISA: say so rather than guess */
+        fprintf(stderr, "flashref: %s\n", err.msg);
+        return 2;
+    }
     if (!strcmp(argv[1], "--version")) return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

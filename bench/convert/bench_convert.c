@@ -72,14 +72,15 @@ int main(int argc, char **argv) {
         x[i] = ldexpf(1.0f + (float)(r & 0xFFFFF) * 0x1p-20f, (int)((r >> 20) % 36) - 20) * ((r >> 31) ? -1.0f : 1.0f);
         if ((r & 0x3FF) == 0) x[i] = (r & 0x400) ? INFINITY : NAN;
     }
-    static const fr_isa isas[] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
-    static const char *const isa_name[] = {"scalar", "avx2", "avx512", "avx512bf16"};
+    fr_isa isas[16]; /* the library's one variant list */
+    size_t nisa = 0;
+    for (int k = 0; fr_isa_variant(k) != FR_ISA_AUTO && nisa < 16; k++) isas[nisa++] = fr_isa_variant(k);
     static const fr_round rounds[] = {FR_ROUND_NEAREST_EVEN, FR_ROUND_HALF_AWAY};
     static const char *const round_name[] = {"nearest-even", "half-away"};
-    printf("bench_convert: n = %zu, best of %d; Gelem/s; array dispatch uses variant %d\n", n, reps,
-           (int)fr_convert_isa_selected());
+    printf("bench_convert: n = %zu, best of %d; Gelem/s; array dispatch uses %s\n", n, reps,
+           fr_isa_name(fr_convert_isa_selected()));
     printf("%-7s %-6s %-12s %10s", "format", "dir", "round", "scalar-fn");
-    for (size_t k = 0; k < 4; k++) printf(" %11s", isa_name[k]);
+    for (size_t k = 0; k < nisa; k++) printf(" %11s", fr_isa_name(isas[k]));
     printf("\n");
     for (size_t f = 0; f < sizeof fmts / sizeof fmts[0]; f++) {
         for (int dir = 0; dir < 2; dir++) {
@@ -94,7 +95,7 @@ int main(int argc, char **argv) {
                 }
                 printf("%-7s %-6s %-12s %10.3f", fr_dtype_name(fmts[f]), dir == 0 ? "encode" : "decode",
                        dir == 0 ? round_name[ri] : "-", (double)n / best * 1e-9);
-                for (size_t k = 0; k < 4; k++) {
+                for (size_t k = 0; k < nisa; k++) {
                     if (!fr_convert_isa_available(isas[k])) {
                         printf(" %11s", "n/a");
                         continue;

@@ -1,6 +1,6 @@
 /* Throughput of the fast engine (make bench; never a test). One run measures, back to back so that a shared
  * machine's load hits all of them alike:
- *   - machine peak: an FMA loop (AVX-512, else AVX2) and a vdpbf16ps loop on all threads;
+ *   - machine peak: an FMA loop (AVX-512, else AVX2), a vdpbf16ps loop and an AMX TDPBF16PS loop on all threads;
  *   - baseline "standard attention": OpenBLAS sgemm for Q K^T (blocks of 512 query rows), row softmax, sgemm P V;
  *   - flashref fast forward and backward, fp32 and bf16 (through fr_fwd / fr_bwd);
  *   - the golden engine, for scale (one small shape).
@@ -64,22 +64,60 @@ __attribute__((target("avx512f,avx512bf16"))) static float dpbf16_loop(int64_t i
     return _mm512_reduce_add_ps(s);
 }
 
-/* Rates of a loop on nt threads; kind 0 = FMA, 1 = vdpbf16ps: *wall_g GFLOP/s and, returned, GFLOP per CPU-second
+/* AMX TDPBF16PS loop: four 16 x 16 fp32 accumulators, A and B tiles loaded once (2 * 16 * 16 * 32 FLOPs per
+ * instruction). The tile configuration is per thread; the process permission comes from fr_isa_available. */
+__attribute__((target("amx-tile,amx-bf16"))) static float amx_loop(int64_t iters) {
+    struct {
+        uint8_t palette, start_row, reserved[14];
+        uint16_t colsb[16];
+        uint8_t rows[16];
+    } cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int t = 0; t < 8; t++) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+    _tile_loadconfig(&cfg);
+    static const uint32_t ab[16 * 16] = {0x3f803f80u}; /* mostly zeros: the rate does not depend on the values */
+    float c[16 * 16];
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, ab, 64);
+    _tile_loadd(5, ab, 64);
+    _tile_loadd(6, ab, 64);
+    _tile_loadd(7, ab, 64);
+    for (int64_t it = 0; it < iters; it++) {
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, c, 64);
+    _tile_release();
+    return c[0];
+}
+
+/* Rates of a loop on nt threads; kind 0 = FMA, 1 = vdpbf16ps, 2 = AMX: *wall_g GFLOP/s and, returned, GFLOP per CPU-second
  * times nt (what nt threads reach while they hold the cores). Short bursts, best of reps; 0 when the CPU lacks it. */
 static double peak_reps(int kind, int nt, int reps, double *wall_g) {
     bool z512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
     bool bf16 = z512 && __builtin_cpu_supports("avx512bf16");
     *wall_g = 0;
-    if ((kind == 1 && !bf16) || (kind == 0 && !z512 && !avx2)) return 0;
-    int64_t iters = 8000000; /* ~20-50 ms per burst: CPU-time accounting of much shorter bursts is unreliable */
-    double flops_per_iter = kind == 1 ? 12.0 * 64 : 12.0 * (z512 ? 32 : 16);
+    if ((kind == 1 && !bf16) || (kind == 0 && !z512 && !avx2) || (kind == 2 && !fr_isa_available(FR_ISA_AMX)))
+        return 0;
+    /* ~20-50 ms per burst: CPU-time accounting of much shorter bursts is unreliable */
+    int64_t iters = kind == 2 ? 1000000 : 8000000;
+    double flops_per_iter = kind == 2 ? 4.0 * 16384 : kind == 1 ? 12.0 * 64 : 12.0 * (z512 ? 32 : 16);
     volatile float sink = 0;
     double best = 0;
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now(), c0 = cpu_now();
 #pragma omp parallel num_threads(nt)
         {
-            float r = kind == 1 ? dpbf16_loop(iters) : z512 ? fma_loop_512(iters) : fma_loop_256(iters);
+            float r = kind == 2   ? amx_loop(iters)
+                      : kind == 1 ? dpbf16_loop(iters)
+                      : z512      ? fma_loop_512(iters)
+                                  : fma_loop_256(iters);
 #pragma omp atomic
             sink += r;
         }
@@ -241,16 +279,111 @@ static int64_t env_int(const char *name, int64_t dflt) {
     return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
-int main(void) {
+/* Sum of x[0..n) (n a multiple of 64) with four independent AVX-512 accumulators: a read loop limited by memory,
+ * not by the latency of one add chain. */
+__attribute__((target("avx512f"))) static double read_sum(const float *x, size_t n) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n; i += 64) {
+        a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
+        a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + i + 16));
+        a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + i + 32));
+        a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+/* bench_kernels --peaks: "fma dpbf16 amx" wall GFLOP/s on nt threads (0 where the CPU lacks one).
+ * bench_kernels --row S D CAUSAL: "fwd_f32 fwd_bf16 bwd_f32 bwd_bf16 blas_f32" wall GFLOP/s (best of a few calls)
+ * for B = 1, N1 = N2 = FLASHREF_BENCH_HEADS, S1 = S2 = S.
+ * bench_kernels --decode: "stream_read f32 bf16" GB/s: a read loop over 1 GiB, then decode (S1 = 1, S2 = 128K,
+ * N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
+ * PyTorch between these calls and prints the table with ratios. */
+static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
+    if (!strcmp(argv[1], "--peaks")) {
+        double w[3];
+        for (int k = 0; k < 3; k++) peak(k, nt, &w[k]);
+        printf("%.1f %.1f %.1f\n", w[0], w[1], w[2]);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--decode")) {
+        /* decode S1 = 1, S2 = 128K, N1 = N2 = 8, D = 128: K and V bytes read per second, fp32 and bf16, against a
+         * STREAM-like read loop (sum of a 1 GiB array) on the same threads */
+        size_t nf = (size_t)1 << 28;
+        float *big = malloc(sizeof(float) * nf);
+        if (!big) return 1;
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t i = 0; i < nf; i++) big[i] = 1.0f;
+        double bw = 0;
+        for (int rep = 0; rep < 3; rep++) {
+            double t0 = now(), acc = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : acc)
+            for (size_t i = 0; i < nf; i += 1u << 16) acc += read_sum(big + i, 1u << 16);
+            double g = (double)nf * 4 / (now() - t0) * 1e-9;
+            if (g > bw && acc > 0) bw = g;
+        }
+        free(big);
+        printf("%.2f", bw);
+        for (int v = 0; v < 2; v++) {
+            shape s = {8, 8, 1, 131072, 128, false};
+            bufs b;
+            build(&b, &s, v ? FR_BF16 : FR_F32, false);
+            double best = 1e30;
+            for (int rep = 0; rep < 4; rep++) {
+                meas m = time_call(&b, FR_ENGINE_FAST, nt, false, 0);
+                if (m.wall < 0) return 1;
+                if (m.wall < best) best = m.wall;
+            }
+            release(&b);
+            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v ? 2 : 4) / best * 1e-9);
+        }
+        printf("\n");
+        return 0;
+    }
+    if (argc < 5) return 2;
+    shape s = {heads, heads, atoll(argv[2]), atoll(argv[2]), atoll(argv[3]), atoi(argv[4]) != 0};
+    double F = fwd_flops(&s), g[5] = {0};
+    for (int v = 0; v < 4; v++) {
+        bufs b;
+        bool bwd = v >= 2;
+        build(&b, &s, v % 2 ? FR_BF16 : FR_F32, bwd);
+        if (bwd) time_call(&b, FR_ENGINE_FAST, nt, false, 0);
+        double best = 1e30;
+        for (int rep = 0; rep < 3; rep++) {
+            meas m = time_call(&b, FR_ENGINE_FAST, nt, bwd, 0);
+            if (m.wall < 0) return 1;
+            if (m.wall < best) best = m.wall;
+        }
+        g[v] = (bwd ? 2.5 : 1.0) * F / best * 1e-9;
+        release(&b);
+    }
+    double bb = 1e30;
+    for (int rep = 0; rep < 2; rep++) {
+        meas mb = time_blas(&s, nt);
+        if (mb.wall < bb) bb = mb.wall;
+    }
+    g[4] = F / bb * 1e-9;
+    printf("%.1f %.1f %.1f %.1f %.1f\n", g[0], g[1], g[2], g[3], g[4]);
+    return 0;
+}
+
+int main(int argc, char **argv) {
     int nt = (int)env_int("FLASHREF_BENCH_THREADS", omp_get_max_threads());
     int64_t heads = env_int("FLASHREF_BENCH_HEADS", 16), maxs = env_int("FLASHREF_BENCH_MAXS", 16384);
     int64_t smax = env_int("FLASHREF_BENCH_SCALING_MAXS", 32768);
+    if (argc > 1) return side_by_side(argc, argv, nt, heads);
+    fr_isa isa;
+    fr_error err0;
+    if (fr_isa_selected(&isa, &err0) != FR_OK) {
+        fprintf(stderr, "bench_kernels: %s\n", err0.msg);
+        return 2;
+    }
+    printf("variant: %s (the library's dispatcher; FLASHREF_ISA lowers it)\n", fr_isa_name(isa));
     printf("bench_kernels: %d threads, N1 = %lld. The machine may be shared: GFLOP/s are wall-clock; %%peak compares\n"
            "the kernel's rate per CPU-second with the FMA (or vdpbf16ps) loop's, measured just before and after it;\n"
            "f32/BLAS compares rates per CPU-second too.\n", nt, (long long)heads);
-    double wf, wb, pf = peak(0, nt, &wf), pb = peak(1, nt, &wb);
-    printf("peak (%d threads): FMA %.1f GFLOP/s (wall %.1f), vdpbf16ps %.1f GFLOP/s (wall %.1f)\n\n", nt, pf, wf, pb,
-           wb);
+    double wf, wb, wa, pf = peak(0, nt, &wf), pb = peak(1, nt, &wb), pa = peak(2, nt, &wa);
+    printf("peak (%d threads): FMA %.1f GFLOP/s (wall %.1f), vdpbf16ps %.1f GFLOP/s (wall %.1f), AMX %.1f (wall %.1f)\n\n",
+           nt, pf, wf, pb, wb, pa, wa);
     printf("%-30s %8s %6s %8s %6s %8s %6s %8s %6s %8s %8s\n", "shape (B=1, BNSD)", "fwd f32", "%FMA", "fwd bf16",
            "%dpbf", "bwd f32", "%FMA", "bwd bf16", "%FMA", "BLAS std", "f32/BLAS");
     shape list[32];

@@ -1,66 +1,19 @@
 /* fr_convert_array: one dispatch per call to a vectorized variant (scalar underneath every slot, style.md 1-2).
- * The variant is chosen once from cpuid, lowered by FLASHREF_ISA when set, and cached. */
+ * The variant is the one CPU dispatcher's (core/isa.c); avx512bf16 and amx run the AVX-512 code. */
 #include "core/convert.h"
 #include "core/core.h"
+#include "core/isa.h"
 #include "flashref_convert.h"
 
-#include <cpuid.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* F16C from cpuid leaf 1 (clang's __builtin_cpu_supports does not know "f16c"). */
-static bool cpu_f16c(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-}
-
-static bool cpu_has(fr_isa isa) {
-    switch (isa) {
-    case FR_ISA_AUTO:
-    case FR_ISA_SCALAR: return true;
-    case FR_ISA_AVX2:
-        return __builtin_cpu_supports("avx2") && cpu_f16c();
-    case FR_ISA_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && cpu_has(FR_ISA_AVX2);
-    case FR_ISA_AVX512_BF16:
-        return __builtin_cpu_supports("avx512bf16") && cpu_has(FR_ISA_AVX512);
-    }
-    return false;
-}
-
-bool fr_convert_isa_available(fr_isa isa) { return cpu_has(isa); }
-
-static fr_isa isa_from_env(void) {
-    const char *v = getenv("FLASHREF_ISA");
-    if (!v) return FR_ISA_AUTO;
-    if (!strcmp(v, "scalar")) return FR_ISA_SCALAR;
-    if (!strcmp(v, "avx2")) return FR_ISA_AVX2;
-    if (!strcmp(v, "avx512")) return FR_ISA_AVX512;
-    if (!strcmp(v, "avx512bf16")) return FR_ISA_AVX512_BF16;
-    return FR_ISA_AUTO; /* unknown names are ignored (the library cannot report them here) */
-}
-
-/* The cached choice (a cpuid result, computed identically by any thread that races to fill it). */
-static _Atomic int selected_isa = -1;
+bool fr_convert_isa_available(fr_isa isa) { return fr_isa_available(isa); }
 
 fr_isa fr_convert_isa_selected(void) {
-    int v = atomic_load_explicit(&selected_isa, memory_order_relaxed);
-    if (v >= 0) return (fr_isa)v;
-    fr_isa best = FR_ISA_SCALAR;
-    static const fr_isa order[] = {FR_ISA_AVX512_BF16, FR_ISA_AVX512, FR_ISA_AVX2};
-    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
-        if (cpu_has(order[k])) {
-            best = order[k];
-            break;
-        }
-    }
-    fr_isa want = isa_from_env();
-    if (want != FR_ISA_AUTO && want < best) best = want; /* enum order is scalar < avx2 < avx512 < avx512bf16 */
-    atomic_store_explicit(&selected_isa, (int)best, memory_order_relaxed);
-    return best;
+    fr_isa isa;
+    return fr_isa_selected(&isa, NULL) == FR_OK ? isa : FR_ISA_AUTO;
 }
 
 static bool is_narrow(fr_dtype t) {
@@ -117,17 +70,20 @@ fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from
     if (!enc && !dec && !copy) return FR_E_DTYPE;
     if (r != FR_ROUND_NEAREST_EVEN && r != FR_ROUND_HALF_AWAY) return FR_E_INVALID_ARG;
     if (s != FR_SAT && s != FR_NO_SAT) return FR_E_INVALID_ARG;
-    if (isa < FR_ISA_AUTO || isa > FR_ISA_AVX512_BF16) return FR_E_INVALID_ARG;
+    if (!fr_isa_known(isa)) return FR_E_INVALID_ARG;
     if (n == 0) return FR_OK;
     if (!dst || !src) return FR_E_NULL;
     if (n > SIZE_MAX / sizeof(float)) return FR_E_OVERFLOW; /* no buffer can hold it */
-    if (isa == FR_ISA_AUTO) isa = fr_convert_isa_selected();
-    else if (!cpu_has(isa)) return FR_E_NOT_AVAILABLE;
+    if (isa == FR_ISA_AUTO) {
+        if (fr_isa_selected(&isa, NULL) != FR_OK) return FR_E_INVALID_ARG; /* FLASHREF_ISA names no variant */
+    } else if (!fr_isa_available(isa)) {
+        return FR_E_NOT_AVAILABLE;
+    }
     if (copy) {
         memmove(dst, src, n * sizeof(float));
         return FR_OK;
     }
-    bool v512 = isa == FR_ISA_AVX512 || isa == FR_ISA_AVX512_BF16;
+    bool v512 = isa == FR_ISA_AVX512 || isa == FR_ISA_AVX512_BF16 || isa == FR_ISA_AMX;
     bool v256 = isa == FR_ISA_AVX2;
     if (enc) {
         if (to == FR_BF16 && v512) fr_cvt_f32_bf16_avx512(dst, src, n, r, s);

@@ -4,8 +4,9 @@
  *     the G query heads of the group and every query tile, in a fixed order;
  *   pass B, one task per (b, h, query tile): recompute the same and own dQ (+ the tile's part of dsink).
  * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; the casts of P and dS to the
- * input dtype before the matmuls are [U] in the spec and not applied); gradients carry the factor scale. No
- * S1 x S2 buffer: working memory is a few tiles per thread. */
+ * input dtype before the matmuls are [U] in the spec and not applied; bf16 inputs on a variant with a bf16 dot form
+ * S = Q K^T and dP = dY V^T from the exact bf16 products, the three GEMMs with P or dS stay fp32); gradients carry
+ * the factor scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
@@ -28,6 +29,8 @@ typedef struct bwd_ctx {
     fr_softmax_layout sl;
     fr_sem sem;
     int64_t DQ;
+    int64_t DQ2, Dv2;         /* bf16 pairs per Q/K row and per dY/V row */
+    bool bf16;                /* S = Q K^T and dP = dY V^T on the variant's bf16 GEMM (exact bf16 products) */
     fr_sem_batch *batches; /* every batch (O(B): B <= 2M non-TND would be large, so only TND keeps them) */
     int64_t *qtask0, *ktask0; /* TND: first task of batch b in pass B / pass A */
     int64_t nqt, nkt;         /* non-TND tiles per (b, head) */
@@ -38,6 +41,8 @@ typedef struct bwd_ctx {
 typedef struct bwd_ws {
     float *q, *dy, *kt, *krow, *vt, *s, *dp, *tr, *t, *acc, *acc2, *comp, *comp2, *pse;
     uint8_t *keep, *drop;
+    uint16_t *row16;                 /* bf16 path: one row */
+    uint32_t *qb, *dyb, *ktb, *vtb;  /* bf16 pairs: Q [BM][DQ2], dY [BM][Dv2], K^T [DQ2][BN], V^T [Dv2][BN] */
     const float *qv, *dyv, *kv_rows; /* Q, dY, K rows of the tiles: packed buffers or the fp32 inputs in place */
     int64_t ldq, lddy, ldk;
     bool k_bad;                      /* the key tile's K rows hold a NaN or an Inf */
@@ -53,6 +58,7 @@ static void ws_free(bwd_ws *w) {
                   w->pse};
     for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) free(f[k]);
     free(w->keep), free(w->drop);
+    free(w->row16), free(w->qb), free(w->dyb), free(w->ktb), free(w->vtb);
     memset(w, 0, sizeof *w);
 }
 
@@ -78,6 +84,15 @@ static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
     w->drop = malloc(FR_K_BM * FR_K_BN);
     bool ok = w->q && w->dy && w->kt && w->krow && w->vt && w->s && w->dp && w->tr && w->t && w->acc && w->acc2 &&
               w->comp && w->comp2 && w->pse && w->keep && w->drop;
+    if (c->bf16) {
+        size_t q2 = (size_t)max64(c->DQ2, 1), v2 = (size_t)max64(c->Dv2, 1);
+        w->row16 = malloc(sizeof(uint16_t) * 2 * (q2 > v2 ? q2 : v2));
+        w->qb = malloc(sizeof(uint32_t) * FR_K_BM * q2);
+        w->dyb = malloc(sizeof(uint32_t) * FR_K_BM * v2);
+        w->ktb = malloc(sizeof(uint32_t) * q2 * FR_K_BN);
+        w->vtb = malloc(sizeof(uint32_t) * v2 * FR_K_BN);
+        ok = ok && w->row16 && w->qb && w->dyb && w->ktb && w->vtb;
+    }
     if (!ok) ws_free(w);
     return ok;
 }
@@ -109,12 +124,30 @@ static const float *rows_view(const bwd_ctx *c, const fr_tensor *t, const fr_ten
     return buf;
 }
 
+/* bf16 path: row r0 + r of head hd of a q/k/v-like tensor (rope appended) as bf16 pairs, zero-padded to 2 * n2. */
+static void load_pairs(const bwd_ctx *c, bwd_ws *w, const fr_tensor *t, const fr_tensor *rope, int64_t D,
+                       int64_t Drope, const fr_sem_batch *sb, int64_t row0, int64_t hd, int64_t i, int64_t n2,
+                       uint32_t *dst, int64_t stride) {
+    const fr_problem *pb = c->pb;
+    uint16_t *r16 = w->row16;
+    fr_kio_load_bf16(t, fr_layout_offset(t, pb->layout, D, row0, sb->b, hd, i, 0), D, r16);
+    if (Drope > 0)
+        fr_kio_load_bf16(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, hd, i, 0), Drope, r16 + D);
+    if ((D + Drope) & 1) r16[D + Drope] = 0;
+    for (int64_t p = 0; p < n2; p++) dst[p * stride] = (uint32_t)r16[2 * p] | (uint32_t)r16[2 * p + 1] << 16;
+}
+
 /* Query-side tile of head h: Q and dY rows, D_i and the stored statistics. */
 static void pack_qside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni) {
     const fr_problem *pb = c->pb;
     const fr_bwd_inputs *in = c->in;
     w->qv = rows_view(c, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0, ni, w->q, &w->ldq);
     w->dyv = rows_view(c, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0, ni, w->dy, &w->lddy);
+    for (int64_t r = 0; c->bf16 && r < ni; r++) {
+        load_pairs(c, w, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0 + r, c->DQ2,
+                   w->qb + r * c->DQ2, 1);
+        load_pairs(c, w, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0 + r, c->Dv2, w->dyb + r * c->Dv2, 1);
+    }
     for (int64_t r = 0; r < ni; r++) {
         int64_t i = i0 + r;
         w->di[r] = c->di_all[di_index(c, sb, h, i)];
@@ -133,11 +166,20 @@ static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int6
     const fr_fwd_inputs *fin = c->fin;
     int64_t ldv;
     w->kv_rows = rows_view(c, &fin->key, &fin->key_rope, pb->Dk, pb->Drope, sb, sb->kv0, kv, j0, nj, w->krow, &w->ldk);
-    c->ops->transpose_f32(nj, c->DQ, w->kv_rows, w->ldk, w->kt, FR_K_BN);
+    if (c->bf16) { /* K^T and V^T as bf16 pairs for S and dP; the fp32 K rows stay for dS K */
+        for (int64_t j = 0; j < nj; j++) {
+            load_pairs(c, w, &fin->key, &fin->key_rope, pb->Dk, pb->Drope, sb, sb->kv0, kv, j0 + j, c->DQ2,
+                       w->ktb + j, FR_K_BN);
+            load_pairs(c, w, &fin->value, NULL, pb->Dv, 0, sb, sb->kv0, kv, j0 + j, c->Dv2, w->vtb + j, FR_K_BN);
+        }
+    } else {
+        c->ops->transpose_f32(nj, c->DQ, w->kv_rows, w->ldk, w->kt, FR_K_BN);
+    }
     bool bad = false;
     for (int64_t j = 0; j < nj; j++)
         for (int64_t d = 0; d < c->DQ; d++) bad |= !(fabsf(w->kv_rows[j * w->ldk + d]) <= FLT_MAX);
     w->k_bad = bad;
+    if (c->bf16) return;
     const float *v = rows_view(c, &fin->value, NULL, pb->Dv, 0, sb, sb->kv0, kv, j0, nj, w->t, &ldv);
     c->ops->transpose_f32(nj, pb->Dv, v, ldv, w->vt, FR_K_BN);
 }
@@ -148,9 +190,15 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
     const fr_kops *ops = c->ops;
     const fr_sem *sem = &c->sem;
     int64_t Dv = c->pb->Dv;
-    ops->gemm_f32(ni, nj, c->DQ, w->qv, w->ldq, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+    if (c->bf16) /* bf16 inputs: S and dP from the exact bf16 products (AMX tiles / vdpbf16ps), fp32 sums */
+        ops->gemm_bf16(ni, nj, c->DQ2, w->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
+    else
+        ops->gemm_f32(ni, nj, c->DQ, w->qv, w->ldq, w->kt, FR_K_BN, w->s, FR_K_BN, false);
     fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
-    ops->gemm_f32(ni, nj, Dv, w->dyv, w->lddy, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+    if (c->bf16)
+        ops->gemm_bf16(ni, nj, c->Dv2, w->dyb, c->Dv2, w->vtb, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+    else
+        ops->gemm_f32(ni, nj, Dv, w->dyv, w->lddy, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
     if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
     for (int64_t r = 0; r < ni; r++) {
         float *p = w->s + r * FR_K_BN, *dp = w->dp + r * FR_K_BN;
@@ -464,6 +512,8 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     if (st != FR_OK) return st;
     if (pb->fp8) return fr_fail(err, FR_E_UNSUPPORTED, "engine 'fast': fp8 backward not supported (spec 7.2 is [U])");
     c.DQ = pb->Dk + pb->Drope;
+    c.DQ2 = (c.DQ + 1) / 2, c.Dv2 = (pb->Dv + 1) / 2;
+    c.bf16 = pb->dtype == FR_BF16 && ops->bf16_gemm && !c.sem.topk;
     int64_t nA = 0, nB = 0;
     if (pb->layout == FR_TND) {
         size_t B = (size_t)(pb->B > 0 ? pb->B : 1);

@@ -1,27 +1,12 @@
-/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else cpuid lowered by
- * FLASHREF_ISA), check the output dtypes this engine writes, run the fused drivers. */
+/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else the one CPU
+ * dispatcher's choice), check the output dtypes this engine writes, run the fused drivers. */
 #include "engine/engines.h"
 #include "core/core.h"
 #include "kernels/kernels.h"
 
-static const char *isa_name(fr_isa isa) {
-    switch (isa) {
-    case FR_ISA_AUTO: return "auto";
-    case FR_ISA_SCALAR: return "scalar";
-    case FR_ISA_AVX2: return "avx2";
-    case FR_ISA_AVX512: return "avx512";
-    case FR_ISA_AVX512_BF16: return "avx512bf16";
-    }
-    return "unknown";
-}
-
 fr_status fr_fast_available(const fr_engine *e, fr_error *err) {
-    fr_isa isa = e ? e->isa : FR_ISA_AUTO;
-    if ((int)isa < FR_ISA_AUTO || isa > FR_ISA_AVX512_BF16)
-        return fr_fail(err, FR_E_INVALID_ARG, "engine.isa: unknown value %d", (int)isa);
-    if (!fr_kops_get(isa))
-        return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: %s is not supported by this CPU", isa_name(isa));
-    return FR_OK;
+    const fr_kops *ops;
+    return fr_kops_select(e ? e->isa : FR_ISA_AUTO, &ops, err);
 }
 
 /* attention-like outputs: the operator dtype, fp32 or fp64; softmax statistics and dsink: fp32 or fp64. */
@@ -34,9 +19,9 @@ static fr_status check_dtype(const fr_tensor *t, fr_dtype op, const char *name, 
 
 fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
-    const fr_kops *ops = fr_kops_get(e ? e->isa : FR_ISA_AUTO);
-    if (!ops) return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: not supported by this CPU");
-    fr_status st;
+    const fr_kops *ops;
+    fr_status st = fr_kops_select(e ? e->isa : FR_ISA_AUTO, &ops, err);
+    if (st != FR_OK) return st;
     if ((st = check_dtype(&out->attention_out, pb->out_dtype, "attention_out", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->softmax_max, FR_F32, "softmax_max", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->softmax_sum, FR_F32, "softmax_sum", err)) != FR_OK) return st;
@@ -45,9 +30,9 @@ fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inp
 
 fr_status fr_fast_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
-    const fr_kops *ops = fr_kops_get(e ? e->isa : FR_ISA_AUTO);
-    if (!ops) return fr_fail(err, FR_E_NOT_AVAILABLE, "engine.isa: not supported by this CPU");
-    fr_status st;
+    const fr_kops *ops;
+    fr_status st = fr_kops_select(e ? e->isa : FR_ISA_AUTO, &ops, err);
+    if (st != FR_OK) return st;
     if ((st = check_dtype(&out->dq, pb->dtype, "dq", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->dk, pb->dtype, "dk", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->dv, pb->dtype, "dv", err)) != FR_OK) return st;

@@ -1,8 +1,10 @@
 /* Fused forward (FlashAttention-2 style): per (b, h, bq <= FR_K_BQ query rows) one task; key tiles of FR_K_BN rows
- * stream through, each packed once per task and used by the task's bq / FR_K_BM query sub-tiles; no S1 x S2 buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on vdpbf16ps when the
- * variant has it), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping by core/osm.h
- * (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input dtype (D3),
- * O += P V. Every output element is written by one task in a fixed order: bit-identical for any thread count. */
+ * stream through, each packed once per task and used by the task's bq / FR_K_BM query sub-tiles; no S1 x S2
+ * buffer. Per tile: S = Q K^T (fp32 accumulation; bf16 pairs on the variant's gemm_bf16 when it has a hardware
+ * bf16 dot: vdpbf16ps, AMX tiles), x from scale / pse / fp8 scales, mask (semantics), online-softmax bookkeeping
+ * by core/osm.h (one update per row per tile, exact running max), P = exp(x - m), dropout, P rounded to the input
+ * dtype (D3), O += P V. Decode shapes split the keys in fixed chunks merged in order (FR_K_DECODE_KEYS). Every
+ * output element is written by one task in a fixed order: bit-identical for any thread count. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
@@ -31,7 +33,16 @@ typedef struct fwd_ctx {
     int64_t nqt;          /* non-TND: query tiles per (b, h) */
     fr_sem_batch *batches;/* TND: every batch (B <= 2K) */
     int64_t *task0;       /* TND: first task of batch b; task0[B] = total */
+    int64_t nsplit;       /* decode: key chunks of FR_K_DECODE_KEYS per (b, h) (1: no split) */
+    float *part_o;        /* decode: each task's unnormalized O [task][S1][Dv] */
+    fr_osm_f32 *part_st;  /* decode: each task's (m, l) [task][S1] */
 } fwd_ctx;
+
+/* Decode (S1 <= FR_K_DECODE_S1): the keys of each (b, h) are split into chunks of this many keys (a multiple of
+ * FR_K_BN), one task each, whose partial states are merged in chunk order (core/osm.h merge). The grid depends on
+ * S2 only, never on the thread count: bit-identical for any number of threads. */
+#define FR_K_DECODE_KEYS 4096
+#define FR_K_DECODE_S1 16
 
 typedef struct fwd_ws {
     float *q, *kt, *v, *s, *o, *pse;
@@ -203,13 +214,21 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     bool bad = false;
     if (c->bf16) {
         const uint32_t *vb = w->vb;
+        uint32_t inf = 0; /* either half's exponent all ones; branch-free, so the compiler vectorizes it */
         for (int64_t e = 0; e < ((nj + 1) / 2) * Dv; e++)
-            bad |= (vb[e] & 0x7f80u) == 0x7f80u || (vb[e] & 0x7f800000u) == 0x7f800000u;
+            inf |= (uint32_t)((vb[e] & 0x7f80u) == 0x7f80u) | (uint32_t)((vb[e] & 0x7f800000u) == 0x7f800000u);
+        bad = inf != 0;
     } else {
+        uint32_t inf = 0; /* exponent all ones: NaN or Inf; branch-free, so the compiler vectorizes it */
         for (int64_t j = 0; j < nj; j++) {
             const float *v = w->vp + j * w->ldv;
-            for (int64_t d = 0; d < Dv; d++) bad |= !(fabsf(v[d]) <= FLT_MAX);
+            for (int64_t d = 0; d < Dv; d++) {
+                uint32_t u;
+                memcpy(&u, v + d, sizeof u);
+                inf |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+            }
         }
+        bad = inf != 0;
     }
     w->v_bad = bad;
 }
@@ -271,16 +290,23 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
         if (c->bf16) ops->pack_bf16_away(nj, x, (uint16_t *)(w->pb2 + r * (FR_K_BN / 2)));
         else fr_kio_round_p(pb->dtype, nj, x);
     }
-    if (cls == FR_TILE_PARTIAL && w->v_bad)
+    if (cls == FR_TILE_PARTIAL && w->v_bad) {
         pv_masked(c, w, nu, nj);
-    else if (c->bf16)
-        ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->t, Dv, false);
-    else
+    } else if (c->bf16) {
+        /* O += P V straight into O (no compensation: the bf16 path's error is P's rounding to bf16, 2^-9 relative,
+         * far above fp32 summation across tiles; the tile GEMM then runs without a pass over T) */
+        ops->gemm_bf16(nu, Dv, (nj + 1) / 2, w->pb2, FR_K_BN / 2, w->vb, Dv, w->o + r0 * Dv, Dv, true);
+        return;
+    } else {
         ops->gemm_f32(nu, Dv, nj, w->s, FR_K_BN, w->vp, w->ldv, w->t, Dv, false);
+    }
     ops->kahan_add_f32(nu * Dv, w->o + r0 * Dv, w->oc + r0 * Dv, w->t); /* o += t, compensated */
 }
 
-static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
+/* Query rows [i0, i0 + nq) of head h against keys [jb, je): leaves the compensated state in w->st, w->o (O - its
+ * compensation folded in), unnormalized. with_sink: count the sink logit (once per row: the first key chunk). */
+static void fwd_rows(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t jb,
+                     int64_t je, bool with_sink) {
     const fr_problem *pb = c->pb;
     const fr_sem *sem = &c->sem;
     int64_t nq = min64(c->bq, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
@@ -289,7 +315,7 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     for (int64_t r = 0; r < nq; r++) {
         w->st[r] = fr_osm_f32_init();
         w->lc[r] = 0.0f;
-        if (sem->sink) { /* the sink is one more logit with a zero value vector (D6) */
+        if (sem->sink && with_sink) { /* the sink is one more logit with a zero value vector (D6) */
             float a, mu, sk = fr_sem_sink(sem, h);
             fr_osm_f32_update(&w->st[r], sk, 0.0f, &a, &mu);
             fr_osm_f32_add_sum(&w->st[r], expf(sk - mu));
@@ -297,8 +323,8 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     }
     memset(w->o, 0, sizeof(float) * (size_t)(nq * Dv));
     memset(w->oc, 0, sizeof(float) * (size_t)(nq * Dv));
-    for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
-        int64_t nj = min64(FR_K_BN, sb->S2 - j0);
+    for (int64_t j0 = jb; j0 < je; j0 += FR_K_BN) {
+        int64_t nj = min64(FR_K_BN, je - j0);
         fr_tile_class cls[FR_K_BQ / FR_K_BM];
         bool any = false;
         for (int64_t u = 0; u < nsub; u++) {
@@ -311,12 +337,23 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
             if (cls[u] != FR_TILE_SKIP)
                 fwd_subtile(c, w, sb, h, kv, i0, u * FR_K_BM, min64(FR_K_BM, nq - u * FR_K_BM), j0, nj, cls[u]);
     }
-    const fr_fwd_outputs *out = c->out;
     for (int64_t r = 0; r < nq; r++) {
-        float inv_l, mx, sm, *o = w->o + r * Dv, *oc = w->oc + r * Dv;
+        float *o = w->o + r * Dv, *oc = w->oc + r * Dv;
         fr_osm_f32_add_sum(&w->st[r], -w->lc[r]); /* the compensated sum */
-        if (fr_osm_f32_finalize(&w->st[r], &inv_l, &mx, &sm)) {
-            for (int64_t d = 0; d < Dv; d++) o[d] = (o[d] - oc[d]) / sm; /* spec 3 step 8: acc / l in fp32 */
+        for (int64_t d = 0; d < Dv; d++) o[d] -= oc[d];
+    }
+}
+
+/* Final rows: O = o / l (D1 rows 0) and the statistics, for rows [i0, i0 + nq) with states st, o [nq][Dv]. */
+static void fwd_store(const fwd_ctx *c, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t nq, fr_osm_f32 *st,
+                      float *obuf) {
+    const fr_problem *pb = c->pb;
+    const fr_fwd_outputs *out = c->out;
+    int64_t Dv = pb->Dv;
+    for (int64_t r = 0; r < nq; r++) {
+        float inv_l, mx, sm, *o = obuf + r * Dv;
+        if (fr_osm_f32_finalize(&st[r], &inv_l, &mx, &sm)) {
+            for (int64_t d = 0; d < Dv; d++) o[d] = o[d] / sm; /* spec 3 step 8: acc / l in fp32 */
         } else {
             for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */
         }
@@ -328,6 +365,38 @@ static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
         fr_kio_store_stat(tm, fr_softmax_offset(tm, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), mx);
         fr_kio_store_stat(ts, fr_softmax_offset(ts, pb->layout, c->sl, sb->q0, sb->b, h, i, 0), sm);
     }
+}
+
+static void fwd_task(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
+    fwd_rows(c, w, sb, h, i0, 0, sb->S2, true);
+    fwd_store(c, sb, h, i0, min64(c->bq, sb->S1 - i0), w->st, w->o);
+}
+
+/* Decode task t = (b, h, chunk): the chunk's partial state into part_st / part_o. */
+static void fwd_task_chunk(const fwd_ctx *c, fwd_ws *w, int64_t t) {
+    const fr_problem *pb = c->pb;
+    int64_t bh = t / c->nsplit, k = t % c->nsplit, S1 = pb->S1, Dv = pb->Dv;
+    fr_sem_batch sb;
+    fr_sem_batch_get(&c->sem, bh / pb->N1, &sb);
+    int64_t jb = k * FR_K_DECODE_KEYS, je = min64(sb.S2, jb + FR_K_DECODE_KEYS);
+    fwd_rows(c, w, &sb, bh % pb->N1, 0, jb, je, k == 0);
+    memcpy(c->part_st + t * S1, w->st, sizeof(fr_osm_f32) * (size_t)S1);
+    memcpy(c->part_o + t * S1 * Dv, w->o, sizeof(float) * (size_t)(S1 * Dv));
+}
+
+/* Decode: (b, h) = bh's chunks merged in chunk order, then stored. */
+static void fwd_merge_chunks(const fwd_ctx *c, int64_t bh) {
+    const fr_problem *pb = c->pb;
+    int64_t S1 = pb->S1, Dv = pb->Dv, t0 = bh * c->nsplit;
+    fr_osm_f32 *st = c->part_st + t0 * S1;
+    float *o = c->part_o + t0 * S1 * Dv;
+    for (int64_t k = 1; k < c->nsplit; k++)
+        for (int64_t r = 0; r < S1; r++)
+            fr_osm_f32_merge(&st[r], o + r * Dv, c->part_st[(t0 + k) * S1 + r], c->part_o + ((t0 + k) * S1 + r) * Dv,
+                             Dv);
+    fr_sem_batch sb;
+    fr_sem_batch_get(&c->sem, bh / pb->N1, &sb);
+    fwd_store(c, &sb, bh % pb->N1, 0, S1, st, o);
 }
 
 /* Top-k gather (D7): each row takes part only at its listed key columns (duplicates count once per occurrence),
@@ -435,7 +504,7 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     c.DQ = pb->Dk + pb->Drope;
     c.DQ2 = (c.DQ + 1) / 2;
     c.bq = c.DQ <= 128 && pb->Dv <= 128 ? FR_K_BQ : FR_K_BQ / 2;
-    c.bf16 = pb->dtype == FR_BF16 && ops->gemm_bf16 != NULL && !c.sem.topk;
+    c.bf16 = pb->dtype == FR_BF16 && ops->bf16_gemm && !c.sem.topk;
     int64_t ntasks = 0;
     if (pb->layout == FR_TND) {
         c.batches = malloc(sizeof(fr_sem_batch) * (size_t)(pb->B > 0 ? pb->B : 1));
@@ -456,6 +525,21 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &ntasks))
             return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': B * N1 * query tiles overflows");
     }
+    /* decode split: from the problem alone; partial states cost B N1 nsplit S1 (Dv + 2) floats (<= 256 MiB) */
+    c.nsplit = 1;
+    if (pb->layout != FR_TND && !c.sem.topk && pb->S1 <= FR_K_DECODE_S1 && pb->S2 > FR_K_DECODE_KEYS && ntasks > 0) {
+        int64_t ns = (pb->S2 + FR_K_DECODE_KEYS - 1) / FR_K_DECODE_KEYS, n;
+        if (fr_mul_ok(ntasks, ns, &n) && fr_mul_ok(n, pb->S1 * (pb->Dv + 2), &n) && n <= (INT64_C(64) << 20)) {
+            c.part_o = malloc(sizeof(float) * (size_t)(ntasks * ns * pb->S1 * (pb->Dv > 0 ? pb->Dv : 1)));
+            c.part_st = malloc(sizeof(fr_osm_f32) * (size_t)(ntasks * ns * pb->S1));
+            if (!c.part_o || !c.part_st) {
+                free(c.part_o), free(c.part_st);
+                return fr_fail(err, FR_E_NOMEM, "engine 'fast': decode partial states");
+            }
+            c.nsplit = ns;
+        }
+    }
+    int64_t nwork = ntasks * c.nsplit; /* decode: ntasks = B N1 (one query tile each) */
     int failed = 0;
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
     if (ntasks > 0) {
@@ -468,7 +552,12 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
                 failed = 1;
             }
 #pragma omp for schedule(dynamic, 1)
-            for (int64_t t = 0; t < ntasks; t++) {
+            for (int64_t t = 0; t < (c.nsplit > 1 ? nwork : 0); t++)
+                if (ok) fwd_task_chunk(&c, &w, t);
+#pragma omp for schedule(static)
+            for (int64_t bh = 0; bh < (c.nsplit > 1 && !failed ? ntasks : 0); bh++) fwd_merge_chunks(&c, bh);
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t t = 0; t < (c.nsplit > 1 ? 0 : ntasks); t++) {
                 if (!ok) continue;
                 fr_sem_batch sb;
                 int64_t h, i0;
@@ -479,7 +568,7 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             if (ok) ws_free(&w);
         }
     }
-    free(c.batches), free(c.task0);
+    free(c.batches), free(c.task0), free(c.part_o), free(c.part_st);
     if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
     return FR_OK;
 }

@@ -3,13 +3,15 @@
  * Naming (style.md 4): fr_k_<op>_<dtype>_<tile>_<isa>, e.g. fr_k_gemm_f32_6x64_avx512 is the fp32 GEMM microkernel
  * that keeps a 6-row x 64-column block of C in registers, fr_k_expsum_f32_avx512 the row exp-and-sum. The drivers
  * (fwd.c, bwd.c) are portable C and see only the fr_kops table; every slot of every table is filled (scalar
- * underneath, style.md 1). */
+ * underneath, style.md 1) and tested against the scalar slot (tests/kernels/test_kernels_slots.c). The microkernel
+ * tiles are a column of variants.inc. */
 #ifndef FR_KERNELS_KERNELS_H
 #define FR_KERNELS_KERNELS_H
 
 #include "core/problem.h"
 
-/* Tile sizes of the drivers: BM query rows x BN key rows (fwd_f32_64x64). d_scale blocks (128 / 256) are multiples. */
+/* Tile sizes of the drivers: BM query rows x BN key rows (a 64 x 128 tile of S). d_scale blocks (128 / 256) are
+ * multiples of BN. */
 #define FR_K_BM 64
 #define FR_K_BN 128
 /* Query rows per forward task (at most): its sub-tiles of FR_K_BM rows share each packed key tile. The driver uses
@@ -41,13 +43,17 @@ typedef struct fr_kops {
     void (*pack_bf16_away)(int64_t n, const float *x, uint16_t *out);
     void (*interleave_bf16)(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
     /* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B
-     * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation.
-     * NULL when the variant has no bf16 dot instruction (the driver then widens to fp32). */
+     * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation (the hardware
+     * dot instructions treat subnormal bf16 inputs as zero and flush subnormal results). */
     void (*gemm_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
                       int64_t ldb, float *C, int64_t ldc, bool acc);
+    /* Whether the forward runs bf16 inputs through gemm_bf16 (a hardware bf16 dot); otherwise it widens them to fp32
+     * for gemm_f32 (same exact products; the scalar gemm_bf16 is then only the reference the others are tested
+     * against). */
+    bool bf16_gemm;
 } fr_kops;
 
-#define FR_KVARIANT(name, isa, str) extern const fr_kops fr_kops_##name;
+#define FR_KVARIANT(name, isa, str, fmr, fnr, bmr, bnr) extern const fr_kops fr_kops_##name;
 #include "kernels/variants.inc"
 #undef FR_KVARIANT
 
@@ -60,6 +66,8 @@ void fr_k_kahan_add_f32_scalar(int64_t n, float *acc, float *comp, const float *
 void fr_k_transpose_f32_scalar(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
 void fr_k_pack_bf16_away_scalar(int64_t n, const float *x, uint16_t *out);
 void fr_k_interleave_bf16_scalar(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
+void fr_k_gemm_bf16_1x1_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                               int64_t ldb, float *C, int64_t ldc, bool acc);
 void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx512(int64_t n, const float *x);
@@ -67,11 +75,18 @@ float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub);
 void fr_k_kahan_add_f32_avx512(int64_t n, float *acc, float *comp, const float *t);
 void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
                                      int64_t ldd);
+void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                    const uint32_t *B, int64_t ldb, float *C, int64_t ldc, bool acc);
+void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out);
+void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
 
-/* Whether this CPU runs the variant. */
+/* Whether this CPU runs the variant (core/isa.c decides). */
 bool fr_kops_isa_available(fr_isa isa);
-/* The table for a request: FR_ISA_AUTO = the best the CPU has, lowered by FLASHREF_ISA when set; an explicit ISA is
- * used as is (NULL when the CPU lacks it). */
+/* The table for a request: FR_ISA_AUTO = the dispatcher's choice (fr_isa_selected: FLASHREF_ISA invalid ->
+ * FR_E_INVALID_ARG); an explicit ISA is used as is (FR_E_NOT_AVAILABLE when the CPU lacks it, FR_E_INVALID_ARG for a
+ * value outside the enum). *ops = NULL on failure. */
+fr_status fr_kops_select(fr_isa isa, const fr_kops **ops, fr_error *err);
+/* Same, NULL on any failure (tests, benchmarks). */
 const fr_kops *fr_kops_get(fr_isa isa);
 
 /* The fused drivers (fwd.c, bwd.c), called after validation. ops: the variant to use; num_threads 0 = default. */

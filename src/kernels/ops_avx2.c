@@ -165,5 +165,6 @@ const fr_kops fr_kops_avx2 = {
     .transpose_f32 = fr_k_transpose_f32_scalar,
     .pack_bf16_away = fr_k_pack_bf16_away_scalar,
     .interleave_bf16 = fr_k_interleave_bf16_scalar,
-    .gemm_bf16 = NULL,
+    .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* reference only: bf16 inputs are widened for gemm_f32 */
+    .bf16_gemm = false,
 };

@@ -4,9 +4,6 @@
 
 #include <immintrin.h>
 
-void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
-                                    const uint32_t *B, int64_t ldb, float *C, int64_t ldc, bool acc);
-
 static inline __mmask16 tail_mask(int64_t rem) {
     return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
 }
@@ -80,9 +77,6 @@ void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint
     }
 }
 
-void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out);
-void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
-
 void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out) {
     int64_t j = 0;
     for (; j < n; j += 16) {
@@ -119,4 +113,5 @@ const fr_kops fr_kops_avx512bf16 = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
+    .bf16_gemm = true,
 };

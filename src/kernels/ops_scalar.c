@@ -74,6 +74,35 @@ void fr_k_interleave_bf16_scalar(int64_t n, int64_t dv, const uint16_t *v, int64
     }
 }
 
+/* C[m x n] = (acc ? C : 0) + A . B over bf16 pairs: A row r = k2 pairs at A + r*lda2, B pair p of column c at
+ * B[p*ldb + c]; each pair's two products (exact in fp32) added in order, k2 summed in blocks of FR_K_KB pairs. */
+static float bf16_lo(uint32_t w) {
+    union { uint32_t u; float f; } v = {w << 16};
+    return v.f;
+}
+static float bf16_hi(uint32_t w) {
+    union { uint32_t u; float f; } v = {w & 0xffff0000u};
+    return v.f;
+}
+
+void fr_k_gemm_bf16_1x1_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                               int64_t ldb, float *C, int64_t ldc, bool acc) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float c = acc ? C[i * ldc + j] : 0.0f;
+            for (int64_t p0 = 0; p0 < k2; p0 += FR_K_KB) {
+                float t = 0.0f;
+                for (int64_t p = p0; p < k2 && p < p0 + FR_K_KB; p++) {
+                    uint32_t a = A[i * lda2 + p], b = B[p * ldb + j];
+                    t += bf16_lo(a) * bf16_lo(b);
+                    t += bf16_hi(a) * bf16_hi(b);
+                }
+                c += t;
+            }
+            C[i * ldc + j] = c;
+        }
+}
+
 const fr_kops fr_kops_scalar = {
     .name = "scalar",
     .isa = FR_ISA_SCALAR,
@@ -84,5 +113,6 @@ const fr_kops fr_kops_scalar = {
     .transpose_f32 = fr_k_transpose_f32_scalar,
     .pack_bf16_away = fr_k_pack_bf16_away_scalar,
     .interleave_bf16 = fr_k_interleave_bf16_scalar,
-    .gemm_bf16 = NULL, /* bf16 inputs are widened to fp32: same exact products */
+    .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* the reference; bf16 inputs are widened for gemm_f32 */
+    .bf16_gemm = false,
 };

@@ -49,16 +49,9 @@ static fr_status engine_open(const char *spec, fr_iut *iut, fr_error *err) {
     } else if (head == 4 && !strncmp(spec, "fast", 4)) {
         ei->e = fr_engine_default(FR_ENGINE_FAST);
         if (arg) {
-            if (!strcmp(arg, "scalar"))
-                ei->e.isa = FR_ISA_SCALAR;
-            else if (!strcmp(arg, "avx2"))
-                ei->e.isa = FR_ISA_AVX2;
-            else if (!strcmp(arg, "avx512"))
-                ei->e.isa = FR_ISA_AVX512;
-            else if (!strcmp(arg, "avx512bf16"))
-                ei->e.isa = FR_ISA_AVX512_BF16;
-            else
-                st = fr_fail(err, FR_E_INVALID_ARG, "--impl: fast:%s: ISA is scalar, avx2, avx512 or avx512bf16", arg);
+            fr_error e2;
+            if (fr_isa_parse(arg, &ei->e.isa, &e2) != FR_OK)
+                st = fr_fail(err, FR_E_INVALID_ARG, "--impl: fast:%s: %s", arg, e2.msg);
         }
     } else if (head == 7 && !strncmp(spec, "emulate", 7)) {
         ei->e = fr_engine_default(FR_ENGINE_EMULATE);

@@ -45,20 +45,27 @@ static uint32_t encode(int f, float x, fr_round r, fr_sat s) {
     }
 }
 
+/* "array-<variant>" (static strings: one per variant of the list). */
+static const char *array_name(fr_isa isa) {
+    static char names[16][32];
+    int k = (int)isa & 15;
+    snprintf(names[k], sizeof names[k], "array-%s", fr_isa_name(isa));
+    return names[k];
+}
+
 static int kinds_for(int f, int all, variant_kind *k) {
-    static const fr_isa isas[] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
-    static const char *const names[] = {"array-scalar", "array-avx2", "array-avx512", "array-avx512bf16"};
     int nk = 0;
     k[nk++] = (variant_kind){"scalar", 0, FR_ISA_AUTO};
     k[nk++] = (variant_kind){"array-auto", 1, FR_ISA_AUTO};
     fr_isa sel = fr_convert_isa_selected();
     int vectorized = f == REF_F16 || f == REF_BF16;
-    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
-        if (!fr_convert_isa_available(isas[i]) || isas[i] == sel) continue;
-        /* by default: the other vector ISAs of the vectorized pairs (avx512bf16 runs the avx512 code) */
-        int wanted = all || (vectorized && (isas[i] == FR_ISA_AVX2 || isas[i] == FR_ISA_AVX512) &&
-                             !(isas[i] == FR_ISA_AVX512 && sel == FR_ISA_AVX512_BF16));
-        if (wanted) k[nk++] = (variant_kind){names[i], 1, isas[i]};
+    for (int i = 0; fr_isa_variant(i) != FR_ISA_AUTO; i++) { /* the library's one variant list */
+        fr_isa isa = fr_isa_variant(i);
+        if (!fr_convert_isa_available(isa) || isa == sel) continue;
+        /* by default: the other vector ISAs of the vectorized pairs (avx512bf16 and amx run the avx512 code) */
+        int wanted = all || (vectorized && (isa == FR_ISA_AVX2 || isa == FR_ISA_AVX512) &&
+                             !(isa == FR_ISA_AVX512 && (sel == FR_ISA_AVX512_BF16 || sel == FR_ISA_AMX)));
+        if (wanted) k[nk++] = (variant_kind){array_name(isa), 1, isa};
     }
     return nk;
 }
@@ -166,9 +173,9 @@ static void run_pass(const ref_fmt *t, int ri, const variant_kind *kinds, int nk
 
 /* Every code through the scalar decoder and every array decoder variant, against the reference decoder. */
 static int64_t check_decoders(int f) {
-    static const fr_isa isas[] = {FR_ISA_AUTO, FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
-    static const char *const names[] = {"array-auto", "array-scalar", "array-avx2", "array-avx512",
-                                        "array-avx512bf16"};
+    fr_isa isas[16] = {FR_ISA_AUTO}; /* auto, then the library's one variant list */
+    int nisa = 1;
+    for (int k = 0; fr_isa_variant(k) != FR_ISA_AUTO && nisa < 16; k++) isas[nisa++] = fr_isa_variant(k);
     uint32_t ncodes = 1u << ref_fmt_bits[f];
     size_t es = (size_t)ref_fmt_bits[f] / 8;
     int64_t total = 0;
@@ -184,7 +191,7 @@ static int64_t check_decoders(int f) {
         if (es == 2) ((uint16_t *)codes)[c] = (uint16_t)c;
         else codes[c] = (unsigned char)c;
     }
-    for (int v = -1; v < (int)(sizeof isas / sizeof isas[0]); v++) {
+    for (int v = -1; v < nisa; v++) {
         if (v >= 0 && !fr_convert_isa_available(isas[v])) continue;
         double t0 = omp_get_wtime();
         if (v < 0) {
@@ -208,10 +215,10 @@ static int64_t check_decoders(int f) {
                                                  : (got == want && signbit(got) == signbit(want));
             if (!ok && bad++ < MAX_PRINT)
                 printf("MISMATCH decode %s %s: code 0x%0*" PRIx32 " got %a want %a\n", ref_fmt_name[f],
-                       v < 0 ? "scalar" : names[v], ref_fmt_bits[f] / 4, c, got, want);
+                       v < 0 ? "scalar" : array_name(isas[v]), ref_fmt_bits[f] / 4, c, got, want);
         }
         printf("decode %-6s %-17s inputs %10" PRIu32 " mismatches %" PRId64 " seconds %.3f\n", ref_fmt_name[f],
-               v < 0 ? "scalar" : names[v], ncodes, bad, omp_get_wtime() - t0);
+               v < 0 ? "scalar" : array_name(isas[v]), ncodes, bad, omp_get_wtime() - t0);
         total += bad;
     }
     free(codes);

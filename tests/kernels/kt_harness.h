@@ -2,7 +2,7 @@
  * the fast engine, and computes two references written here from the spec, independently of src/semantics:
  *   - ref64: fp64 throughout (the oracle, style.md 8),
  *   - ref32: the straightforward fp32 implementation (two-pass softmax, expf, sequential sums).
- * Header-only (static functions): included by the kernel tests and the kernel benchmark. */
+ * Header-only (static functions): included by the kernel tests (tests/kernels). */
 #ifndef FR_TESTS_KT_HARNESS_H
 #define FR_TESTS_KT_HARNESS_H
 

@@ -185,7 +185,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_outputs first;
     bool have_first = false;
     int bad = 0;
-#define FR_KVARIANT(vname, visa, str)                                                                               \
+#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                               \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                     \
         if (!ops) {                                                                                                 \
@@ -267,6 +267,11 @@ int main(int argc, char **argv) {
     ADD(k_->name = "fused TND 4x2 pse", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->N1 = 4,
         k_->N2 = 2, k_->pse = 5, k_->pse_type = 2, k_->Drope = 8);
     ADD(k_->name = "bf16 dense GQA", k_->dt = FR_BF16, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    /* bf16 on a variant with a bf16 dot: S and dP on gemm_bf16 (odd head dims, rope and the fused mode too) */
+    ADD(k_->name = "bf16 odd D rope causal drop", k_->dt = FR_BF16, k_->Dk = 33, k_->Dv = 31, k_->Drope = 8,
+        k_->mask = true, k_->sparse_mode = 2, k_->keep_prob = 0.7, k_->S1 = 130, k_->S2 = 150, k_->sink = true);
+    ADD(k_->name = "bf16 fused MHA B=2 pse", k_->dt = FR_BF16, k_->B = 2, k_->N1 = 4, k_->N2 = 4, k_->S1 = 70,
+        k_->S2 = 200, k_->pse = 1, k_->pse_type = 1, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 3);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1 || strncmp(cs[k].name, "fused", 5) == 0);
     printf("test_kernels_bwd: %s\n", g_fail ? "FAIL" : "PASS");

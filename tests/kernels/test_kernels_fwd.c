@@ -1,5 +1,5 @@
 /* Fast forward kernels against the fp64 oracle and the straightforward fp32 implementation of kt_harness.h, over a
- * seeded grid that crosses every tile boundary (FR_K_BM = FR_K_BN = 64) and every semantic; every ISA variant the
+ * seeded grid that crosses every tile boundary (FR_K_BM = 64 query rows, FR_K_BN = 128 key rows) and every semantic; every ISA variant the
  * CPU has (others skipped loudly); NaN-prefilled outputs must be fully written; results bit-identical across
  * thread counts.
  *
@@ -13,7 +13,7 @@
  *  softmax_max: |m - m64| <= 4 |m32 - m64| + 2^-20 xmag (xmag = the row's largest scale sum |q k| + |pse|, the
  *        scale of a score's rounding); softmax_sum: relative 1e-5 (fp32) / 1e-4 (16-bit) + 2^-20 xmag,
  *        D1 rows exactly (-FLT_MAX, FLT_MAX) and out exactly 0. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "core/isa.h"
 #include "kt_harness.h"
 
 static int g_fail = 0;
@@ -113,7 +113,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_fwd_outputs first;
     bool have_first = false;
     int bad = 0;
-#define FR_KVARIANT(vname, visa, str)                                                                                 \
+#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                                 \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                      \
         if (!ops) {                                                                                                 \
@@ -160,23 +160,26 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261129u;
     printf("test_kernels_fwd: seed %llu (rerun: test_kernels_fwd %llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
-    /* dispatch: FLASHREF_ISA lowers the automatic choice (style.md 2); unknown names are ignored */
+    /* dispatch: FLASHREF_ISA lowers the automatic choice (style.md 2); an unknown name is an error */
     {
         const fr_kops *best = fr_kops_get(FR_ISA_AUTO);
-        setenv("FLASHREF_ISA", "scalar", 1);
-        const fr_kops *sc = fr_kops_get(FR_ISA_AUTO);
-        setenv("FLASHREF_ISA", "no-such-isa", 1);
-        const fr_kops *unk = fr_kops_get(FR_ISA_AUTO);
-        unsetenv("FLASHREF_ISA");
-        bool ok = best && sc == &fr_kops_scalar && unk == best && fr_kops_get(FR_ISA_SCALAR) == &fr_kops_scalar;
-        printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, unknown -> %s%s\n", best ? best->name : "NULL",
-               sc ? sc->name : "NULL", unk ? unk->name : "NULL", ok ? "" : "  FAIL");
+        fr_isa sc = FR_ISA_AUTO, hi = FR_ISA_AUTO, none = FR_ISA_AUTO;
+        fr_error err;
+        bool ok = fr_isa_choose("scalar", &sc, NULL) == FR_OK && sc == FR_ISA_SCALAR;
+        ok = ok && fr_isa_choose("amx", &hi, NULL) == FR_OK && fr_isa_available(hi); /* above the CPU: its best */
+        ok = ok && fr_isa_choose(NULL, &none, NULL) == FR_OK && none == hi;
+        fr_status su = fr_isa_choose("no-such-isa", NULL, &err);
+        ok = ok && su == FR_E_INVALID_ARG && strstr(err.msg, "no-such-isa") && strstr(err.msg, "avx512bf16");
+        ok = ok && best && fr_kops_get(FR_ISA_SCALAR) == &fr_kops_scalar && fr_kops_get((fr_isa)77) == NULL;
+        printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, =amx -> %s, unknown -> %s (%s)%s\n",
+               best ? best->name : "NULL", fr_isa_name(sc), fr_isa_name(hi), fr_status_name(su), err.msg,
+               ok ? "" : "  FAIL");
         if (!ok) g_fail = 1;
     }
     kt_case cs[64];
     int n = 0;
 #define ADD(...) KT_ADD(cs, n, __VA_ARGS__)
-    /* shapes across the 64 x 64 tiles: below, at, above, multiple */
+    /* shapes across the 64 x 128 tiles: below, at, above, multiple */
     ADD(k_->name = "dense 1x1", k_->S1 = 1, k_->S2 = 1, k_->Dk = 1, k_->Dv = 1, k_->N1 = 1);
     ADD(k_->name = "dense 63x64 D17", k_->S1 = 63, k_->S2 = 64, k_->Dk = 17, k_->Dv = 9);
     ADD(k_->name = "dense 64x65 D64", k_->S1 = 64, k_->S2 = 65, k_->Dk = 64, k_->Dv = 64, k_->N1 = 4, k_->N2 = 2);
@@ -234,7 +237,16 @@ int main(int argc, char **argv) {
     ADD(k_->name = "fp16 dense", k_->dt = FR_F16, k_->Dk = 64, k_->Dv = 48);
     ADD(k_->name = "fp16 mode4 sink", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 10,
         k_->next = 40, k_->sink = true);
-    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0);
+    int nmain = n;
+    /* decode (S1 <= 16, S2 > 4096): keys split in chunks of 4096 merged in order; threads 1 vs 3 bit-identical */
+    ADD(k_->name = "decode S1=1 S2=9000", k_->S1 = 1, k_->S2 = 9000, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "decode S1=16 causal sink", k_->S1 = 16, k_->S2 = 8300, k_->N1 = 2, k_->N2 = 1, k_->Dk = 32,
+        k_->Dv = 32, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
+    ADD(k_->name = "decode bf16 drop pse", k_->dt = FR_BF16, k_->S1 = 3, k_->S2 = 8193, k_->N1 = 2, k_->N2 = 2,
+        k_->Dk = 64, k_->Dv = 64, k_->keep_prob = 0.8, k_->pse = 1, k_->pse_type = 1);
+    ADD(k_->name = "decode band mode4", k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2, k_->Dk = 16,
+        k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+    for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0 || k >= nmain);
     printf("test_kernels_fwd: %s\n", g_fail ? "FAIL" : "PASS");
     return g_fail;
 }

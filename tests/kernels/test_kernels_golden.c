@@ -216,13 +216,17 @@ int main(int argc, char **argv) {
         k_->Dv = 128, k_->Drope = 64, k_->N1 = 2, k_->N2 = 2);
     for (int k = 0; k < n; k++) fwd_case(&cs[k], seed + (uint64_t)k, FR_ISA_AUTO);
     /* every variant through engine.isa */
-    static const fr_isa isas[] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
+    static const fr_isa isas[] = { /* the library's one variant list (kernels/variants.inc) */
+#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) e,
+#include "kernels/variants.inc"
+#undef FR_KVARIANT
+    };
     for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
         fr_engine e = fr_engine_default(FR_ENGINE_FAST);
         e.isa = isas[k];
         fr_error err;
         if (fr_engine_available(&e, &err) != FR_OK) {
-            printf("  isa %d SKIPPED: %s\n", (int)isas[k], err.msg);
+            printf("  isa %s SKIPPED: %s\n", fr_isa_name(isas[k]), err.msg);
             continue;
         }
         fwd_case(&cs[0], seed, isas[k]);

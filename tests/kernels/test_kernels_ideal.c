@@ -43,7 +43,7 @@ typedef struct acc {
     double rows;
 } acc;
 typedef struct dt_total {
-    acc fast[5], ideal;  /* fast per ISA (index fr_isa) */
+    acc fast[16], ideal; /* fast per variant (index into k_isas) */
     double max_rel_ratio, max_gain_ratio;
     char worst_rel[96], worst_gain[96];
 } dt_total;
@@ -116,17 +116,14 @@ static bool within(double fast, double ideal) {
 }
 static double ratio(double fast, double ideal) { return ideal > 0 ? fast / ideal : (fast > 0 ? INFINITY : 0.0); }
 
-static const char *isa_name(fr_isa isa) {
-    switch (isa) {
-    case FR_ISA_SCALAR: return "scalar";
-    case FR_ISA_AVX2: return "avx2";
-    case FR_ISA_AVX512: return "avx512";
-    case FR_ISA_AVX512_BF16: return "avx512bf16";
-    default: return "auto";
-    }
-}
+static const char *isa_name(fr_isa isa) { return fr_isa_name(isa); }
 
-static const fr_isa k_isas[] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512, FR_ISA_AVX512_BF16};
+/* the library's one variant list (kernels/variants.inc) */
+static const fr_isa k_isas[] = {
+#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) e,
+#include "kernels/variants.inc"
+#undef FR_KVARIANT
+};
 #define N_ISAS ((int)(sizeof k_isas / sizeof k_isas[0]))
 static bool g_isa_ok[N_ISAS];
 

@@ -1,0 +1,201 @@
+/* Every slot of every kernel variant against the scalar reference slot (style.md 1, 6; XNNPACK's habit), on seeded
+ * random inputs at sizes tile - 1, tile, tile + 1 and 2 x tile of the variant's microkernel (the tile columns of
+ * kernels/variants.inc) and of the k blocking FR_K_KB; variants the CPU lacks are skipped loudly.
+ *
+ * Bounds (stated units): exact slots (max, transpose, Kahan add, bf16 packing and interleave) bit-identical; the GEMMs
+ * |C - C_scalar| <= 2 (k + 2) 2^-24 sum_k |a_ik b_kj| + |C_in| 2^-23 (fp32 summation error of both, any order);
+ * expsum: per element 4 ulp-ish (|x - x_scalar| <= 2^-21 x_scalar + 2^-126), sum relative 2^-20. */
+#include "core/isa.h"
+#include "kernels/kernels.h"
+
+#include <cpuid.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_fail = 0;
+static uint64_t g_rng;
+
+static uint64_t next(void) {
+    g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+    return g_rng;
+}
+static float unif(void) { return (float)((double)(next() >> 11) * 0x1p-53 * 2.0 - 1.0); } /* [-1, 1) */
+static uint16_t bf16_of(float x) {                                                         /* truncation: any bf16 */
+    union { float f; uint32_t u; } v = {x};
+    return (uint16_t)(v.u >> 16);
+}
+static float f_of_bf16(uint16_t h) {
+    union { uint32_t u; float f; } v = {(uint32_t)h << 16};
+    return v.f;
+}
+
+static void sizes(int64_t t, int64_t out[4]) { out[0] = t > 1 ? t - 1 : 1, out[1] = t, out[2] = t + 1, out[3] = 2 * t; }
+
+/* fp32 GEMM: m x n x k over the size sets, acc on and off. */
+static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
+    int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
+    sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 0; c < 4; c++)
+                for (int acc = 0; acc < 2; acc++) {
+                    int64_t m = ms[a], n = ns[b], k = ks[c], lda = k + 3, ldb = n + 5, ldc = n + 2;
+                    float *A = malloc(sizeof(float) * (size_t)(m * lda)), *B = malloc(sizeof(float) * (size_t)(k * ldb));
+                    float *C0 = malloc(sizeof(float) * (size_t)(m * ldc)), *C1 = malloc(sizeof(float) * (size_t)(m * ldc));
+                    for (int64_t e = 0; e < m * lda; e++) A[e] = unif();
+                    for (int64_t e = 0; e < k * ldb; e++) B[e] = unif();
+                    for (int64_t e = 0; e < m * ldc; e++) C0[e] = C1[e] = unif();
+                    fr_kops_scalar.gemm_f32(m, n, k, A, lda, B, ldb, C0, ldc, acc);
+                    v->gemm_f32(m, n, k, A, lda, B, ldb, C1, ldc, acc);
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < ldc; j++) {
+                            double mass = 0;
+                            for (int64_t p = 0; p < k; p++) mass += fabs((double)A[i * lda + p] * B[p * ldb + j % ldb]);
+                            double lim = 2.0 * (double)(k + 2) * 0x1p-24 * mass + 0x1p-22;
+                            double e = fabs((double)C1[i * ldc + j] - C0[i * ldc + j]);
+                            bool ok = j < n ? e <= lim : C1[i * ldc + j] == C0[i * ldc + j]; /* padding untouched */
+                            if (!ok && nbad++ < 3)
+                                printf("    gemm_f32 %s m=%lld n=%lld k=%lld acc=%d C[%lld][%lld]: %.9g vs scalar %.9g\n",
+                                       v->name, (long long)m, (long long)n, (long long)k, acc, (long long)i,
+                                       (long long)j, C1[i * ldc + j], C0[i * ldc + j]);
+                        }
+                    ncase++;
+                    free(A), free(B), free(C0), free(C1);
+                }
+    printf("  %-10s gemm_f32  tile %lldx%lld: %lld shapes, %lld bad%s\n", v->name, (long long)mr, (long long)nr,
+           (long long)ncase, (long long)nbad, nbad ? "  FAIL" : "");
+    return nbad != 0;
+}
+
+/* bf16 GEMM over pairs: A [m][k2] pairs, B [k2][n] pairs. */
+static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
+    int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
+    sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 0; c < 4; c++)
+                for (int acc = 0; acc < 2; acc++) {
+                    int64_t m = ms[a], n = ns[b], k2 = ks[c], lda = k2 + 1, ldb = n + 3, ldc = n + 2;
+                    uint32_t *A = malloc(sizeof(uint32_t) * (size_t)(m * lda));
+                    uint32_t *B = malloc(sizeof(uint32_t) * (size_t)(k2 * ldb));
+                    float *C0 = malloc(sizeof(float) * (size_t)(m * ldc)), *C1 = malloc(sizeof(float) * (size_t)(m * ldc));
+                    for (int64_t e = 0; e < m * lda; e++) A[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
+                    for (int64_t e = 0; e < k2 * ldb; e++) B[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
+                    for (int64_t e = 0; e < m * ldc; e++) C0[e] = C1[e] = unif();
+                    fr_kops_scalar.gemm_bf16(m, n, k2, A, lda, B, ldb, C0, ldc, acc);
+                    v->gemm_bf16(m, n, k2, A, lda, B, ldb, C1, ldc, acc);
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < ldc; j++) {
+                            double mass = 0;
+                            for (int64_t p = 0; j < n && p < k2; p++) {
+                                uint32_t x = A[i * lda + p], y = B[p * ldb + j];
+                                mass += fabs((double)f_of_bf16((uint16_t)x) * f_of_bf16((uint16_t)y));
+                                mass += fabs((double)f_of_bf16((uint16_t)(x >> 16)) * f_of_bf16((uint16_t)(y >> 16)));
+                            }
+                            double lim = 2.0 * (double)(2 * k2 + 2) * 0x1p-24 * mass + 0x1p-22;
+                            double e = fabs((double)C1[i * ldc + j] - C0[i * ldc + j]);
+                            bool ok = j < n ? e <= lim : C1[i * ldc + j] == C0[i * ldc + j];
+                            if (!ok && nbad++ < 3)
+                                printf("    gemm_bf16 %s m=%lld n=%lld k2=%lld acc=%d C[%lld][%lld]: %.9g vs scalar %.9g\n",
+                                       v->name, (long long)m, (long long)n, (long long)k2, acc, (long long)i,
+                                       (long long)j, C1[i * ldc + j], C0[i * ldc + j]);
+                        }
+                    ncase++;
+                    free(A), free(B), free(C0), free(C1);
+                }
+    printf("  %-10s gemm_bf16 tile %lldx%lld: %lld shapes, %lld bad%s\n", v->name, (long long)mr, (long long)nr,
+           (long long)ncase, (long long)nbad, nbad ? "  FAIL" : "");
+    return nbad != 0;
+}
+
+/* The vector slots at lengths around the vector widths (8, 16) and the tile (16 x 16 transpose). */
+static int check_vector_slots(const fr_kops *v) {
+    static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+    int64_t nbad = 0;
+    enum { NMAX = 129 };
+    float x[NMAX], y0[NMAX], y1[NMAX], acc0[NMAX], acc1[NMAX], cp0[NMAX], cp1[NMAX];
+    uint16_t p0[NMAX + 1], p1[NMAX + 1];
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+        int64_t n = lens[li];
+        for (int64_t j = 0; j < n; j++) x[j] = 8.0f * unif();
+        if (n > 3) x[n / 2] = -INFINITY;
+        float m0 = fr_kops_scalar.max_f32(n, x), m1 = v->max_f32(n, x);
+        if (m0 != m1 && nbad++ < 3) printf("    max_f32 %s n=%lld: %.9g vs %.9g\n", v->name, (long long)n, m1, m0);
+        memcpy(y0, x, sizeof(float) * (size_t)n), memcpy(y1, x, sizeof(float) * (size_t)n);
+        float s0 = fr_kops_scalar.expsum_f32(n, y0, m0), s1 = v->expsum_f32(n, y1, m0);
+        bool ok = fabsf(s1 - s0) <= 0x1p-20f * s0;
+        for (int64_t j = 0; j < n; j++) ok = ok && fabsf(y1[j] - y0[j]) <= 0x1p-21f * y0[j] + 0x1p-126f;
+        if (!ok && nbad++ < 3) printf("    expsum_f32 %s n=%lld: sum %.9g vs %.9g\n", v->name, (long long)n, s1, s0);
+        for (int64_t j = 0; j < n; j++) acc0[j] = acc1[j] = unif(), cp0[j] = cp1[j] = 1e-8f * unif(), y0[j] = unif();
+        fr_kops_scalar.kahan_add_f32(n, acc0, cp0, y0);
+        v->kahan_add_f32(n, acc1, cp1, y0);
+        if ((memcmp(acc0, acc1, sizeof(float) * (size_t)n) || memcmp(cp0, cp1, sizeof(float) * (size_t)n)) &&
+            nbad++ < 3)
+            printf("    kahan_add_f32 %s n=%lld: not bit-identical\n", v->name, (long long)n);
+        for (int64_t j = 0; j < n; j++) y0[j] = fabsf(x[j]) * 1e-3f; /* P: >= 0, finite */
+        memset(p0, 0xee, sizeof p0), memset(p1, 0xee, sizeof p1);
+        fr_kops_scalar.pack_bf16_away(n, y0, p0);
+        v->pack_bf16_away(n, y0, p1);
+        if (memcmp(p0, p1, sizeof(uint16_t) * (size_t)(n + (n & 1))) && nbad++ < 3)
+            printf("    pack_bf16_away %s n=%lld: not bit-identical\n", v->name, (long long)n);
+    }
+    /* transpose and interleave: rows x cols around 16 */
+    static const int64_t dims[] = {1, 15, 16, 17, 32};
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 5; b++) {
+            int64_t r = dims[a], c = dims[b], lds = c + 3, ldd = r + 2;
+            float src[32 * 35], d0[35 * 34], d1[35 * 34];
+            for (int64_t e = 0; e < r * lds; e++) src[e] = unif();
+            for (int64_t e = 0; e < c * ldd; e++) d0[e] = d1[e] = 7.0f;
+            fr_kops_scalar.transpose_f32(r, c, src, lds, d0, ldd);
+            v->transpose_f32(r, c, src, lds, d1, ldd);
+            if (memcmp(d0, d1, sizeof(float) * (size_t)(c * ldd)) && nbad++ < 3)
+                printf("    transpose_f32 %s %lldx%lld: not bit-identical\n", v->name, (long long)r, (long long)c);
+            uint16_t vv[32 * 35];
+            uint32_t o0[16 * 35], o1[16 * 35];
+            for (int64_t e = 0; e < r * lds; e++) vv[e] = (uint16_t)next();
+            memset(o0, 0, sizeof o0), memset(o1, 0, sizeof o1);
+            fr_kops_scalar.interleave_bf16(r, c, vv, lds, o0);
+            v->interleave_bf16(r, c, vv, lds, o1);
+            if (memcmp(o0, o1, sizeof o0) && nbad++ < 3)
+                printf("    interleave_bf16 %s %lldx%lld: not bit-identical\n", v->name, (long long)r, (long long)c);
+        }
+    printf("  %-10s max, expsum, kahan_add, transpose, pack_bf16_away, interleave_bf16: %lld bad%s\n", v->name,
+           (long long)nbad, nbad ? "  FAIL" : "");
+    return nbad != 0;
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261201u;
+    printf("test_kernels_slots: seed %llu (rerun: test_kernels_slots %llu)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    g_rng = seed | 1u;
+#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                           \
+    do {                                                                                                            \
+        const fr_kops *v = fr_kops_get(visa);                                                                       \
+        if (!v) {                                                                                                   \
+            printf("  %-10s SKIPPED: this CPU lacks it\n", str);                                                    \
+            break;                                                                                                  \
+        }                                                                                                           \
+        if (!v->gemm_f32 || !v->max_f32 || !v->expsum_f32 || !v->transpose_f32 || !v->kahan_add_f32 ||              \
+            !v->pack_bf16_away || !v->interleave_bf16 || !v->gemm_bf16) {                                           \
+            printf("  %-10s an empty slot  FAIL\n", str);                                                           \
+            g_fail = 1;                                                                                             \
+            break;                                                                                                  \
+        }                                                                                                           \
+        g_fail |= check_gemm_f32(v, fmr, fnr);                                                                      \
+        g_fail |= check_gemm_bf16(v, bmr, bnr);                                                                     \
+        g_fail |= check_vector_slots(v);                                                                            \
+    } while (0);
+#include "kernels/variants.inc"
+#undef FR_KVARIANT
+    unsigned a = 0, b, c, d;
+    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d) || !(a & (1u << 21)))
+        printf("  amx fp16   SKIPPED: this CPU has no AMX-FP16 (cpuid 7.1 EAX bit 21): fp16 inputs keep the fp32 path\n");
+    else
+        printf("  amx fp16   NOTE: this CPU has AMX-FP16, which no variant uses yet: fp16 inputs keep the fp32 path\n");
+    printf("test_kernels_slots: %s\n", g_fail ? "FAIL" : "PASS");
+    return g_fail;
+}
