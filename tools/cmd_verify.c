@@ -15,7 +15,7 @@ static void verify_usage(FILE *f) {
                "  Typical use: flashref suite --set default --write cases/; run your implementation on every\n"
                "  cases/NAME; flashref verify cases/*\n");
     suite_cli_help(f);
-    fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
+    suite_cli_help_exit(f);
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -48,6 +48,10 @@ int cmd_verify(int argc, char **argv) {
     }
     if (!nd) {
         verify_usage(stderr);
+        free(dirs);
+        return 2;
+    }
+    if (!suite_cli_check_paths("verify", &s)) {
         free(dirs);
         return 2;
     }

@@ -57,7 +57,7 @@ static void plugin_close(fr_iut *iut) {
     iut->impl = NULL;
 }
 
-static const fr_iut_ops kPluginOps = {plugin_run, plugin_close};
+static const fr_iut_ops kPluginOps = {plugin_run, plugin_close, NULL};
 
 fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) {
     if (!path || !iut) return fr_fail(err, FR_E_NULL, "plugin: NULL");

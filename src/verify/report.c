@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <float.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +241,8 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
         }
         if (!changed) fprintf(out, "  no verdict changed\n");
         cJSON_Delete(last);
-    } else {
-        fprintf(out, "history: first run of %s on set %s recorded in %s\n", m->impl, m->set, path);
     }
+    bool first = !last;
     cJSON *j = cJSON_CreateObject();
     char ts[64];
     time_t t = time(NULL);
@@ -263,11 +263,13 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
     if (!txt) return fr_fail(err, FR_E_NOMEM, "history: out of memory");
     f = fopen(path, "a");
     if (!f) {
+        int e = errno;
         free(txt);
-        return fr_fail(err, FR_E_IO, "%s: cannot append", path);
+        return fr_fail(err, FR_E_IO, "%s: cannot append: %s", path, strerror(e));
     }
     fprintf(f, "%s\n", txt);
     free(txt);
+    if (first) fprintf(out, "history: first run of %s on set %s recorded in %s\n", m->impl, m->set, path);
     return fclose(f) == 0 ? FR_OK : fr_fail(err, FR_E_IO, "%s: write failed", path);
 }
 

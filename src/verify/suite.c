@@ -10,6 +10,7 @@
 #include "verify/metrics.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -520,7 +521,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static int list_case_dirs(const char *dir, char ***out) {
     *out = NULL;
     DIR *d = opendir(dir);
-    if (!d) return 0;
+    if (!d) return -1;
     int n = 0, cap = 0;
     char **v = NULL;
     struct dirent *de;
@@ -690,6 +691,15 @@ static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
     }
 }
 
+/* True (and res->stopped says why) once the implementation has failed identically FR_IUT_GIVE_UP_AFTER times. */
+static bool stop_early(const fr_iut *iut, fr_suite_result *res) {
+    const char *why = iut ? fr_iut_gave_up(iut) : NULL;
+    if (!why) return false;
+    snprintf(res->stopped, sizeof res->stopped, "stopped early after %d identical consecutive errors (%d of %d cases "
+             "run): %.380s", FR_IUT_GIVE_UP_AFTER, res->n, res->planned, why);
+    return true;
+}
+
 static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err) {
     memset(res, 0, sizeof *res);
     unsigned bits = set_bits(o->set);
@@ -703,6 +713,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     if (o->regression_dir && (bits & (FR_SET_QUICK | FR_SET_DEFAULT))) {
         char **all;
         int na = list_case_dirs(o->regression_dir, &all);
+        if (na < 0)
+            return fr_fail(err, FR_E_IO, "--regression: %s: %s", o->regression_dir, strerror(errno));
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
         for (int k = 0; k < na; k++) {
             if (rdirs && name_ok(base_name(all[k]), o->filter))
@@ -724,12 +736,13 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     collect(bits, o->filter, it);
     fr_status st = FR_OK;
     int total = n + nr;
-    for (int k = 0; k < nr && st == FR_OK; k++) {
+    res->planned = total;
+    for (int k = 0; k < nr && st == FR_OK && !stop_early(iut, res); k++) {
         st = run_dir(iut, rdirs[k], FR_CAT_REGRESSION, o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
-        if (o->progress) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
+        if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
     }
-    for (int k = 0; k < n && st == FR_OK; k++) {
+    for (int k = 0; k < n && st == FR_OK && !stop_early(iut, res); k++) {
         st = run_item(iut, &it[k], o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
         if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
