@@ -36,11 +36,15 @@
 #define STATUS_PREFIX "flashref-status:"
 
 typedef struct exec_impl {
-    char *cmd;        /* CMD ARGS as given */
+    char *cmd;        /* CMD ARGS as given (NULL for a worker) */
+    int (*fn)(void *ud); /* worker: the function the forked runner runs (plugins, iut_plugin.c) */
+    void *ud;
+    const char *label; /* "exec", "persistent", "plugin" */
     double timeout_s; /* per case */
-    bool persistent;
+    bool persistent;  /* persistent or worker: one runner for many cases */
     fr_proc proc;     /* persistent: the running runner */
     bool running;
+    char hello[200];  /* worker: what its first status line said (the plugin's name) */
 } exec_impl;
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -308,23 +312,66 @@ static bool on_line(void *ud, const char *line, size_t n) {
 
 static const char *const kPersistentEnv[] = {"FLASHREF_PROTOCOL=persistent-1", NULL};
 
+/* A worker reports a failure as "flashref-status: 1 FR_E_NAME: message": the status it had in the worker. */
+static fr_status worker_status(const char *msg, const char **rest) {
+    *rest = msg;
+    for (int k = 1; k < FR_STATUS_COUNT; k++) {
+        const char *n = fr_status_name((fr_status)k);
+        size_t l = strlen(n);
+        if (!strncmp(msg, n, l) && msg[l] == ':') {
+            *rest = msg[l + 1] == ' ' ? msg + l + 2 : msg + l + 1;
+            return k == FR_E_UNSUPPORTED || k == FR_E_NOT_AVAILABLE ? FR_E_INTERNAL : (fr_status)k;
+        }
+    }
+    return FR_E_INTERNAL;
+}
+
+/* Starts the runner. A worker first answers with a status line of its own (0 and its name, or why it cannot run):
+ * FR_E_NOT_AVAILABLE with its message when it cannot. */
+static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
+    fr_proc_spec spec = {.cmdline = ei->cmd, .fn = ei->fn, .ud = ei->ud, .pipe_in = true, .pipe_out = true,
+                         .setenv = kPersistentEnv};
+    fr_status st = fr_proc_start(&ei->proc, &spec, err);
+    if (st != FR_OK) return fr_fail(err, FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
+    ei->running = true;
+    if (!ei->fn) return FR_OK;
+    status_line sl;
+    memset(&sl, 0, sizeof sl);
+    int r = fr_proc_poll(&ei->proc, fr_proc_now() + ei->timeout_s, NULL, errt, on_line, &sl);
+    if (r == 2 && sl.code == 0) {
+        snprintf(ei->hello, sizeof ei->hello, "%.190s", sl.msg);
+        return FR_OK;
+    }
+    fr_proc_end(&ei->proc);
+    ei->running = false;
+    char what[96];
+    if (r == 2) return fr_fail(err, FR_E_NOT_AVAILABLE, "%s", sl.msg);
+    if (r == 0) return fr_fail(err, FR_E_NOT_AVAILABLE, "%s: the worker did not start within %g s", ei->label,
+                               ei->timeout_s);
+    fr_proc_describe(ei->proc.wstatus, what, sizeof what);
+    char head[160];
+    snprintf(head, sizeof head, "%s: the worker ended before it was ready (%s)", ei->label, what);
+    return fail_with_tail(err, FR_E_NOT_AVAILABLE, head, errt, "stderr");
+}
+
 static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
                                 fr_error *err) {
     fr_status st;
-    if (!ei->running) {
-        fr_proc_spec spec = {.cmdline = ei->cmd, .pipe_in = true, .pipe_out = true, .setenv = kPersistentEnv};
-        if ((st = fr_proc_start(&ei->proc, &spec, err)) != FR_OK)
-            return fr_fail(err, FR_E_IO, "persistent: %s", err ? err->msg : "cannot start");
-        ei->running = true;
-    }
     fr_tail outt, errt;
     memset(&outt, 0, sizeof outt);
     memset(&errt, 0, sizeof errt);
+    char head[400], what[96];
+    if (!ei->running && (st = start_runner(ei, &errt, err)) != FR_OK) {
+        if (!ei->fn) return st;
+        /* A worker that no longer starts (it did when the IUT was opened): this case's crash. */
+        snprintf(head, sizeof head, "crash: the %s worker did not restart: %.300s", ei->label, err ? err->msg : "");
+        return fr_fail(err, FR_E_INTERNAL, "%s", head);
+    }
     status_line sl;
     memset(&sl, 0, sizeof sl);
     size_t n = strlen(dir);
     char *line = malloc(n + 2);
-    if (!line) return fr_fail(err, FR_E_NOMEM, "persistent: out of memory");
+    if (!line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
     memcpy(line, dir, n);
     line[n] = '\n';
     line[n + 1] = '\0';
@@ -332,17 +379,20 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
     free(line);
     int r = sent ? fr_proc_poll(&ei->proc, deadline, &outt, &errt, on_line, &sl)
                  : fr_proc_poll(&ei->proc, fr_proc_now() + 1.0, &outt, &errt, on_line, &sl);
-    char head[400], what[96];
     if (r == 2) {
         if (sl.code == 0) {
             st = take_outputs(dfd, o, deadline, err);
         } else if (sl.code == EXEC_SKIP_STATUS) {
-            snprintf(head, sizeof head, "persistent: status 77 (not supported): %.280s",
+            snprintf(head, sizeof head, "%s: status 77 (not supported): %.280s", ei->label,
                      sl.msg[0] ? sl.msg : "(no reason given)");
-            st = errt.len ? fail_with_tail(err, FR_E_UNSUPPORTED, head, &errt, "stderr")
-                          : fr_fail(err, FR_E_UNSUPPORTED, "%s", head);
+            st = errt.len && !ei->fn ? fail_with_tail(err, FR_E_UNSUPPORTED, head, &errt, "stderr")
+                                     : fr_fail(err, FR_E_UNSUPPORTED, "%s", ei->fn ? sl.msg : head);
+        } else if (ei->fn) {
+            const char *rest;
+            st = worker_status(sl.msg, &rest);
+            st = fr_fail(err, st, "%s", rest);
         } else {
-            snprintf(head, sizeof head, "persistent: status %ld: %.280s", sl.code, sl.msg[0] ? sl.msg : "(no message)");
+            snprintf(head, sizeof head, "%s: status %ld: %.280s", ei->label, sl.code, sl.msg[0] ? sl.msg : "(no message)");
             st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
         }
     } else if (r == 0 || !sent) {
@@ -350,15 +400,16 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
         ei->running = false;
         if (!sent && ei->proc.exited) goto crashed;
         snprintf(head, sizeof head,
-                 "timeout: no status line after %g s (the runner's process tree was killed; the next case starts a "
-                 "fresh runner)", ei->timeout_s);
+                 "timeout: no status line after %g s (the %s's process tree was killed; the next case starts a "
+                 "fresh one)", ei->timeout_s, ei->fn ? "worker" : "runner");
         st = fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
     } else {
         fr_proc_end(&ei->proc);
         ei->running = false;
     crashed:
         fr_proc_describe(ei->proc.wstatus, what, sizeof what);
-        snprintf(head, sizeof head, "crash: the runner ended without a status line (%s)", what);
+        snprintf(head, sizeof head, "crash: the %s ended without a status line (%s)", ei->fn ? "worker" : "runner",
+                 what);
         st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
     }
     return st;
@@ -392,6 +443,7 @@ static void exec_close(fr_iut *iut) {
     exec_impl *ei = iut->impl;
     if (!ei) return;
     if (ei->running) fr_proc_close(&ei->proc, 5.0);
+    if (ei->fn) free(ei->ud);
     free(ei->cmd);
     free(ei);
     iut->impl = NULL;
@@ -442,9 +494,52 @@ fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_err
     ei->cmd = dup;
     ei->timeout_s = timeout;
     ei->persistent = persistent;
+    ei->label = kind;
     iut->kind = FR_IUT_EXEC;
     iut->ops = &kExecOps;
     iut->impl = ei;
+    return FR_OK;
+}
+
+fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, fr_iut *iut, fr_error *err) {
+    exec_impl *ei = calloc(1, sizeof *ei);
+    if (!ei) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", label);
+    ei->fn = fn;
+    ei->ud = ud;
+    ei->label = label;
+    ei->persistent = true;
+    ei->timeout_s = FR_EXEC_DEFAULT_TIMEOUT_S;
+    const char *env = getenv("FLASHREF_EXEC_TIMEOUT");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        double v = strtod(env, &end);
+        if (errno || *end || !isfinite(v) || v <= 0) {
+            free(ei);
+            return fr_fail(err, FR_E_INVALID_ARG, "FLASHREF_EXEC_TIMEOUT: '%.64s' is not a number of seconds > 0",
+                           env);
+        }
+        ei->timeout_s = v;
+    }
+    /* The temporary area must work, and the worker must start (it loads the library and checks its ABI). */
+    char *probe = NULL;
+    int pfd = -1;
+    fr_status st = make_tmp_dir(&probe, &pfd, err);
+    if (st == FR_OK) {
+        close(pfd);
+        rmdir(probe);
+        free(probe);
+        fr_tail errt;
+        memset(&errt, 0, sizeof errt);
+        st = start_runner(ei, &errt, err);
+    }
+    if (st != FR_OK) {
+        free(ei);
+        return st;
+    }
+    iut->ops = &kExecOps;
+    iut->impl = ei;
+    if (ei->hello[0]) snprintf(iut->name, sizeof iut->name, "%s", ei->hello);
     return FR_OK;
 }
 

@@ -26,5 +26,10 @@ struct fr_iut {
 /* Openers of the other files: spec is what follows "plugin:" / "exec:" / "persistent:". */
 fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err);
 fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_error *err);
+/* A contained worker speaking the persistent protocol (iut_exec.c), running fn(ud) in a forked child instead of a
+ * command: fn first writes a status line of its own ("0 NAME" or why it cannot run), then serves case directories
+ * from stdin; a failure's message starts with its fr_status name ("FR_E_OUTPUT: ..."). ud is malloc'd and owned
+ * by the IUT from here on (freed at close; by the caller when this fails). */
+fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, fr_iut *iut, fr_error *err);
 
 #endif

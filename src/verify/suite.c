@@ -7,6 +7,7 @@
 #include "core/problem.h"
 #include "core/rng.h"
 #include "flashref_emulate.h"
+#include "io/npy.h"
 #include "verify/metrics.h"
 
 #include <dirent.h>
@@ -553,6 +554,34 @@ static const char *base_name(const char *p) {
     return s && s[1] ? s + 1 : p;
 }
 
+/* The stored fp64 golden outputs of c in gdir, each header's shape checked against the operator's before its data is
+ * read (a wrong-shaped reference must not reach the judge). */
+static fr_status load_stored_golden(const fr_case *c, const char *gdir, fr_case_outputs *stored, fr_error *err) {
+    memset(stored, 0, sizeof *stored);
+    fr_case_outputs want;
+    fr_status st = fr_case_alloc_outputs(c, true, &want, err);
+    if (st != FR_OK) return st;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
+        const fr_tensor *w = fr_case_output_cslot(&want, (fr_case_output)k);
+        if (!fr_tensor_present(w)) continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%.4000s/%s.npy", gdir, fr_case_output_name((fr_case_output)k));
+        fr_npy_header h;
+        if ((st = fr_npy_read_file_header(path, &h, err)) != FR_OK) break;
+        if (h.ndim != w->ndim || memcmp(h.shape, w->shape, sizeof(int64_t) * (size_t)h.ndim) != 0) {
+            char a[160] = "[", b[160] = "[";
+            for (int d = 0; d < h.ndim; d++)
+                snprintf(a + strlen(a), sizeof a - strlen(a), "%s%lld", d ? "," : "", (long long)h.shape[d]);
+            for (int d = 0; d < w->ndim; d++)
+                snprintf(b + strlen(b), sizeof b - strlen(b), "%s%lld", d ? "," : "", (long long)w->shape[d]);
+            st = fr_fail(err, FR_E_FORMAT, "%s: shape %s], expected %s]", path, a, b);
+        }
+    }
+    fr_case_outputs_free(&want);
+    if (st == FR_OK) st = fr_case_load_outputs(c, gdir, stored, err);
+    return st;
+}
+
 /* Judges one case directory: against stored golden outputs (golden/) when present, else a fresh golden. The IUT is
  * `iut`, or the outputs on disk when iut is NULL. */
 static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const fr_suite_opts *o, fr_case_result *cr,
@@ -585,14 +614,36 @@ static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const f
     char gdir[4096];
     snprintf(gdir, sizeof gdir, "%s/golden", dir);
     struct stat sb;
-    bool have_stored = stat(gdir, &sb) == 0 && fr_case_load_outputs(&c, gdir, &stored, &le) == FR_OK;
+    bool have_stored = false;
+    if (stat(gdir, &sb) == 0) {
+        /* A stored reference that cannot be used is this case's input error, named with its path; the other cases
+         * are judged. */
+        if ((st = load_stored_golden(&c, gdir, &stored, &le)) != FR_OK) {
+            cr->j.verdict = FR_FAIL;
+            cr->j.diag = FR_DIAG_ERROR_STATUS;
+            snprintf(cr->j.why, sizeof cr->j.why, "cannot load the stored golden: %s: %.300s", fr_status_name(st),
+                     le.msg);
+            fr_case_free(&c);
+            return FR_OK;
+        }
+        have_stored = true;
+    }
     fr_iut *disk = NULL;
     if (!iut && (st = fr_iut_open_disk(&disk, err)) != FR_OK) {
         fr_case_free(&c);
         if (have_stored) fr_case_outputs_free(&stored);
         return st;
     }
-    st = judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, err);
+    st = judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, &le);
+    if (st != FR_OK) {
+        /* This case could not be judged (out of memory, a reference the judge cannot use): its error, not the run's. */
+        memset(&cr->j, 0, sizeof cr->j);
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = FR_DIAG_ERROR_STATUS;
+        cr->j.ratio = INFINITY;
+        snprintf(cr->j.why, sizeof cr->j.why, "cannot judge the case %s: %s: %.300s", dir, fr_status_name(st), le.msg);
+        st = FR_OK;
+    }
     fr_iut_close(disk);
     if (have_stored) fr_case_outputs_free(&stored);
     fr_case_free(&c);
