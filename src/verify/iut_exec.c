@@ -85,9 +85,10 @@ static fr_status make_tmp_dir(char **out, int *dfd, fr_error *err) {
 }
 
 /* Empties the directory dfd refers to, never following a symbolic link (every step is relative to a descriptor
- * opened O_NOFOLLOW). Depth is bounded: a runaway nesting stops at 64 levels. */
+ * opened O_NOFOLLOW). Depth is bounded: a runaway nesting stops at 512 levels. */
 static void clear_dir_fd(int dfd, int depth) {
-    if (depth > 64) return;
+    if (depth > 512) return;
+    fchmod(dfd, 0700); /* a runner may have made it unreadable or unwritable */
     for (int pass = 0; pass < 4; pass++) {
         int dup_fd = dup(dfd);
         if (dup_fd < 0) return;
@@ -105,6 +106,15 @@ static void clear_dir_fd(int dfd, int depth) {
             struct stat sb;
             if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
             if (S_ISDIR(sb.st_mode)) {
+                /* A mode-000 directory cannot be opened for reading: make it ours again without following a link
+                 * (O_PATH opens it, then the chmod goes through /proc/self/fd, which names that very inode). */
+                int pfd = openat(dfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd >= 0) {
+                    char pp[64];
+                    snprintf(pp, sizeof pp, "/proc/self/fd/%d", pfd);
+                    chmod(pp, 0700);
+                    close(pfd);
+                }
                 int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub >= 0) {
                     clear_dir_fd(sub, depth + 1);
@@ -126,6 +136,7 @@ static void remove_case_dir(const char *path, int dfd) {
     struct stat mine, now;
     bool have_mine = fstat(dfd, &mine) == 0;
     clear_dir_fd(dfd, 0);
+    fchmod(dfd, 0700);
     if (lstat(path, &now) != 0) return;
     if (S_ISDIR(now.st_mode) && have_mine && now.st_ino == mine.st_ino && now.st_dev == mine.st_dev) {
         rmdir(path);
@@ -218,7 +229,7 @@ static fr_status fail_with_tail(fr_error *err, fr_status st, const char *head, c
     size_t room = hn < EXEC_MSG_ROOM - 48 ? EXEC_MSG_ROOM - hn : 48;
     char h2[EXEC_MSG_ROOM];
     fr_utf8_sanitize(head, strlen(head), h2, sizeof h2);
-    if (!t || !t->len) return fr_fail(err, st, "%s; %s: (empty)", h2, what);
+    if (!t || !t->len) return fr_fail(err, st, "%s; no %s", h2, what);
     fr_tail_text(t, text, room);
     return fr_fail(err, st, "%s; %s: %s", h2, what, text);
 }

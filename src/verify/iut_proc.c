@@ -127,7 +127,8 @@ void fr_proc_describe(int ws, char *buf, size_t n) {
     if (WIFEXITED(ws))
         snprintf(buf, n, "exit status %d", WEXITSTATUS(ws));
     else if (WIFSIGNALED(ws))
-        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(ws), sigabbrev_np(WTERMSIG(ws)) ? sigabbrev_np(WTERMSIG(ws)) : "?");
+        snprintf(buf, n, "killed by signal %d (SIG%s)", WTERMSIG(ws),
+                 sigabbrev_np(WTERMSIG(ws)) ? sigabbrev_np(WTERMSIG(ws)) : "?");
     else
         snprintf(buf, n, "wait status 0x%x", (unsigned)ws);
 }
@@ -415,8 +416,10 @@ int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_pr
             return got ? 2 : 1;
         }
         if (p->stat < 0) {
-            /* The supervisor died without reporting (killed from outside): treat as exited by SIGKILL. */
+            /* The supervisor died without reporting (killed from outside, by the runner itself perhaps): treat as
+             * killed; fr_proc_end still kills the runner's group. */
             p->exited = true;
+            p->sup_died = true;
             p->wstatus = SIGKILL;
             return 1;
         }
@@ -454,7 +457,7 @@ void fr_proc_end(fr_proc *p) {
     close_fd(&p->in);
     if (p->sup > 0) {
         read_stat(p);
-        if (p->runner > 0 && !p->exited) kill(-p->runner, SIGKILL);
+        if (p->runner > 0 && (!p->exited || p->sup_died)) kill(-p->runner, SIGKILL);
         kill(p->sup, SIGTERM);
         int ws;
         double until = fr_proc_now() + 10.0;

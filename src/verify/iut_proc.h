@@ -53,6 +53,7 @@ typedef struct fr_proc {
     pid_t runner;    /* the runner (= its process group), once the supervisor reported it */
     int in, out, err, stat; /* our ends, -1 when closed */
     bool exited;     /* the runner has exited; wstatus is its wait status */
+    bool sup_died;   /* the supervisor died before reporting (the runner's group is killed from here) */
     int wstatus;
     char statbuf[8];
     size_t statlen;
