@@ -487,6 +487,9 @@ fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_err
         timeout = v;
     }
     /* The temporary area must work before the first case: a broken TMPDIR is the run's error, not a FAIL. */
+    if (persistent && strchr(tmp_base(), '\n'))
+        return fr_fail(err, FR_E_INVALID_ARG, "persistent: TMPDIR contains a newline (case directories are sent one "
+                                              "per line)");
     char *probe = NULL;
     int pfd = -1;
     fr_status st = make_tmp_dir(&probe, &pfd, err);

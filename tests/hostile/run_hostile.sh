@@ -194,6 +194,12 @@ has "crash: the runner ended without a status line (exit status 0)"; has "p_die_
 go mine-persistent-silent 1 suite --impl persistent:"sh $RUN/p_silent.sh" $Q $ONE --timeout 2; has "timeout"
 go mine-persistent-junk 3 suite --impl persistent:"sh $RUN/p_junk.sh" $Q $TWO
 go mine-stop-early 4 suite --impl exec:"no-such-interpreter-xyz run.py" $Q; has "stopped early after 5"
+checks=$((checks + 1)); NAME=mine-tmpdir-newline
+NL="$BASE/new
+line"; mkdir -p "$NL"
+env TMPDIR="$NL" "$F" suite --impl persistent:"sh $RUN/all77.sh" $Q $ONE > "$BASE/nl.txt" 2>&1
+rc=$?; [ $rc = 2 ] || fail "TMPDIR with a newline: exit $rc, expected 2"
+grep -q "newline" "$BASE/nl.txt" || fail "TMPDIR newline message: $(cat "$BASE/nl.txt")"; echo "ok   [$NAME] exit $rc"
 go mine-bad-timeout 2 suite $Q $ONE --timeout 0; has "--timeout"
 go mine-timeout-builtin 2 suite $Q $ONE --timeout 5; has "runs in this process"
 
