@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "flashref_emulate.h"
+#include "io/npy.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -93,6 +94,48 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     snprintf(p, sizeof p, "%.4000s/%s.npy", c->dir, c->op == FR_CASE_FWD ? "attention_out" : "dq");
     struct stat sb;
     if (stat(p, &sb) != 0) return fr_fail(err, FR_E_UNSUPPORTED, "%s: no outputs on disk", p);
+    /* Check before read: an output whose header does not have the operator's dtype and shape is handed to the judge
+     * as its header alone (dtype and shape, one placeholder byte of data), so a 4 GB wrong-shaped file costs a few
+     * hundred bytes; the judge FAILs it with diagnosis shape before it looks at any element. */
+    bool mismatch = false;
+    fr_tensor head[FR_CASE_NUM_OUTPUTS];
+    memset(head, 0, sizeof head);
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        const fr_tensor *want = fr_case_output_slot(o, (fr_case_output)k);
+        if (!fr_tensor_present(want)) continue;
+        snprintf(p, sizeof p, "%.4000s/%s.npy", c->dir, fr_case_output_name((fr_case_output)k));
+        fr_npy_header h;
+        fr_error he;
+        if (fr_npy_read_file_header(p, &h, &he) != FR_OK) continue; /* reported by the full read below */
+        fr_dtype dt;
+        if (fr_npy_header_dtype(&h, want->dtype, &dt, p, NULL) == FR_OK && h.ndim == want->ndim &&
+            !memcmp(h.shape, want->shape, sizeof(int64_t) * (size_t)h.ndim))
+            continue;
+        fr_dtype got = fr_npy_native_dtype(h.descr);
+        head[k] = fr_tensor_make(got != FR_DT_NONE ? got : FR_U8, malloc(1), h.ndim, h.shape);
+        if (!head[k].data) return fr_fail(err, FR_E_NOMEM, "disk: out of memory");
+        mismatch = true;
+    }
+    if (mismatch) {
+        fr_status st = FR_OK;
+        for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+            fr_tensor *dst = fr_case_output_slot(o, (fr_case_output)k);
+            if (!fr_tensor_present(dst)) continue;
+            if (head[k].data) {
+                *dst = head[k]; /* dst's buffer belongs to fr_iut_run (guarded allocation) */
+                continue;
+            }
+            snprintf(p, sizeof p, "%.4000s/%s.npy", c->dir, fr_case_output_name((fr_case_output)k));
+            fr_tensor t;
+            if (st == FR_OK && (st = fr_npy_read_file(p, dst->dtype, &t, err)) == FR_OK) {
+                int64_t n = fr_tensor_numel(&t);
+                if (t.ndim == dst->ndim && n == fr_tensor_numel(dst) && n > 0)
+                    memcpy(dst->data, t.data, (size_t)n * fr_dtype_size(dst->dtype));
+                free(t.data);
+            }
+        }
+        return st;
+    }
     fr_case_outputs d;
     fr_status st = fr_case_load_outputs(c, c->dir, &d, err);
     if (st != FR_OK) return st;

@@ -355,8 +355,8 @@ static fr_status judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs 
     if (cr->j.d1_rows) cr->tags |= FR_TAG_D1;
     if (st == FR_OK && ist == FR_OK && c->op == FR_CASE_FWD && cr->cat == FR_CAT_PROPERTIES &&
         c->params.input_layout == FR_BNSD && c->in.fwd.value.shape[3] == c->in.fwd.key.shape[2] &&
-        c->in.fwd.value.shape[3] > 1 && cr->j.verdict != FR_SKIP)
-        check_props(c, &io, have_ideal ? &eo : NULL, cr);
+        c->in.fwd.value.shape[3] > 1 && cr->j.verdict != FR_SKIP && cr->j.diag != FR_DIAG_SHAPE)
+        check_props(c, &io, have_ideal ? &eo : NULL, cr); /* a wrong-shaped output is never indexed */
     if (have_ideal) fr_case_outputs_free(&eo);
     if (!stored_golden) fr_case_outputs_free(&go);
     if (iut_out_keep && ist == FR_OK)

@@ -116,6 +116,9 @@ F_REAL=$F; F=sh
 go_v() { n=$1; w=$2; shift 2; go "$n" "$w" -c "$VLIM exec \"\$0\" \"\$@\"" "$F_REAL" "$@"; }
 go_v row11-huge-output 1 suite --impl exec:"sh $RUN/huge_out.sh" $Q $ONE
 has "attention_out.npy: shape \[1024,1024,1024\], expected"; hasnt "NOMEM"
+cp -r "$C/small" "$C/huge_v" && mknpy "$C/huge_v/attention_out.npy" '<f4' '(1024, 1024, 1024)' 4294967296
+go_v row11-huge-output-verify 1 verify "$C/huge_v"; has "attention_out: dtype fp32, expected dtype fp32 with 4 dims"
+hasnt "NOMEM"
 cp -r "$C/small" "$C/long_s1" && mknpy "$C/long_s1/query.npy" '<f4' '(1, 2, 4194304, 8)' 268435456
 go_v row11-s1-limit 2 case check "$C/long_s1"; has "S1 = 4194304 exceeds 1048576"; hasnt "NOMEM"
 go_v row11-s1-limit-run 2 run "$C/long_s1" --engine fast --out "$T/o"; has "S1 = 4194304 exceeds"
