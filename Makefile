@@ -87,7 +87,8 @@ asan: $(BUILD)/.deps venv
 
 fuzz: $(BUILD)/.deps
 	# -Werror is the gcc build's policy; clang's extra warnings must not stop the fuzzers.
-	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug -DFR_FUZZ=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) -DFR_WERROR=OFF >/dev/null
+	# RelWithDebInfo: the instrumented targets run 1.5-2.5x more executions per second than at -O0.
+	CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFR_FUZZ=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) -DFR_WERROR=OFF >/dev/null
 	cmake --build $(BUILD)-fuzz -j $(JOBS)
 	./scripts/run-fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
