@@ -1,6 +1,19 @@
 /* The diagnosis (verification.md section 3, last bullet): the likeliest cause of a case the judge found beyond its
- * bounds. The judge (judge.c) decides the verdict; it calls these functions only for a failing output and passes
- * what it has already loaded (every output of the IUT and the golden widened to fp64, the per-row head map). */
+ * bounds, named only when evidence separates it from the alternatives.
+ *
+ * The evidence is a re-run: the golden (or the emulator, for a numerics defect) is run again on the case's own inputs
+ * under each candidate defect of a fixed list (diagnose.c, kCands: band bounds +-1, causal alignment, scale squared or
+ * missing, pse order, GQA map, dropout scaling, last key tile or query row dropped, head-dim tail, no rescale, fp16
+ * accumulation, P rounding, dq/dk without the scale, dpsum from dO alone, dK/dV not summed, ...). For each candidate c
+ *     rho_c = max over the compared outputs k of  rel-L2(IUT_k, candidate_k) / bound_k
+ * (bound_k: the judge's rel-L2 bound of output k; rho_0 is the same against the correct golden, > 1 for a failing
+ * case). The best candidate c* is named when it matches (rho_c* <= 1.5, or <= rho_0 / 20 for a large defect) and is
+ * clearly closer than the correct output (rho_0 >= 4 rho_c*) and than every candidate of another diagnosis (each
+ * >= 4 rho_c* and not matching itself). Otherwise the diagnosis is a shape unique to one class (one GQA head group;
+ * only the batches after an empty sequence) or a case designed for one class whose cause cannot be re-run cheaply
+ * (offsets past 2^31, sentinel-sized scores, overflow-sized scores); else "unknown", with the error's shape (which
+ * outputs, heads, rows) appended to the verdict's line. Bounded work: only for failing cases, only when the case is
+ * small (diagnose.c, kMaxWork); nothing is re-run for a WARN. */
 #ifndef FR_VERIFY_DIAGNOSE_H
 #define FR_VERIFY_DIAGNOSE_H
 
@@ -10,21 +23,21 @@
 /* What the judge hands the diagnosis: views into its own arrays (nothing is owned). */
 typedef struct fr_diag_in {
     const fr_case *c;
-    unsigned tags, purpose;  /* as passed to fr_judge */
-    const fr_problem *pb;    /* the case's problem */
-    const double *const *a;  /* [FR_CASE_NUM_OUTPUTS]: the IUT's outputs as fp64 (NULL: absent), D1 rows zeroed */
-    const double *const *r;  /* [FR_CASE_NUM_OUTPUTS]: the golden's, same layout */
-    const int64_t *n;        /* [FR_CASE_NUM_OUTPUTS]: element counts (0: absent) */
-    int64_t nrows, row_len;  /* out-like rows (attention_out forward, dq backward) and their length */
-    const int32_t *head;     /* [nrows]: query head of each out-like row */
+    unsigned tags, purpose;     /* as passed to fr_judge */
+    const fr_problem *pb;       /* the case's problem */
+    const double *const *a;     /* [FR_CASE_NUM_OUTPUTS]: the IUT's outputs as fp64 (NULL: absent), D1 rows zeroed */
+    const double *const *r;     /* [FR_CASE_NUM_OUTPUTS]: the golden's, same layout */
+    const int64_t *n;           /* [FR_CASE_NUM_OUTPUTS]: element counts (0: absent) */
+    int64_t nrows, row_len;     /* out-like rows (attention_out forward, dq backward) and their length */
+    const int32_t *head;        /* [nrows]: query head of each out-like row */
+    const uint8_t *d1;          /* [nrows]: the golden row is fully masked (zeroed in a and r) */
     const fr_case_outputs *iut; /* the IUT's outputs as returned */
 } fr_diag_in;
 
-/* Why attention_out is beyond its bound (j->out[FR_CO_ATTENTION_OUT] holds the metrics and bound_l2). */
-fr_diag fr_diagnose_forward(const fr_diag_in *in, const fr_judgement *j);
-
-/* Why a gradient is beyond its bound while the forward is not in question. */
-fr_diag fr_diagnose_gradient(const fr_diag_in *in, const fr_judgement *j, fr_case_output k);
+/* Why the case's outputs are beyond their bounds: called once every output's bound is set in j (j->out[k]).
+ * k_fail: the first output beyond its bound (attention_out or a gradient). shape: receives a short description of
+ * the error's shape and the nearest candidate (always written, "" when none; n bytes). */
+fr_diag fr_diagnose(const fr_diag_in *in, const fr_judgement *j, fr_case_output k_fail, char *shape, size_t n);
 
 /* Why softmax_max / softmax_sum is beyond its bound (k: which one). */
 fr_diag fr_diagnose_stats(const fr_diag_in *in, fr_case_output k);

@@ -427,9 +427,11 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
                            .nrows = x.rm.nrows,
                            .row_len = x.rm.row_len,
                            .head = x.rm.head,
+                           .d1 = x.rm.d1,
                            .iut = iut};
     double worst = 0;
     fr_diag fail_d = FR_DIAG_NONE;
+    int fail_k = -1;
     char fail_why[384] = "";
     for (int k = first; k <= last; k++) {
         fr_out_judgement *oj = &j->out[k];
@@ -476,7 +478,8 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
             }
             ratio = fmax(r_l2, r_abs);
             if (ratio > 1 && fail_d == FR_DIAG_NONE) {
-                fail_d = fwd_out ? fr_diagnose_forward(&dx, j) : fr_diagnose_gradient(&dx, j, (fr_case_output)k);
+                fail_d = FR_DIAG_UNKNOWN; /* named below, once every bound is set */
+                fail_k = k;
                 if (r_l2 >= r_abs)
                     snprintf(fail_why, sizeof fail_why,
                              "%s: rel-L2 %.3g > bound %.3g (= %g x max(ideal %.3g, u/4 %.3g))", nm, oj->m.rel_l2,
@@ -492,6 +495,12 @@ fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_j
         worst = fmax(worst, ratio);
     }
     j->ratio = worst;
+    if (fail_k >= 0) {
+        char shape[256];
+        fail_d = fr_diagnose(&dx, j, (fr_case_output)fail_k, shape, sizeof shape);
+        size_t u = strlen(fail_why);
+        if (shape[0] && u + 3 < sizeof fail_why) snprintf(fail_why + u, sizeof fail_why - u, "; %s", shape);
+    }
     /* A forward output inside its bounds makes stats / gradient failures the diagnosis; an out failure wins. */
     if (fail_d != FR_DIAG_NONE) {
         set(j, FR_FAIL, fail_d);
