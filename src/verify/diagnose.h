@@ -2,18 +2,21 @@
  * bounds, named only when evidence separates it from the alternatives.
  *
  * The evidence is a re-run: the golden (or the emulator, for a numerics defect) is run again on the case's own inputs
- * under each candidate defect of a fixed list (diagnose.c, kCands: band bounds +-1, causal alignment, scale squared or
- * missing, pse order, GQA map, dropout scaling, last key tile or query row dropped, head-dim tail, no rescale, fp16
- * accumulation, P rounding, dq/dk without the scale, dpsum from dO alone, dK/dV not summed, ...). For each candidate c
+ * under each candidate defect of a fixed list (diagnose.c, kCands: scale squared / missing / 1/sqrt(D), band bounds
+ * +-1, causal alignment, pse order, dropout scaling and bits, GQA map, dK/dV not summed, head-dim tails, last key /
+ * key tile / query row / query tile dropped, no rescale of the accumulator, fp16 accumulation, P rounding, dq or dk
+ * without the scale, dpsum from dO alone, 32-bit offsets, the mask as an additive sentinel, varlen key offsets).
+ * For each candidate c
  *     rho_c = max over the compared outputs k of  rel-L2(IUT_k, candidate_k) / bound_k
- * (bound_k: the judge's rel-L2 bound of output k; rho_0 is the same against the correct golden, > 1 for a failing
- * case). The best candidate c* is named when it matches (rho_c* <= 1.5, or <= rho_0 / 20 for a large defect) and is
- * clearly closer than the correct output (rho_0 >= 4 rho_c*) and than every candidate of another diagnosis (each
- * >= 4 rho_c* and not matching itself). Otherwise the diagnosis is a shape unique to one class (one GQA head group;
- * only the batches after an empty sequence) or a case designed for one class whose cause cannot be re-run cheaply
- * (offsets past 2^31, sentinel-sized scores, overflow-sized scores); else "unknown", with the error's shape (which
- * outputs, heads, rows) appended to the verdict's line. Bounded work: only for failing cases, only when the case is
- * small (diagnose.c, kMaxWork); nothing is re-run for a WARN. */
+ * (compared: attention_out forward, dq dk dv backward; bound_k: the judge's rel-L2 bound of output k; rho_0 is the
+ * same against the correct golden, > 1 for a failing case). The best candidate c* is named when it matches
+ * (rho_c* <= 1.5, or <= rho_0 / 20 for a large defect), is clearly closer than the correct output (rho_0 >= 4 rho_c*)
+ * and than every candidate of another diagnosis (each >= max(4 rho_c*, 1.5)). Otherwise only a shape unique to one
+ * class names a cause (GQA: exactly the heads whose kv head differs under h / G and h % N2 are wrong; overflow: a
+ * case built for overflow-sized sums whose output has whole rows zero or non-finite); else "unknown", and the error's
+ * shape (each compared output's error in bounds, rows and heads above the bound, worst row, nearest candidate) is
+ * appended to the verdict's line. Bounded work: only for failing cases, only when B N1 S1 S2 (Dk + Dv) <= 1.5e9;
+ * nothing is re-run for a WARN. */
 #ifndef FR_VERIFY_DIAGNOSE_H
 #define FR_VERIFY_DIAGNOSE_H
 
