@@ -15,7 +15,8 @@
  * class names a cause (GQA: exactly the heads whose kv head differs under h / G and h % N2 are wrong; overflow: a
  * case built for overflow-sized sums whose output has whole rows zero or non-finite); else "unknown", and the error's
  * shape (each compared output's error in bounds, rows and heads above the bound, worst row, nearest candidate) is
- * appended to the verdict's line. Bounded work: only for failing cases, only when B N1 S1 S2 (Dk + Dv) <= 1.5e9;
+ * appended to the verdict's line. The numerics candidates are re-run only when no other matched and the IUT's
+ * rel-L2 is below 5 %. Bounded work: only for failing cases, only when B N1 S1 S2 (Dk + Dv) <= 1.5e9;
  * nothing is re-run for a WARN. */
 #ifndef FR_VERIFY_DIAGNOSE_H
 #define FR_VERIFY_DIAGNOSE_H
