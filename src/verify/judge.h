@@ -1,9 +1,8 @@
 /* The judge (docs/verification-method.md 3): one case's verdict from the IUT's outputs, the fp64 golden's and the ideal
  * pipeline's (the emulator as the best kernel of the IUT's dtype, run on the same inputs). Every threshold is a
  * field of fr_judge_opts (printed by the suite, overridable on the command line); every verdict carries the numbers
- * that decided it and one diagnosis (verdict.h), found from the error's shape (which rows, which heads, a constant
- * gain), from re-running the golden under a competing hypothesis (causal alignment, pse order) and from the case's
- * tags (what the case exercises). */
+ * that decided it and one diagnosis (verdict.h; diagnose.h: the golden re-run under candidate defects, a cause named
+ * only when one matches, else "unknown" with the error's shape). */
 #ifndef FR_VERIFY_JUDGE_H
 #define FR_VERIFY_JUDGE_H
 

@@ -102,7 +102,7 @@ static const fr_mutant kZoo[] = {
     M("max-before-last-tile", "softmax_max stored before the last key tile's rescale", FR_DIAG_SOFTMAX_STATS, F,
      "S2 > 64 with a row max in the last key tile (or a sink)", maxlast_fwd, maxlast_bwd),
     M("dk-not-summed", "backward: dK/dV of a kv head written by each of its G query heads in turn, not summed",
-     FR_DIAG_GRADIENT, F, "backward with N1 > N2 (G > 1)", dksum_fwd, dksum_bwd),
+     FR_DIAG_DKDV_REDUCE, F, "backward with N1 > N2 (G > 1)", dksum_fwd, dksum_bwd),
     M("split-kv-order", "split-KV partial states merged in the order the splits finish: the bits change run to run",
      FR_DIAG_NONDETERMINISM, W, "repeated runs of any forward with S2 > 64 (determinism cases)", splitkv_fwd,
      splitkv_bwd),

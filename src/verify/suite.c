@@ -656,7 +656,7 @@ static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const f
 static int diag_generic(fr_diag d) {
     /* Consequences of many defects: chosen only when nothing more specific was found. */
     return d == FR_DIAG_PRECISION || d == FR_DIAG_NAN || d == FR_DIAG_MASK || d == FR_DIAG_PSE ||
-           d == FR_DIAG_GRADIENT || d == FR_DIAG_ERROR_STATUS || d == FR_DIAG_FULLY_MASKED;
+           d == FR_DIAG_GRADIENT || d == FR_DIAG_ERROR_STATUS || d == FR_DIAG_FULLY_MASKED || d == FR_DIAG_UNKNOWN;
 }
 
 /* The tag a diagnosis is the purpose of (0: none). */

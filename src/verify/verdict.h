@@ -9,7 +9,8 @@
 typedef enum fr_verdict { FR_PASS = 0, FR_WARN = 1, FR_FAIL = 2, FR_SKIP = 3 } fr_verdict;
 const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
 
-/* The likeliest cause, from the error's shape (docs/verification-method.md 3 and 5). One per known failure class. */
+/* The likeliest cause (docs/verification-method.md 3 and 5; diagnose.h): a candidate defect that the golden re-run shows, a shape
+ * unique to one class, or "unknown". One per known failure class. */
 #define FR_DIAGNOSES(X)                                                                                             \
     X(NONE, "none", "no defect found")                                                                              \
     X(ERROR_STATUS, "error-status", "the implementation returned an error status")                                  \
@@ -41,7 +42,15 @@ const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
     X(MASK, "mask", "error confined to masked / band positions (mask or sparse mode wrong)")                        \
     X(PSE, "pse", "error that follows the position bias")                                                           \
     X(SCALE, "scale", "every row off by a smooth factor: scale_value applied wrongly")                             \
-    X(NAN, "nan", "NaN/Inf where the golden is finite (no more specific cause found)")
+    X(NAN, "nan", "NaN/Inf where the golden is finite (no more specific cause found)")                            \
+    X(BAND, "band", "band or causal bounds off by one (pre_tokens / next_tokens +-1)")                             \
+    X(NO_RESCALE, "no-rescale", "accumulator not rescaled when the running max grows (online softmax)")           \
+    X(ACCUMULATION, "accumulation", "output accumulated in fp16 instead of fp32")                                  \
+    X(P_ROUNDING, "p-rounding", "P rounded to another dtype (or truncated) before P.V")                            \
+    X(GRAD_SCALE, "grad-scale", "a gradient (dq or dk) missing the softmax scale or scaled twice")                 \
+    X(DPSUM, "dpsum", "dpsum D = rowsum(dO * O) computed wrongly (from dO alone, or zero)")                        \
+    X(DKDV_REDUCE, "dkdv-reduce", "dK/dV of a kv head not summed over its G query heads")                          \
+    X(UNKNOWN, "unknown", "beyond the bounds, but no candidate defect matches (see the error's shape)")
 
 typedef enum fr_diag {
 #define FR_DIAG_ENUM(id, name, text) FR_DIAG_##id,
