@@ -15,8 +15,10 @@ void suite_cli_help(FILE *f) {
             "  --json FILE        every number of every case, machine-readable\n"
             "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
             "  --history FILE     JSON lines of past runs: print what changed since the last run, then append\n"
-            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X\n"
+            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X --warn-frac X\n"
             "                     thresholds (printed at the start of every run)\n"
+            "  --standard S       flashref (default: k x max(plain, ideal), WARN band, row gain), ascend-L0,\n"
+            "                     ascend-L1, ascend-L2 (dual benchmark against the plain reference), fa (2 x plain)\n"
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
             "  -v                 print every case, not only those that did not pass\n");
 }
@@ -42,7 +44,8 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--list")) return s->list = true, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
-        "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn"};
+        "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
+        "--standard", "--warn-frac"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -84,6 +87,15 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     case 13: s->o.regression_dir = v; return 1;
     case 14: s->write_dir = v; return 1;
     case 15: return parse_double(cmd, a, v, &s->o.judge.growth_warn);
+    case 16: {
+        fr_error e;
+        if (fr_standard_parse(v, &s->o.judge.standard, &e) != FR_OK) {
+            fprintf(stderr, "flashref %s: %s\n", cmd, e.msg);
+            return -1;
+        }
+        return 1;
+    }
+    case 17: return parse_double(cmd, a, v, &s->o.judge.warn_frac);
     }
 #undef VAL
     return 0;

@@ -349,7 +349,11 @@ static fr_status judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs 
     }
     fr_error ee;
     bool have_ideal = run_engine(c, FR_ENGINE_EMULATE, &eo, &ee) == FR_OK;
-    st = fr_judge(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL, &cr->j, err);
+    fr_case_outputs po;
+    bool have_plain = ist == FR_OK && fr_judge_run_plain(c, &po, &ee) == FR_OK;
+    st = fr_judge_plain(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL,
+                        have_plain ? &po : NULL, &cr->j, err);
+    if (have_plain) fr_case_outputs_free(&po);
     if (cr->j.d1_rows) cr->tags |= FR_TAG_D1;
     if (st == FR_OK && ist == FR_OK && c->op == FR_CASE_FWD && cr->cat == FR_CAT_PROPERTIES &&
         c->params.input_layout == FR_BNSD && c->in.fwd.value.shape[3] == c->in.fwd.key.shape[2] &&
