@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LANES 8
+#define LANES 1
 
 /* Cephes-style expf, as vector math libraries write it: n = round(x log2 e), r = x - n ln2 (two-part ln2), a degree
  * 6 polynomial, times 2^n. About 1-2 ulp; deliberately not correctly rounded (an ordinary implementation's exp). */
@@ -53,6 +53,11 @@ typedef struct plain {
     float *q, *k, *v, *qr, *kr, *dy; /* [heads][rows][D] widened to fp32 (exact for every input dtype) */
     int64_t Tq, Tk;
     fr_dtype p_dt; /* P / dS rounding: the input dtype when narrower than fp32, else FR_DT_NONE */
+    /* PyTorch's math attention scales q and k by sqrt(scale) each before the product (rounded in fp32); so does
+     * this reference wherever the score is qk * scale (+ pse): prescale. Else (pse_type 1, fp8) the score is
+     * scaled after the product. gscale: the factor the gradients of q and k carry. */
+    bool prescale;
+    float gscale;
 } plain;
 
 static int64_t qrow(const plain *c, const fr_sem_batch *sb, int64_t i) {
@@ -118,6 +123,16 @@ static fr_status plain_init(plain *c, const fr_problem *pb, const fr_params *p, 
         return fr_fail(err, FR_E_NOMEM, "plain reference: fp32 copies of the operands");
     }
     c->p_dt = pb->dtype == FR_F32 || pb->dtype == FR_F64 ? FR_DT_NONE : pb->dtype;
+    c->prescale = !pb->fp8 && !(c->sem.pse && c->sem.pse_type == 1) && c->sem.scale > 0.0f;
+    c->gscale = c->sem.scale;
+    if (c->prescale) {
+        float r = sqrtf(c->sem.scale);
+        c->gscale = r;
+        for (int64_t n = 0; n < pb->N1 * c->Tq * pb->Dk; n++) c->q[n] *= r;
+        for (int64_t n = 0; n < pb->N2 * c->Tk * pb->Dk; n++) c->k[n] *= r;
+        for (int64_t n = 0; c->qr && n < pb->N1 * c->Tq * pb->Drope; n++) c->qr[n] *= r;
+        for (int64_t n = 0; c->kr && n < pb->N2 * c->Tk * pb->Drope; n++) c->kr[n] *= r;
+    }
     return FR_OK;
 }
 
@@ -198,7 +213,9 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
             if (s->topk) fr_sem_tile_pse_f32(s, sb, h, i, 1, j, 1, &pse, 1);
             else pse = r->pse[j];
         }
-        float x = !s->pse ? sc * s->scale : s->pse_type == 1 ? (sc + pse) * s->scale : sc * s->scale + pse;
+        float x = c->prescale ? sc + pse : !s->pse ? sc * s->scale
+                                         : s->pse_type == 1 ? (sc + pse) * s->scale
+                                                            : sc * s->scale + pse;
         r->x[u] = x;
         if (x > m || isnan(x)) m = x;
         float z = 1.0f;
@@ -311,7 +328,7 @@ fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd
         plain_free(&c);
         return fr_fail(err, FR_E_NOMEM, "plain reference: dsink partials");
     }
-    const float scale = c.sem.scale;
+    const float scale = c.gscale;
     int failed = 0;
 #pragma omp parallel
     {
