@@ -7,10 +7,12 @@
 #include "verify/suite.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void golden_usage(FILE *f) {
     fprintf(f,
@@ -109,8 +111,9 @@ static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char
         if (!strcmp(a, ints[k].opt)) {
             char *end;
             if (!v) return -1;
+            errno = 0;
             *ints[k].dst = strtoll(v, &end, 10);
-            if (*end) return -1;
+            if (*end || end == v || errno == ERANGE) return -1;
             if (!strcmp(a, "--pre-tokens") || !strcmp(a, "--next-tokens")) s->set_band = true;
             return ++*i, 1;
         }
@@ -119,7 +122,9 @@ static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char
             char *end;
             if (!v) return -1;
             *dbls[k].dst = strtod(v, &end);
-            if (*end) return -1;
+            if (*end || end == v || !isfinite(*dbls[k].dst)) return -1;
+            /* 0 would read as "unset" (keep_prob 1) downstream: the spec's range is (0, 1]. */
+            if (!strcmp(a, "--keep-prob") && !(*dbls[k].dst > 0 && *dbls[k].dst <= 1)) return -1;
             return ++*i, 1;
         }
     if (!v) return 0;
@@ -130,10 +135,11 @@ static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char
         if ((s->dtype = fr_dtype_from_name(v)) == FR_DT_NONE) return -1;
     } else if (!strcmp(a, "--out-dtype")) {
         if ((s->out_dtype = fr_dtype_from_name(v)) == FR_DT_NONE) return -1;
-    } else if (!strcmp(a, "--sparse-mode")) {
-        s->sparse_mode = atoi(v);
-    } else if (!strcmp(a, "--pse-type")) {
-        s->pse_type = atoi(v);
+    } else if (!strcmp(a, "--sparse-mode") || !strcmp(a, "--pse-type")) {
+        char *end;
+        long m = strtol(v, &end, 10);
+        if (*end || end == v || m < 0 || m > 99) return -1;
+        *(a[2] == 's' ? &s->sparse_mode : &s->pse_type) = (int)m;
     } else if (!strcmp(a, "--mask")) {
         if ((r = lookup(v, masks, 6)) < 0) return -1;
         s->mask = (fr_gen_mask)r;
@@ -148,6 +154,10 @@ static int parse_param(int argc, char **argv, int *i, fr_gen_spec *s, const char
         if (strcmp(v, "same_as_input") && strcmp(v, "")) return -1;
         s->softmax_layout = *v ? FR_SOFTMAX_SAME_AS_INPUT : FR_SOFTMAX_DEFAULT;
     } else if (!strcmp(a, "--name")) {
+        /* One directory name inside --out: no '/', no "." or "..", nothing unprintable. */
+        if (!*v || strchr(v, '/') || !strcmp(v, ".") || !strcmp(v, "..")) return -1;
+        for (const char *q = v; *q; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7F) return -1;
         *name = v;
     } else {
         return 0;
@@ -192,10 +202,12 @@ int cmd_golden(int argc, char **argv) {
             only = v, i++;
         else if (!strcmp(a, "--seed") && v) {
             char *end;
+            errno = 0;
             seed = strtoull(v, &end, 0);
             have_seed = true;
-            if (*end) {
-                fprintf(stderr, "flashref golden: --seed: not a number: '%s'\n", v);
+            /* strtoull takes "-1" as 2^64 - 1 and saturates on overflow: refuse both. */
+            if (*end || end == v || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE) {
+                fprintf(stderr, "flashref golden: --seed: not a number in 0..18446744073709551615: '%s'\n", v);
                 return 2;
             }
             i++;
@@ -235,6 +247,8 @@ int cmd_golden(int argc, char **argv) {
             /* The verifier's sets (quick, default, long, all): the same case directories `flashref suite --write`
              * makes, golden outputs in NAME/golden/, so a team can run them and come back with flashref verify. */
             if (!have_seed) seed = fr_suite_opts_default().seed;
+            struct stat sb0;
+            bool made = stat(out, &sb0) != 0;
             if (mkdir_p(out) != 0) {
                 fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
                 return 2;
@@ -244,6 +258,7 @@ int cmd_golden(int argc, char **argv) {
             fr_status st = fr_suite_write_cases(set, only, seed, out, &written, &err);
             if (st != FR_OK) {
                 fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
+                if (made && !written) rmdir(out);
                 return 2;
             }
             printf("flashref golden: seed %llu, suite set %s: %d case(s) written to %s (golden outputs in each "
@@ -260,6 +275,8 @@ int cmd_golden(int argc, char **argv) {
     } else {
         one.name = name;
     }
+    struct stat before;
+    bool created = stat(out, &before) != 0;
     if (mkdir_p(out) != 0) {
         fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
         return 2;
@@ -293,5 +310,6 @@ int cmd_golden(int argc, char **argv) {
         }
     }
     printf("flashref golden: %d case(s) written, %d failed\n", written, failed);
+    if (!written && created) rmdir(out); /* a failed run leaves no empty --out behind (only if we made it) */
     return failed ? 2 : 0;
 }

@@ -2,9 +2,13 @@
 #include "cmd_suite.h"
 #include "cli.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void suite_cli_help(FILE *f) {
@@ -15,12 +19,69 @@ void suite_cli_help(FILE *f) {
             "  --json FILE        every number of every case, machine-readable\n"
             "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
             "  --history FILE     JSON lines of past runs: print what changed since the last run, then append\n"
+            "  --timeout SECONDS  per-case limit for plugin:, exec: and persistent: implementations (running the\n"
+            "                     case and reading its outputs; default FLASHREF_EXEC_TIMEOUT, else 600)\n"
+            "  --allow-empty      exit 0 when nothing was judged (every case SKIP, or none matched --filter)\n"
             "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X --warn-frac X\n"
             "                     thresholds (printed at the start of every run)\n"
             "  --standard S       flashref (default: k x max(plain, ideal), WARN band, row gain), ascend-L0,\n"
             "                     ascend-L1, ascend-L2 (dual benchmark against the plain reference), fa (2 x plain)\n"
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
-            "  -v                 print every case, not only those that did not pass\n");
+            "  -v                 print every case, not only those that did not pass\n"
+            "environment: FLASHREF_EXEC_TIMEOUT=SECONDS the default per-case timeout (600);\n"
+            "  FLASHREF_KEEP_TMP=1 keep the temporary case directories of exec:/persistent: runs (messages name them)\n");
+}
+
+void suite_cli_help_exit(FILE *f) {
+    fprintf(f, "exit status: 0 every judged case PASS or WARN; 1 any FAIL; 2 usage or input error (bad option,\n"
+               "  unreadable case, report path not writable); 3 nothing judged (all SKIP, or no case matched;\n"
+               "  --allow-empty makes it 0); 4 stopped early after 5 identical consecutive errors of the\n"
+               "  implementation (it cannot start)\n");
+}
+
+/* A path the run will write: an existing regular file we may write, or a new name in a writable directory. */
+static bool writable(const char *cmd, const char *opt, const char *path) {
+    struct stat sb;
+    const char *why = NULL;
+    int e = 0;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) why = S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file";
+        else if (access(path, W_OK) != 0) e = errno;
+    } else if (errno != ENOENT) {
+        e = errno;
+    } else {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        if (stat(dir, &sb) != 0) e = errno;
+        else if (!S_ISDIR(sb.st_mode)) e = ENOTDIR;
+        else if (access(dir, W_OK | X_OK) != 0) e = errno;
+    }
+    if (!why && !e) return true;
+    fprintf(stderr, "flashref %s: %s %s: cannot write: %s\n", cmd, opt, path, why ? why : strerror(e));
+    return false;
+}
+
+bool suite_cli_check_paths(const char *cmd, const suite_cli *s) {
+    bool ok = true;
+    if (s->json) ok = writable(cmd, "--json", s->json) && ok;
+    if (s->html) ok = writable(cmd, "--report", s->html) && ok;
+    if (s->history) ok = writable(cmd, "--history", s->history) && ok;
+    if (s->o.regression_dir) {
+        struct stat sb;
+        if (stat(s->o.regression_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            fprintf(stderr, "flashref %s: --regression %s: %s\n", cmd, s->o.regression_dir,
+                    errno && !S_ISDIR(sb.st_mode) ? strerror(errno) : "not a directory");
+            ok = false;
+        } else if (access(s->o.regression_dir, R_OK | X_OK) != 0) {
+            fprintf(stderr, "flashref %s: --regression %s: %s\n", cmd, s->o.regression_dir, strerror(errno));
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 static int parse_double(const char *cmd, const char *opt, const char *v, double *out) {
@@ -42,10 +103,11 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--quiet")) return s->quiet = true, 1;
     if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
     if (!strcmp(a, "--list")) return s->list = true, 1;
+    if (!strcmp(a, "--allow-empty")) return s->allow_empty = true, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
-        "--standard", "--warn-frac"};
+        "--timeout", "--standard", "--warn-frac"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -59,9 +121,11 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     switch (which) {
     case 0: s->o.filter = v; return 1;
     case 1:
+        /* strtoull takes "-5" as 2^64 - 5 and saturates on overflow: neither is a seed anyone meant. */
+        errno = 0;
         s->o.seed = strtoull(v, &end, 10);
-        if (*end || end == v) {
-            fprintf(stderr, "flashref %s: --seed: '%s' is not a number\n", cmd, v);
+        if (*end || end == v || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE) {
+            fprintf(stderr, "flashref %s: --seed: '%s' is not a number in 0..18446744073709551615\n", cmd, v);
             return -1;
         }
         return 1;
@@ -88,6 +152,14 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     case 14: s->write_dir = v; return 1;
     case 15: return parse_double(cmd, a, v, &s->o.judge.growth_warn);
     case 16: {
+        int r = parse_double(cmd, a, v, &s->timeout);
+        if (r > 0 && !(s->timeout <= 1e9)) {
+            fprintf(stderr, "flashref %s: --timeout: '%s' is not a number of seconds in (0, 1e9]\n", cmd, v);
+            return -1;
+        }
+        return r;
+    }
+    case 17: {
         fr_error e;
         if (fr_standard_parse(v, &s->o.judge.standard, &e) != FR_OK) {
             fprintf(stderr, "flashref %s: %s\n", cmd, e.msg);
@@ -95,7 +167,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
         }
         return 1;
     }
-    case 17: return parse_double(cmd, a, v, &s->o.judge.warn_frac);
+    case 18: return parse_double(cmd, a, v, &s->o.judge.warn_frac);
     }
 #undef VAL
     return 0;
@@ -117,7 +189,9 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             if (s->verbose || r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN)
                 fr_report_case_line(stdout, &r->cases[k]);
     }
-    int rc = r->overall == FR_FAIL ? 1 : 0;
+    int judged = 0;
+    for (int k = 0; k < r->n; k++) judged += r->cases[k].j.verdict != FR_SKIP;
+    int rc = r->overall == FR_FAIL ? SUITE_EXIT_FAIL : SUITE_EXIT_OK;
     fr_error err;
     memset(&err, 0, sizeof err);
     if (s->history && fr_report_history(s->history, stdout, r, &m, &err) != FR_OK) {
@@ -141,6 +215,25 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             printf("report: %s\n", s->html);
         }
     }
+    /* A case that could not be loaded or judged (a broken case directory or stored golden) is an input error, never
+     * the implementation's FAIL. */
+    int bad = 0;
+    for (int k = 0; k < r->n; k++)
+        bad += r->cases[k].j.diag == FR_DIAG_ERROR_STATUS &&
+               (!strncmp(r->cases[k].j.why, "cannot load", 11) || !strncmp(r->cases[k].j.why, "cannot judge", 12));
+    if (bad) {
+        fprintf(stderr, "flashref %s: %d case%s could not be loaded or judged (input error, exit 2): see above\n", cmd,
+                bad, bad == 1 ? "" : "s");
+        rc = SUITE_EXIT_INPUT;
+    }
+    if (r->stopped[0]) {
+        fprintf(stderr, "flashref %s: %s\n", cmd, r->stopped);
+        rc = SUITE_EXIT_STOPPED;
+    } else if (!judged && rc != SUITE_EXIT_INPUT) {
+        fprintf(stderr, "flashref %s: nothing was judged (%d case%s, %s)%s\n", cmd, r->n, r->n == 1 ? "" : "s",
+                r->n ? "every one SKIP" : "none matched", s->allow_empty ? "; --allow-empty: exit 0" : "; exit 3");
+        if (!s->allow_empty) rc = SUITE_EXIT_EMPTY;
+    }
     fflush(stdout);
     return rc;
 }
@@ -150,14 +243,15 @@ static void suite_usage(FILE *f) {
                "  Runs every case of the set against the implementation under test, the fp64 golden and the ideal\n"
                "  pipeline of the case's dtype, and judges each case PASS / WARN / FAIL / SKIP with a diagnosis.\n"
                "  --impl IUT         fast[:ISA] (default), golden, emulate[:PRESET], plugin:PATH.so,\n"
-               "                     exec:\"CMD ARGS\" (run as CMD ARGS CASE_DIR; exit 77 = SKIP), mutant:NAME\n"
+               "                     exec:\"CMD ARGS\" (run as CMD ARGS CASE_DIR; exit 77 = SKIP),\n"
+               "                     persistent:\"CMD ARGS\" (started once, case directories on its stdin), mutant:NAME\n"
                "  --set NAME         quick (< 30 s), default (< 3 min on 2 cores), long (> 32K / 64K keys), all\n"
                "  --list             list the cases of the set and exit\n"
                "  --regression DIR   stored regression cases (case dirs with golden/ outputs)\n"
                "  --write DIR        write the set's cases (inputs, golden/ outputs) as case directories and exit;\n"
                "                     run them elsewhere, then `flashref verify DIR/*`\n");
     suite_cli_help(f);
-    fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
+    suite_cli_help_exit(f);
 }
 
 static void list_fn(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what) {
@@ -205,10 +299,16 @@ int cmd_suite(int argc, char **argv) {
         printf("wrote %d case directories into %s (golden outputs in each NAME/golden/)\n", n, s.write_dir);
         return 0;
     }
+    if (!suite_cli_check_paths("suite", &s)) return SUITE_EXIT_INPUT;
     fr_iut *iut;
     fr_status st = fr_iut_open(s.impl, &iut, &err);
     if (st != FR_OK) {
         fprintf(stderr, "flashref suite: --impl %s: %s: %s\n", s.impl, fr_status_name(st), err.msg);
+        return 2;
+    }
+    if (s.timeout > 0 && (st = fr_iut_set_timeout(iut, s.timeout, &err)) != FR_OK) {
+        fprintf(stderr, "flashref suite: %s\n", err.msg);
+        fr_iut_close(iut);
         return 2;
     }
     s.o.judge.external = s.o.judge.external || !fr_iut_is_builtin(iut);

@@ -10,7 +10,22 @@ typedef struct suite_cli {
     fr_suite_opts o;
     const char *impl, *json, *html, *history, *write_dir;
     bool list, verbose, quiet;
+    bool allow_empty; /* --allow-empty: a run that judged nothing exits 0, not 3 */
+    double timeout;   /* --timeout SECONDS (0: FLASHREF_EXEC_TIMEOUT or the default) */
 } suite_cli;
+
+/* Exit statuses of suite / verify / selftest (printed by --help, docs/verifier.md). */
+#define SUITE_EXIT_OK 0      /* every judged case PASS or WARN */
+#define SUITE_EXIT_FAIL 1    /* at least one case FAIL */
+#define SUITE_EXIT_INPUT 2   /* usage or input error: bad option, unreadable case, unwritable report path */
+#define SUITE_EXIT_EMPTY 3   /* nothing was judged: every case SKIP, or no case matched (--allow-empty: 0) */
+#define SUITE_EXIT_STOPPED 4 /* stopped early: the implementation failed identically 5 times in a row */
+
+/* Checks before the run that the report paths (--json, --report, --history) can be written and that --regression
+ * is a readable directory: prints "flashref CMD: --json PATH: cannot write: REASON" and returns false otherwise. */
+bool suite_cli_check_paths(const char *cmd, const suite_cli *s);
+/* The exit-status lines of --help. */
+void suite_cli_help_exit(FILE *f);
 
 /* Parses one option at argv[*i] (advancing *i past its value). Returns 1 when consumed, 0 when not an option of
  * this group, -1 on a bad value (message printed). */
@@ -18,7 +33,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
 /* Progress callback: a live line on stderr when it is a terminal, nothing otherwise. */
 void suite_cli_progress(void *ud, int done, int total, const fr_case_result *last);
 /* Prints the non-passing case lines (all with verbose), history, summary; writes JSON / HTML. Returns the exit
- * status: 0 all PASS/WARN/SKIP, 1 any FAIL, 2 when a report could not be written. */
+ * status above (2 when a report could not be written). */
 int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result *r);
 /* The option help shared by the commands. */
 void suite_cli_help(FILE *f);

@@ -15,7 +15,7 @@ static void verify_usage(FILE *f) {
                "  Typical use: flashref suite --set default --write cases/; run your implementation on every\n"
                "  cases/NAME; flashref verify cases/*\n");
     suite_cli_help(f);
-    fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
+    suite_cli_help_exit(f);
 }
 
 int cmd_verify(int argc, char **argv) {
@@ -51,6 +51,10 @@ int cmd_verify(int argc, char **argv) {
         free(dirs);
         return 2;
     }
+    if (!suite_cli_check_paths("verify", &s)) {
+        free(dirs);
+        return 2;
+    }
     s.o.judge.external = true;
     s.o.progress = suite_cli_progress;
     if (!s.quiet) {
@@ -68,10 +72,7 @@ int cmd_verify(int argc, char **argv) {
         fr_suite_result_free(&r);
         return 2;
     }
-    int rc = suite_cli_finish("verify", &s, &r);
-    /* A directory that could not be loaded is an input error, not a verdict. */
-    for (int k = 0; k < r.n && rc != 2; k++)
-        if (r.cases[k].j.diag == FR_DIAG_ERROR_STATUS && !strncmp(r.cases[k].j.why, "cannot load", 11)) rc = 2;
+    int rc = suite_cli_finish("verify", &s, &r); /* a directory that could not be loaded: 2 */
     fr_suite_result_free(&r);
     return rc;
 }

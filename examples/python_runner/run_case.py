@@ -2,8 +2,9 @@
 """An implementation under test, by command (case-format.md): reads CASE_DIR/case.json and the .npy inputs, writes
 the outputs beside them and exits 0; exits 77 ("not supported by me", reported as SKIP) for what it does not handle.
 
-usage:  run_case.py CASE_DIR
+usage:  run_case.py CASE_DIR                    (or case directories on stdin: the persistent protocol)
 judge:  flashref suite --impl exec:"python3 examples/python_runner/run_case.py"
+        flashref suite --impl persistent:"python3 examples/python_runner/run_case.py"   (one process, many cases)
 
 Handles forward and backward for layouts BNSD/BSND/BSH/SBH, dtypes fp32/fp16/bf16 (bf16 travels as <u2 bit
 patterns), GQA/MQA, sparse modes 0-4 with their masks, pse types 0/1 with [B,N1,S1,S2], [B,N1,1,S2] or [1,N1,S1,S2]
@@ -20,12 +21,11 @@ import sys
 
 import numpy as np
 
-SKIP = 77
+# runners/flashref_runner.py speaks both protocols of docs/exec-protocol.md.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runners"))
+from flashref_runner import Unsupported, serve  # noqa: E402
+
 FLT_MAX = float(np.finfo(np.float32).max)
-
-
-class Unsupported(Exception):
-    pass
 
 
 # ---- number formats ---------------------------------------------------------------------------------------------
@@ -223,24 +223,16 @@ def backward(pb, inputs):
     return {name: encode(from_bnsd(t, pb.layout), pb.dtype) for name, t in (("dq", dq), ("dk", dk), ("dv", dv))}
 
 
-def main(argv):
-    if len(argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    d = argv[1]
+def handle(d):
+    """Computes the case in directory d and writes its outputs there (Unsupported: SKIP)."""
     with open(os.path.join(d, "case.json")) as f:
         case = json.load(f)
     inputs = {name: np.load(os.path.join(d, fn), allow_pickle=False) for name, fn in case["inputs"].items()}
-    try:
-        pb = Problem(case, inputs)
-        outs = forward(pb) if case["op"] == "fwd" else backward(pb, inputs)
-    except Unsupported as e:
-        print("run_case.py: not supported: %s" % e, file=sys.stderr)
-        return SKIP
+    pb = Problem(case, inputs)
+    outs = forward(pb) if case["op"] == "fwd" else backward(pb, inputs)
     for name, t in outs.items():
         np.save(os.path.join(d, name + ".npy"), t)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    serve(handle)

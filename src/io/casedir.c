@@ -1,6 +1,7 @@
 /* Case directories: parse / validate / write case.json and the tensors beside it (spec/case-format.md).
  * Strict by design: every key is known, typed and checked, because a typo in a case must not silently change the
  * problem. Tensor files are checked for the dtype their field needs before their data is read. */
+#define _DEFAULT_SOURCE /* realpath */
 #include "io/casedir.h"
 
 #include "core/core.h"
@@ -9,9 +10,12 @@
 #include "io/npy.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* case.json of a B = 2M varlen case holds a few 2M-entry arrays: tens of MB. Anything beyond this is not a case. */
 #define CASE_JSON_MAX (INT64_C(1) << 30)
@@ -354,6 +358,13 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
     if (!json && len) return fr_fail(err, FR_E_NULL, "%s: json: NULL", what);
     if (len && memchr(json, 0, len))
         return fr_fail(err, FR_E_FORMAT, "%s: contains a NUL byte (not JSON text)", what);
+    /* cJSON decodes \u0000 into a NUL that silently ends the string ("query.npy\u0000x" would name query.npy). */
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (json[i] != '\\') continue;
+        if (json[i + 1] == 'u' && i + 5 < len && !memcmp(json + i + 2, "0000", 4))
+            return fr_fail(err, FR_E_FORMAT, "%s: \\u0000 (NUL) in a string, at byte %zu: not allowed", what, i);
+        i++; /* the escaped character */
+    }
     char *buf = malloc(len + 1);
     if (!buf) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %zu bytes", what, len + 1);
     if (len) memcpy(buf, json, len);
@@ -441,6 +452,39 @@ static fr_status load_tensor(const char *path, const fr_dtype *allowed, int nall
                    list);
 }
 
+/* True when path, with symbolic links resolved, is inside dir (also resolved): a link in a case directory may point
+ * elsewhere in it, never out of it. */
+static bool inside(const char *dir, const char *path) {
+    char *rd = realpath(dir, NULL), *rp = realpath(path, NULL);
+    bool ok = false;
+    if (rd && rp) {
+        size_t n = strlen(rd);
+        ok = !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
+    }
+    free(rd);
+    free(rp);
+    return ok;
+}
+
+/* The dtype input k is read as, from its header (FR_E_FORMAT naming the allowed ones otherwise). */
+static fr_status header_dtype(const char *path, const fr_npy_header *h, const fr_dtype *allowed, int nallowed,
+                              const char *field, fr_dtype *dt, fr_error *err) {
+    for (int i = 0; i < nallowed; i++)
+        if (fr_npy_descr_fits(h->descr, allowed[i])) {
+            *dt = allowed[i];
+            return FR_OK;
+        }
+    char list[128] = "";
+    for (int i = 0; i < nallowed; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s ('%s')", i ? ", " : "",
+                 fr_dtype_name(allowed[i]), fr_npy_descr_for(allowed[i]));
+    return fr_fail(err, FR_E_FORMAT, "%s: descr '%s' is the wrong dtype for %s (expected %s)", path, h->descr, field,
+                   list);
+}
+
+/* Check before read: every input's header is read and the problem's limits checked on those shapes (validation
+ * reads no data) before any tensor data is read or allocated, so a 4-million-row query or a 2 TB header is rejected
+ * by its limit (FR_E_RANGE) at the cost of a few hundred bytes. */
 fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) {
     if (!dir || !c) return fr_fail(err, FR_E_NULL, "case: NULL dir or case");
     memset(c, 0, sizeof *c);
@@ -461,19 +505,54 @@ fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) {
         return fr_fail(err, FR_E_NOMEM, "case: out of memory");
     }
     memcpy(c->dir, dir, dl + 1);
+    char *paths[FR_CASE_NUM_INPUTS] = {0};
+    static char dummy; /* the data pointer of a header-only view (validation never dereferences it) */
     for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
         if (!c->files[k]) continue;
         fr_dtype allowed[4];
         int na = allowed_dtypes(c, k, allowed);
         char field[64];
         snprintf(field, sizeof field, "inputs.%s of a %s case", input_names[k], fr_dtype_name(c->dtype));
-        if (!(path = fr_io_join(dir, c->files[k]))) {
+        if (!(paths[k] = fr_io_join(dir, c->files[k]))) {
             st = fr_fail(err, FR_E_NOMEM, "case: out of memory");
             break;
         }
-        st = load_tensor(path, allowed, na, field, fr_case_input_slot(&c->in, (fr_case_input)k), err);
-        free(path);
+        if (access(paths[k], F_OK) != 0) {
+            st = fr_fail(err, FR_E_IO, "%s: cannot open: %s", paths[k], strerror(errno));
+            break;
+        }
+        if (!inside(dir, paths[k])) {
+            st = fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: \"%s\" resolves (through a symbolic link) to a file "
+                         "outside the case directory: not followed", dir, input_names[k], c->files[k]);
+            break;
+        }
+        fr_npy_header h;
+        fr_dtype dt = FR_DT_NONE;
+        if ((st = fr_npy_read_file_header(paths[k], &h, err)) != FR_OK) break;
+        if ((st = header_dtype(paths[k], &h, allowed, na, field, &dt, err)) != FR_OK) break;
+        *fr_case_input_slot(&c->in, (fr_case_input)k) = fr_tensor_make(dt, &dummy, h.ndim, h.shape);
     }
+    if (st == FR_OK) {
+        fr_error ve;
+        fr_status vs = c->op == FR_CASE_FWD ? fr_validate_fwd(&c->params, &c->in.fwd, NULL, &ve)
+                                            : fr_validate_bwd(&c->params, &c->in, NULL, &ve);
+        /* Only the limits stop the load here: a case directory may hold an invalid problem on purpose (validation
+         * tests); the caller validates it. */
+        if (vs == FR_E_RANGE || vs == FR_E_OVERFLOW) st = fr_fail(err, vs, "%s: %s", dir, ve.msg);
+    }
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) {
+        fr_tensor *t = fr_case_input_slot(&c->in, (fr_case_input)k);
+        if (t->data == &dummy) memset(t, 0, sizeof *t);
+    }
+    for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
+        if (!paths[k]) continue;
+        fr_dtype allowed[4];
+        int na = allowed_dtypes(c, k, allowed);
+        char field[64];
+        snprintf(field, sizeof field, "inputs.%s of a %s case", input_names[k], fr_dtype_name(c->dtype));
+        st = load_tensor(paths[k], allowed, na, field, fr_case_input_slot(&c->in, (fr_case_input)k), err);
+    }
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) free(paths[k]);
     if (st != FR_OK) fr_case_free(c);
     return st;
 }

@@ -87,7 +87,9 @@ typedef struct fr_case {
  * tensor (c->in is all absent). `what` names the source in messages (NULL: "case.json"). On failure c is left
  * empty (fr_case_free is safe either way). */
 fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const char *what, fr_error *err);
-/* Reads DIR/case.json and every listed input, checking each file's dtype and that it stays inside DIR. */
+/* Reads DIR/case.json and every listed input, checking each file's dtype and that it stays inside DIR (symbolic
+ * links resolved: a link out of DIR is FR_E_FORMAT). Every header is read and the operator's limits checked on those
+ * shapes (FR_E_RANGE / FR_E_OVERFLOW) before any tensor data is read or allocated. A FIFO or device is FR_E_IO. */
 fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err);
 /* Frees everything c owns and zeroes it. */
 void fr_case_free(fr_case *c);

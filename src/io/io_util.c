@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 const char *fr_io_strerror_r(int e, char *buf, size_t n) {
     if (strerror_r(e, buf, n) != 0) snprintf(buf, n, "error %d", e);
@@ -20,17 +22,25 @@ const char *fr_io_strerror_r(int e, char *buf, size_t n) {
 fr_status fr_io_open_read(const char *path, FILE **fp, int64_t *size, fr_error *err) {
     *fp = NULL;
     *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror());
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; the regular-file check comes before any read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror());
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0) {
+    if (fstat(fd, &sb) != 0) {
         int e = errno;
-        fclose(f);
+        close(fd);
         return fr_fail(err, FR_E_IO, "%s: cannot stat: %s", path, fr_io_strerror_r(e, (char[128]){0}, 128));
     }
     if (!S_ISREG(sb.st_mode)) {
-        fclose(f);
+        close(fd);
         return fr_fail(err, FR_E_IO, "%s: not a regular file", path);
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror_r(e, (char[128]){0}, 128));
     }
     *fp = f;
     *size = (int64_t)sb.st_size;

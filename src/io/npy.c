@@ -2,14 +2,18 @@
  * The header is a Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with
  * spaces and ending in '\n'. We parse exactly that grammar (any key order, either quote style, trailing comma) and
  * reject everything else: a reader that guesses turns a corrupt file into wrong numbers. */
+#define _POSIX_C_SOURCE 200809L
 #include "io/npy.h"
 
 #include "core/core.h"
 #include "io/io_util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* numpy refuses headers above 10000 bytes by default; allow more (huge ndim shapes do not exist: FR_MAX_DIMS),
  * but never allocate from an unchecked length. */
@@ -324,6 +328,56 @@ static fr_status open_header(const char *path, FILE **fp, fr_npy_header *h, fr_e
     }
     *fp = f;
     return FR_OK;
+}
+
+fr_status fr_npy_header_dtype(const fr_npy_header *h, fr_dtype want, fr_dtype *dt, const char *what, fr_error *err) {
+    return resolve_dtype(h, want, dt, what ? what : "npy", err);
+}
+
+static bool pread_full(int fd, void *buf, size_t n, off_t off) {
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return true;
+}
+
+fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_error *err) {
+    if (!what) what = "npy";
+    if (!h) return fr_fail(err, FR_E_NULL, "%s: NULL header", what);
+    memset(h, 0, sizeof *h);
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) return fr_fail(err, FR_E_IO, "%s: cannot stat: %s", what, fr_io_strerror());
+    if (!S_ISREG(sb.st_mode)) return fr_fail(err, FR_E_IO, "%s: not a regular file", what);
+    int64_t size = (int64_t)sb.st_size;
+    unsigned char pre[12];
+    size_t got = size < 12 ? (size_t)size : 12, prelen = 0;
+    uint64_t hl = 0;
+    int version;
+    if (!pread_full(fd, pre, got, 0)) return fr_fail(err, FR_E_IO, "%s: read error", what);
+    fr_status st = parse_preamble(pre, got, &version, &prelen, &hl, what, err);
+    if (st != FR_OK) return st;
+    if ((uint64_t)size < prelen + hl)
+        return fr_fail(err, FR_E_FORMAT, "%s: truncated: header length %llu but the file has %lld bytes", what,
+                       (unsigned long long)hl, (long long)size);
+    unsigned char *hb = malloc(prelen + hl);
+    if (!hb) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
+    if (!pread_full(fd, hb, prelen + (size_t)hl, 0))
+        st = fr_fail(err, FR_E_IO, "%s: read error", what);
+    else
+        st = fr_npy_parse_header(hb, prelen + (size_t)hl, h, what, err);
+    free(hb);
+    if (st == FR_OK && size - h->data_offset != h->data_bytes)
+        st = fr_fail(err, FR_E_FORMAT,
+                     "%s: data size %lld bytes does not match shape and descr '%s' (%lld bytes expected)", what,
+                     (long long)(size - h->data_offset), h->descr, (long long)h->data_bytes);
+    if (st != FR_OK) memset(h, 0, sizeof *h);
+    return st;
 }
 
 fr_status fr_npy_read_file_header(const char *path, fr_npy_header *h, fr_error *err) {

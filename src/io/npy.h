@@ -45,6 +45,13 @@ fr_status fr_npy_read_file(const char *path, fr_dtype want, fr_tensor *out, fr_e
 /* Reads only the header of a file (and checks the file is long enough for the data it declares). */
 fr_status fr_npy_read_file_header(const char *path, fr_npy_header *h, fr_error *err);
 
+/* Reads and parses the header of an open regular file with pread (the file offset is not used) and checks that
+ * the file holds exactly header + data (fstat), before anything is allocated from the header. For files another
+ * process wrote: open them O_NOFOLLOW | O_NONBLOCK and check S_ISREG first. */
+fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_error *err);
+/* The fr_dtype a header's data is read as for `want` (FR_E_FORMAT naming the mismatch, as the readers say it). */
+fr_status fr_npy_header_dtype(const fr_npy_header *h, fr_dtype want, fr_dtype *dt, const char *what, fr_error *err);
+
 /* Writes t (any strides, any dtype but FR_DT_NONE) as a contiguous C-order .npy. `version` is 1 or 2 (0 = 1,
  * the smallest that fits; numpy's choice). write_mem returns a malloc'd buffer in *buf (free() it). */
 fr_status fr_npy_write_file(const char *path, const fr_tensor *t, int version, fr_error *err);

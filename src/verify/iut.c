@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "flashref_emulate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static fr_status engine_run(fr_iut *iut, const fr_case *c, int threads, fr_case_
 
 static void engine_close(fr_iut *iut) { free(iut->impl); }
 
-static const fr_iut_ops kEngineOps = {engine_run, engine_close};
+static const fr_iut_ops kEngineOps = {engine_run, engine_close, NULL};
 
 static fr_status engine_open(const char *spec, fr_iut *iut, fr_error *err) {
     engine_impl *ei = calloc(1, sizeof *ei);
@@ -117,7 +118,7 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
 
 static void disk_close(fr_iut *iut) { (void)iut; }
 
-static const fr_iut_ops kDiskOps = {disk_run, disk_close};
+static const fr_iut_ops kDiskOps = {disk_run, disk_close, NULL};
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 
@@ -139,7 +140,10 @@ fr_status fr_iut_open(const char *spec, fr_iut **out, fr_error *err) {
         st = fr_iut_plugin_open(spec + 7, iut, err);
         if (st == FR_OK) iut->kind = FR_IUT_PLUGIN;
     } else if (!strncmp(spec, "exec:", 5)) {
-        st = fr_iut_exec_open(spec + 5, iut, err);
+        st = fr_iut_exec_open(spec + 5, false, iut, err);
+        if (st == FR_OK) iut->kind = FR_IUT_EXEC;
+    } else if (!strncmp(spec, "persistent:", 11)) {
+        st = fr_iut_exec_open(spec + 11, true, iut, err);
         if (st == FR_OK) iut->kind = FR_IUT_EXEC;
     } else if (!strncmp(spec, "mutant:", 7)) {
         st = fr_iut_mutant_open(spec + 7, iut, err);
@@ -148,8 +152,8 @@ fr_status fr_iut_open(const char *spec, fr_iut **out, fr_error *err) {
         st = engine_open(spec, iut, err);
     } else {
         st = fr_fail(err, FR_E_INVALID_ARG,
-                     "--impl: '%s': expected fast[:ISA], golden, emulate[:PRESET], plugin:PATH.so, exec:\"CMD ARGS\" "
-                     "or mutant:NAME",
+                     "--impl: '%s': expected fast[:ISA], golden, emulate[:PRESET], plugin:PATH.so, exec:\"CMD ARGS\", "
+                     "persistent:\"CMD ARGS\" or mutant:NAME",
                      spec);
     }
     if (st != FR_OK) {
@@ -173,6 +177,34 @@ void fr_iut_close(fr_iut *iut) {
     if (!iut) return;
     if (iut->ops && iut->ops->close) iut->ops->close(iut);
     free(iut);
+}
+
+fr_status fr_iut_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
+    if (!iut) return fr_fail(err, FR_E_NULL, "--timeout: NULL");
+    if (!isfinite(seconds) || seconds <= 0)
+        return fr_fail(err, FR_E_INVALID_ARG, "--timeout: %g is not a number of seconds > 0", seconds);
+    if (!iut->ops || !iut->ops->set_timeout)
+        return fr_fail(err, FR_E_INVALID_ARG, "--timeout: %s runs in this process; only plugin:, exec: and "
+                                              "persistent: implementations have a timeout", iut->name);
+    return iut->ops->set_timeout(iut, seconds, err);
+}
+
+const char *fr_iut_gave_up(const fr_iut *iut) { return iut && iut->gave_up ? iut->last_err : NULL; }
+
+/* Counts identical consecutive failures of an external implementation (a missing interpreter fails every case the
+ * same way): after FR_IUT_GIVE_UP_AFTER of them the suite stops early (fr_iut_gave_up). */
+static void note_outcome(fr_iut *iut, fr_status st, const char *msg) {
+    if (fr_iut_is_builtin(iut) || iut->kind == FR_IUT_DISK) return;
+    if (st == FR_OK || st == FR_E_UNSUPPORTED || st == FR_E_OUTPUT) {
+        iut->same_errs = 0;
+        return;
+    }
+    if (iut->same_errs > 0 && !strcmp(iut->last_err, msg)) {
+        if (++iut->same_errs >= FR_IUT_GIVE_UP_AFTER) iut->gave_up = true;
+    } else {
+        iut->same_errs = 1;
+        snprintf(iut->last_err, sizeof iut->last_err, "%s", msg);
+    }
 }
 
 fr_iut_kind fr_iut_get_kind(const fr_iut *iut) { return iut->kind; }
@@ -253,6 +285,7 @@ fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs
         fr_error_clear(err);
         st = iut->ops->run(iut, c, threads, &run, err);
         if (st == FR_E_NOT_AVAILABLE) st = FR_E_UNSUPPORTED;
+        note_outcome(iut, st, err ? err->msg : "");
     }
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
         if (!g[k].base) continue;

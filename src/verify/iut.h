@@ -3,7 +3,9 @@
  *   fast | golden | emulate[:PRESET]       built-in engines (determinism suites apply to these)
  *   plugin:PATH.so                         a shared library exporting the ABI of include/flashref_plugin.h
  *   exec:CMD ARGS                          a command run as `CMD ARGS CASE_DIR` on a fresh copy of the case's inputs
- *                                          (case-format.md); exit 0 = outputs written, 77 = SKIP, else FAIL
+ *                                          (docs/exec-protocol.md); exit 0 = outputs written, 77 = SKIP, else FAIL
+ *   persistent:CMD ARGS                    one long-lived command that is sent many case directories on stdin and
+ *                                          answers each with `flashref-status: N[ message]` (docs/exec-protocol.md)
  *   mutant:NAME                            a built-in broken implementation (mutants.h)
  * Outputs already on disk are judged with fr_iut_open_disk (flashref verify DIR...).
  */
@@ -22,6 +24,16 @@ fr_status fr_iut_open(const char *spec, fr_iut **iut, fr_error *err);
 /* An IUT whose outputs are already in each case directory (fr_iut_run reads them). */
 fr_status fr_iut_open_disk(fr_iut **iut, fr_error *err);
 void fr_iut_close(fr_iut *iut);
+
+/* Per-case timeout in seconds of an implementation outside this process (plugin:, exec:, persistent:): running the
+ * case and reading its outputs back. FR_E_INVALID_ARG for a built-in one or seconds not finite and > 0. */
+fr_status fr_iut_set_timeout(fr_iut *iut, double seconds, fr_error *err);
+
+/* After this many identical consecutive failures of an external implementation (it cannot start: a missing
+ * interpreter, a broken plugin), the run stops early. */
+#define FR_IUT_GIVE_UP_AFTER 5
+/* NULL while the implementation is worth running; else the message it failed with FR_IUT_GIVE_UP_AFTER times. */
+const char *fr_iut_gave_up(const fr_iut *iut);
 
 fr_iut_kind fr_iut_get_kind(const fr_iut *iut);
 const char *fr_iut_name(const fr_iut *iut);   /* the spec, or the plugin's name */

@@ -1,15 +1,21 @@
-/* Implementations under test in a shared library (include/flashref_plugin.h): dlopen the file, resolve
- * FR_PLUGIN_SYMBOL, check the descriptor's abi_version, then call its fwd / bwd once per case with the outputs that
- * fr_iut_run allocated. A NULL bwd, FR_E_UNSUPPORTED (or FR_E_NOT_AVAILABLE) from the plugin is a SKIP; any other
- * non-OK status is a FAIL carrying the plugin's own message. The library is dlclose'd when the IUT is closed. */
-#define _POSIX_C_SOURCE 200809L
+/* Implementations under test in a shared library (include/flashref_plugin.h). The library never runs in the
+ * verifier's process: a forked worker (iut_exec.c's contained worker, iut_proc.h) dlopens the file, resolves
+ * FR_PLUGIN_SYMBOL, checks the descriptor's abi_version and reports ready (or why not: the IUT does not open); then
+ * per case it loads the case directory it is sent, calls fwd / bwd through the in-process plugin IUT below (outputs
+ * allocated, NaN-prefilled and guarded by fr_iut_run), and writes the outputs back. The worker is reused across
+ * cases; a crash, an exit() or a hang is that case's FAIL (crash / timeout) and the next case starts a fresh worker.
+ * A NULL bwd, FR_E_UNSUPPORTED (or FR_E_NOT_AVAILABLE) from the plugin is a SKIP; any other non-OK status is a FAIL
+ * carrying the plugin's own message. */
+#define _GNU_SOURCE
 
 #include "verify/iut_internal.h"
 
 #include "core/core.h"
 #include "flashref_plugin.h"
+#include "verify/iut_proc.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +63,10 @@ static void plugin_close(fr_iut *iut) {
     iut->impl = NULL;
 }
 
-static const fr_iut_ops kPluginOps = {plugin_run, plugin_close};
+static const fr_iut_ops kPluginOps = {plugin_run, plugin_close, NULL};
 
-fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) {
+/* In-process: used only inside the worker. */
+static fr_status plugin_inproc_open(const char *path, fr_iut *iut, fr_error *err) {
     if (!path || !iut) return fr_fail(err, FR_E_NULL, "plugin: NULL");
     if (!*path) return fr_fail(err, FR_E_INVALID_ARG, "--impl: plugin: expected plugin:PATH.so, got an empty path");
     /* dlopen searches the library path for a name without '/': a plugin named on the command line is a file. */
@@ -108,5 +115,85 @@ fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) {
     iut->ops = &kPluginOps;
     iut->impl = pi;
     if (d->name && d->name[0]) snprintf(iut->name, sizeof iut->name, "%s", d->name);
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* The worker (runs in the forked child). */
+
+static void status_line(FILE *f, int code, const char *head, const char *msg) {
+    char clean[FR_MSG_LEN * 4];
+    fr_utf8_sanitize(msg, strlen(msg), clean, sizeof clean);
+    for (char *p = clean; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    fprintf(f, "flashref-status: %d %s%s\n", code, head, clean);
+    fflush(f);
+}
+
+static int plugin_worker(void *ud) {
+    const char *path = ud;
+    /* The status lines get their own descriptor; whatever the plugin prints goes to stderr. */
+    int sfd = dup(1);
+    FILE *status = sfd >= 0 ? fdopen(sfd, "w") : NULL;
+    if (!status || dup2(2, 1) < 0) return 1;
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    fr_iut *inner = calloc(1, sizeof *inner);
+    fr_status st = inner ? plugin_inproc_open(path, inner, &err) : fr_fail(&err, FR_E_NOMEM, "out of memory");
+    if (st != FR_OK) {
+        status_line(status, 1, "", err.msg);
+        free(inner);
+        return 1;
+    }
+    if (!inner->name[0]) snprintf(inner->name, sizeof inner->name, "%s", path);
+    status_line(status, 0, "", inner->name);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, stdin)) > 0) {
+        if (line[n - 1] == '\n') line[--n] = '\0';
+        if (!n) continue;
+        fr_case c;
+        fr_case_outputs o;
+        memset(&c, 0, sizeof c);
+        memset(&o, 0, sizeof o);
+        memset(&err, 0, sizeof err);
+        st = fr_case_load(line, &c, &err);
+        if (st == FR_OK) st = fr_iut_run(inner, &c, 0, &o, &err);
+        if (st == FR_OK) st = fr_case_write_outputs(line, &o, &err);
+        if (st == FR_OK)
+            status_line(status, 0, "", "");
+        else if (st == FR_E_UNSUPPORTED)
+            status_line(status, 77, "", err.msg);
+        else {
+            char head[64];
+            snprintf(head, sizeof head, "%s: ", fr_status_name(st));
+            status_line(status, 1, head, err.msg);
+        }
+        fr_case_outputs_free(&o);
+        fr_case_free(&c);
+    }
+    free(line);
+    fr_iut_close(inner);
+    fclose(status);
+    return 0;
+}
+
+fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) {
+    if (!path || !iut) return fr_fail(err, FR_E_NULL, "plugin: NULL");
+    if (!*path) return fr_fail(err, FR_E_INVALID_ARG, "--impl: plugin: expected plugin:PATH.so, got an empty path");
+    /* Checked here so that the message names the file and the reason before any process starts. */
+    char file[1100];
+    snprintf(file, sizeof file, "%s%s", strchr(path, '/') ? "" : "./", path);
+    if (access(file, R_OK) != 0)
+        return fr_fail(err, FR_E_NOT_AVAILABLE, "plugin %s: no such readable file (%s)", path, strerror(errno));
+    char *ud = strdup(path);
+    if (!ud) return fr_fail(err, FR_E_NOMEM, "plugin: out of memory");
+    fr_status st = fr_iut_worker_open(plugin_worker, ud, "plugin", iut, err);
+    if (st != FR_OK) {
+        free(ud);
+        return st == FR_E_NOMEM || st == FR_E_IO || st == FR_E_INVALID_ARG ? st : FR_E_NOT_AVAILABLE;
+    }
+    iut->kind = FR_IUT_PLUGIN;
     return FR_OK;
 }

@@ -7,9 +7,11 @@
 #include "core/problem.h"
 #include "core/rng.h"
 #include "flashref_emulate.h"
+#include "io/npy.h"
 #include "verify/metrics.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -524,7 +526,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static int list_case_dirs(const char *dir, char ***out) {
     *out = NULL;
     DIR *d = opendir(dir);
-    if (!d) return 0;
+    if (!d) return -1;
     int n = 0, cap = 0;
     char **v = NULL;
     struct dirent *de;
@@ -554,6 +556,34 @@ static int list_case_dirs(const char *dir, char ***out) {
 static const char *base_name(const char *p) {
     const char *s = strrchr(p, '/');
     return s && s[1] ? s + 1 : p;
+}
+
+/* The stored fp64 golden outputs of c in gdir, each header's shape checked against the operator's before its data is
+ * read (a wrong-shaped reference must not reach the judge). */
+static fr_status load_stored_golden(const fr_case *c, const char *gdir, fr_case_outputs *stored, fr_error *err) {
+    memset(stored, 0, sizeof *stored);
+    fr_case_outputs want;
+    fr_status st = fr_case_alloc_outputs(c, true, &want, err);
+    if (st != FR_OK) return st;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
+        const fr_tensor *w = fr_case_output_cslot(&want, (fr_case_output)k);
+        if (!fr_tensor_present(w)) continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%.4000s/%s.npy", gdir, fr_case_output_name((fr_case_output)k));
+        fr_npy_header h;
+        if ((st = fr_npy_read_file_header(path, &h, err)) != FR_OK) break;
+        if (h.ndim != w->ndim || memcmp(h.shape, w->shape, sizeof(int64_t) * (size_t)h.ndim) != 0) {
+            char a[160] = "[", b[160] = "[";
+            for (int d = 0; d < h.ndim; d++)
+                snprintf(a + strlen(a), sizeof a - strlen(a), "%s%lld", d ? "," : "", (long long)h.shape[d]);
+            for (int d = 0; d < w->ndim; d++)
+                snprintf(b + strlen(b), sizeof b - strlen(b), "%s%lld", d ? "," : "", (long long)w->shape[d]);
+            st = fr_fail(err, FR_E_FORMAT, "%s: shape %s], expected %s]", path, a, b);
+        }
+    }
+    fr_case_outputs_free(&want);
+    if (st == FR_OK) st = fr_case_load_outputs(c, gdir, stored, err);
+    return st;
 }
 
 /* Judges one case directory: against stored golden outputs (golden/) when present, else a fresh golden. The IUT is
@@ -588,14 +618,36 @@ static fr_status run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const f
     char gdir[4096];
     snprintf(gdir, sizeof gdir, "%s/golden", dir);
     struct stat sb;
-    bool have_stored = stat(gdir, &sb) == 0 && fr_case_load_outputs(&c, gdir, &stored, &le) == FR_OK;
+    bool have_stored = false;
+    if (stat(gdir, &sb) == 0) {
+        /* A stored reference that cannot be used is this case's input error, named with its path; the other cases
+         * are judged. */
+        if ((st = load_stored_golden(&c, gdir, &stored, &le)) != FR_OK) {
+            cr->j.verdict = FR_FAIL;
+            cr->j.diag = FR_DIAG_ERROR_STATUS;
+            snprintf(cr->j.why, sizeof cr->j.why, "cannot load the stored golden: %s: %.300s", fr_status_name(st),
+                     le.msg);
+            fr_case_free(&c);
+            return FR_OK;
+        }
+        have_stored = true;
+    }
     fr_iut *disk = NULL;
     if (!iut && (st = fr_iut_open_disk(&disk, err)) != FR_OK) {
         fr_case_free(&c);
         if (have_stored) fr_case_outputs_free(&stored);
         return st;
     }
-    st = judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, err);
+    st = judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, &le);
+    if (st != FR_OK) {
+        /* This case could not be judged (out of memory, a reference the judge cannot use): its error, not the run's. */
+        memset(&cr->j, 0, sizeof cr->j);
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = FR_DIAG_ERROR_STATUS;
+        cr->j.ratio = INFINITY;
+        snprintf(cr->j.why, sizeof cr->j.why, "cannot judge the case %s: %s: %.300s", dir, fr_status_name(st), le.msg);
+        st = FR_OK;
+    }
     fr_iut_close(disk);
     if (have_stored) fr_case_outputs_free(&stored);
     fr_case_free(&c);
@@ -694,6 +746,15 @@ static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
     }
 }
 
+/* True (and res->stopped says why) once the implementation has failed identically FR_IUT_GIVE_UP_AFTER times. */
+static bool stop_early(const fr_iut *iut, fr_suite_result *res) {
+    const char *why = iut ? fr_iut_gave_up(iut) : NULL;
+    if (!why) return false;
+    snprintf(res->stopped, sizeof res->stopped, "stopped early after %d identical consecutive errors (%d of %d cases "
+             "run): %.380s", FR_IUT_GIVE_UP_AFTER, res->n, res->planned, why);
+    return true;
+}
+
 static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err) {
     memset(res, 0, sizeof *res);
     unsigned bits = set_bits(o->set);
@@ -707,6 +768,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     if (o->regression_dir && (bits & (FR_SET_QUICK | FR_SET_DEFAULT))) {
         char **all;
         int na = list_case_dirs(o->regression_dir, &all);
+        if (na < 0)
+            return fr_fail(err, FR_E_IO, "--regression: %s: %s", o->regression_dir, strerror(errno));
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
         for (int k = 0; k < na; k++) {
             if (rdirs && name_ok(base_name(all[k]), o->filter))
@@ -728,12 +791,13 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
     collect(bits, o->filter, it);
     fr_status st = FR_OK;
     int total = n + nr;
-    for (int k = 0; k < nr && st == FR_OK; k++) {
+    res->planned = total;
+    for (int k = 0; k < nr && st == FR_OK && !stop_early(iut, res); k++) {
         st = run_dir(iut, rdirs[k], FR_CAT_REGRESSION, o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
-        if (o->progress) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
+        if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);
     }
-    for (int k = 0; k < n && st == FR_OK; k++) {
+    for (int k = 0; k < n && st == FR_OK && !stop_early(iut, res); k++) {
         st = run_item(iut, &it[k], o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
         if (o->progress && res->n) o->progress(o->progress_ud, res->n, total, &res->cases[res->n - 1]);

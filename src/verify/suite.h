@@ -66,6 +66,8 @@ typedef struct fr_suite_result {
     fr_verdict overall;         /* FAIL if any FAIL, else WARN if any WARN, else PASS (SKIP only: SKIP) */
     fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first */
     double seconds;
+    int planned;                /* cases the set holds (n < planned when the run stopped early) */
+    char stopped[FR_MSG_LEN];   /* non-empty: the run stopped early, and why (fr_iut_gave_up) */
 } fr_suite_result;
 
 /* Runs the set against iut. FR_OK when the suite ran (whatever the verdicts); FR_E_INVALID_ARG for an unknown set. */

@@ -12,7 +12,9 @@ const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
 /* The likeliest cause, from the error's shape (verification.md 3 and 5). One per known failure class. */
 #define FR_DIAGNOSES(X)                                                                                             \
     X(NONE, "none", "no defect found")                                                                              \
-    X(ERROR_STATUS, "error-status", "the implementation returned an error or crashed")                              \
+    X(ERROR_STATUS, "error-status", "the implementation returned an error status")                                  \
+    X(CRASH, "crash", "the implementation crashed, exited or was killed before finishing the case")                \
+    X(TIMEOUT, "timeout", "the implementation did not finish the case within the timeout (--timeout)")             \
     X(SHAPE, "shape", "output shape or dtype wrong")                                                                \
     X(UNWRITTEN, "unwritten", "output elements left unwritten (still NaN prefill) or guard words overwritten")      \
     X(NAN_FULLY_MASKED, "nan-fully-masked", "NaN/Inf on fully masked rows or tiles")                                \

@@ -109,8 +109,12 @@ int main(int argc, char **argv) {
     }
     char *root = iut_tmpdir("iut-python");
     if (!root) return 1;
+    /* The same runner file through both protocols (runners/flashref_runner.py): one process per case, then one
+     * process for all cases. */
+    for (int mode = 0; mode < 2; mode++) {
     char spec[2400];
-    snprintf(spec, sizeof spec, "exec:'%s' '%s'", py, argv[1]);
+    snprintf(spec, sizeof spec, "%s:'%s' '%s'", mode ? "persistent" : "exec", py, argv[1]);
+    printf("%s\n", spec);
     fr_error err;
     fr_iut *iut = NULL;
     fr_status st = fr_iut_open(spec, &iut, &err);
@@ -149,9 +153,10 @@ int main(int argc, char **argv) {
         nan_in_masked_kv(iut, seed, root, true);
         fr_iut_close(iut);
     }
+    printf("%s: %d PASS, %d SKIP\n", mode ? "persistent" : "exec", pass, skip);
+    }
     iut_rmtree(root);
     free(root);
-    printf("test_iut_python: %d PASS, %d SKIP; %s (%d failures)\n", pass, skip, iut_failures ? "FAIL" : "PASS",
-           iut_failures);
+    printf("test_iut_python: %s (%d failures)\n", iut_failures ? "FAIL" : "PASS", iut_failures);
     return iut_failures ? 1 : 0;
 }
