@@ -5,22 +5,22 @@ framework's results back in the case's layout and dtypes (docs/verifier.md, "The
 The mask rule is the operator's (sparse modes 0-5, band, prefix), written here from the spec so that a framework that
 only knows "boolean attn_mask" can be driven; what a runner cannot map exactly raises Unsupported (exit 77 / SKIP).
 
-A runner calls serve(handle): with a directory argument it runs that one case (flashref's exec: protocol); with
-FLASHREF_PROTOCOL set (persistent:) it reads one case directory per line on stdin and answers one
-"flashref-status: N[ message]" line per case on stdout, so the framework is imported once.
+A runner calls serve(handle) (flashref_runner.serve underneath): with a directory argument it runs that one case
+(flashref's exec: protocol); with FLASHREF_PROTOCOL set (persistent:) it reads one case directory per line on stdin
+and answers one "flashref-status: N[ message]" line per case, so the framework is imported once.
 """
 import json
 import os
 import sys
-import traceback
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ.get("FR_PANEL_THREADS", "1"))
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flashref_runner  # noqa: E402
+from flashref_runner import Unsupported  # noqa: E402,F401  (SKIP, exit 77)
 
 FLT_MAX = float(np.finfo(np.float32).max)
-
-
-class Unsupported(Exception):
-    """The case uses something this implementation does not offer: SKIP (exit 77), never PASS."""
 
 
 # ---- tensors ------------------------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ class Case:
         if m.ndim == 2:
             um = m[:S1, :S2].astype(bool)[None]
         else:
-            um = m[b, :, :S1, :S2].astype(bool)
+            um = m[b if m.shape[0] > 1 else 0, :, :S1, :S2].astype(bool)
         return ok[None] & ~um
 
     def pse(self, b):
@@ -267,38 +267,8 @@ def softmax_stats(x):
     return np.where(empty, -FLT_MAX, m).astype(np.float32), np.where(empty, FLT_MAX, l).astype(np.float32)
 
 
-# ---- protocol -----------------------------------------------------------------------------------------------------
-
-def _one(handle, d):
-    try:
-        handle(Case(d))
-        return 0, ""
-    except Unsupported as e:
-        return 77, str(e)
-
+# ---- protocol (runners/flashref_runner.py: exec: and persistent: from one file) --------------------------------
 
 def serve(handle):
-    """exec: `runner.py CASE_DIR`; persistent: (FLASHREF_PROTOCOL set) one case directory per stdin line."""
-    if os.environ.get("FLASHREF_PROTOCOL") and len(sys.argv) < 2:
-        out = sys.stdout
-        sys.stdout = sys.stderr  # framework chatter must not look like a status line
-        for line in sys.stdin:
-            d = line.rstrip("\n")
-            if not d:
-                continue
-            try:
-                st, msg = _one(handle, d)
-            except Exception as e:  # one case's error is that case's FAIL, not the runner's end
-                traceback.print_exc(file=sys.stderr)
-                st, msg = 1, "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
-            out.write("flashref-status: %d%s\n" % (st, (" " + msg.replace("\n", " ")) if msg else ""))
-            out.flush()
-        return 0
-    if len(sys.argv) < 2:
-        print("usage: %s CASE_DIR (or FLASHREF_PROTOCOL=persistent-1 with case directories on stdin)" % sys.argv[0],
-              file=sys.stderr)
-        return 2
-    st, msg = _one(handle, sys.argv[-1])
-    if msg:
-        print(msg, file=sys.stderr)
-    return st
+    """handle(Case) computes one case; exec: `runner.py CASE_DIR` or persistent: (FLASHREF_PROTOCOL set)."""
+    return flashref_runner.serve(lambda d: handle(Case(d)))

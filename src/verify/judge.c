@@ -688,12 +688,12 @@ static void stage_bounds(ctx *x, fr_judgement *j, const fr_case_outputs *iut, co
         /* Coherent row gain: a precision defect an ordinary correct implementation does not have. */
         if (oo->present && oo->m.rows_used >= 4 && oo->m.noise_floor > 0) {
             double g = oo->m.gain_rms, fl = oo->m.noise_floor, ig = oo->have_ideal ? oo->ideal.gain_rms : 0;
-            /* The plain reference's gain counts where it does not round P (fp32 inputs: its gain is that of fp32
-             * sums, e.g. D = rowsum(P dP) in the backward). Where it rounds the normalised P (16-bit) its gain is
-             * the very effect of a stale max (the largest weight rounded, the row sum not), so the ideal
-             * pipeline's gain stays the reference there. */
+            /* The plain reference's gain counts for gradients (dq's gain comes from D = rowsum(P dP) and the
+             * rounded dS, which any plain backward has) and for fp32 forwards. A 16-bit plain forward rounds the
+             * normalised P: its gain is the very effect of a stale max (the largest weight rounded, the row sum
+             * not), so the ideal pipeline's gain stays the reference there and that effect is a WARN. */
             double pg = oo->have_plain && oo->plain.n_anomaly_mismatch == 0 &&
-                                (x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64)
+                                (x->c->op == FR_CASE_BWD || x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64)
                             ? oo->plain.gain_rms
                             : 0;
             if (g > opt->gain_warn * fl && g > opt->gain_warn * ig && g > opt->gain_warn * pg) {
