@@ -54,7 +54,7 @@ void fr_report_case_line(FILE *f, const fr_case_result *c) {
 
 void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *m) {
     static const fr_suite_cat order[] = {FR_CAT_REGRESSION, FR_CAT_BOUNDARIES, FR_CAT_EQUIVALENCE, FR_CAT_PROPERTIES,
-                                         FR_CAT_ORDER,      FR_CAT_GRADIENTS,  FR_CAT_DETERMINISM};
+                                         FR_CAT_ORDER,      FR_CAT_GRADIENTS,  FR_CAT_DETERMINISM, FR_CAT_IMPLDEF};
     fprintf(f, "\n================ flashref verification summary ================\n");
     fprintf(f, "implementation: %s   set: %s   seed: %llu   cases: %d   time: %.1f s\n", m->impl, m->set,
             (unsigned long long)m->seed, r->n, r->seconds);
@@ -79,6 +79,9 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
     snprintf(pt, sizeof pt, "%d/%d", tot[FR_PASS], tot[FR_PASS] + tot[FR_WARN] + tot[FR_FAIL]);
     fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP],
             fr_verdict_name(r->overall));
+    /* Implementation-defined points: which reading the implementation follows (never a verdict). */
+    for (int k = 0; k < r->n; k++)
+        if (r->cases[k].info[0]) fprintf(f, "INFO  %s: %s\n", r->cases[k].name, r->cases[k].info);
     fprintf(f, "conclusion: %s", fr_verdict_name(r->overall));
     switch (r->overall) {
     case FR_PASS: fprintf(f, ": every judged case is within its bounds\n"); break;
@@ -129,6 +132,7 @@ static cJSON *case_json(const fr_case_result *c) {
     cJSON_AddStringToObject(o, "verdict", fr_verdict_name(c->j.verdict));
     cJSON_AddStringToObject(o, "diagnosis", fr_diag_name(c->j.diag));
     cJSON_AddStringToObject(o, "why", c->j.why);
+    if (c->info[0]) cJSON_AddStringToObject(o, "info", c->info);
     if (c->extra[0]) cJSON_AddStringToObject(o, "extra", c->extra);
     cJSON_AddStringToObject(o, "op", c->bwd ? "bwd" : "fwd");
     cJSON_AddStringToObject(o, "dtype", fr_dtype_name(c->dtype));
@@ -643,6 +647,21 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
             m->judge->k_stats, m->judge->warn_frac, m->judge->gain_warn,
             m->judge->external ? "implementation-defined (D1)" : "D1 exactly");
     /* Failing and warning cases. */
+    int ninfo = 0;
+    for (int k = 0; k < r->n; k++) ninfo += r->cases[k].info[0] != 0;
+    if (ninfo) {
+        fprintf(f, "<h2>Implementation-defined points (INFO, never a verdict)</h2><table class=cases><tr><th>case</th>"
+                   "<th>which reading the implementation follows</th></tr>");
+        for (int k = 0; k < r->n; k++) {
+            if (!r->cases[k].info[0]) continue;
+            fprintf(f, "<tr><td>");
+            esc(f, r->cases[k].name);
+            fprintf(f, "</td><td>INFO: ");
+            esc(f, r->cases[k].info);
+            fprintf(f, "</td></tr>");
+        }
+        fprintf(f, "</table>");
+    }
     fprintf(f, "<h2>Cases that did not pass</h2>");
     int bad = 0;
     for (int k = 0; k < r->n; k++)
