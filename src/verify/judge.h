@@ -52,7 +52,8 @@ typedef struct fr_judge_opts {
     double k_max;       /* FAIL: attention_out max abs error above k_max x max(plain's, ideal's, 1 ulp) (default 4) */
     double k_grad;      /* FAIL: a gradient's rel-L2 above k_grad x max(plain's, ideal's, floor) (default 3) */
     double k_stats;     /* FAIL: softmax max / sum error above k_stats x max(plain's, ideal's) (default 4) */
-    double warn_frac;   /* WARN: a rel-L2 above warn_frac x its FAIL bound (default 0.75) */
+    double warn_frac;   /* WARN: a rel-L2 above warn_frac x its FAIL bound (default 0.75; outputs of >= 1024
+                           elements) */
     double gain_warn;   /* WARN: row-gain rms above gain_warn x the noise floor and x the plain reference's (and
                            the ideal's) (default 2) */
     fr_standard standard; /* which standard decides PASS / FAIL (default FR_STD_FLASHREF) */

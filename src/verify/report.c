@@ -24,7 +24,7 @@ void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
                 o->k_max);
         fprintf(f, "  FAIL gradient rel-L2 > %g x max(ref, u/4 of the dtype)                          [--k-grad]\n",
                 o->k_grad);
-        fprintf(f, "  WARN a rel-L2 above %g of its FAIL bound                                      [--warn-frac]\n",
+        fprintf(f, "  WARN a rel-L2 above %g of its FAIL bound (outputs of >= 1024 elements)          [--warn-frac]\n",
                 o->warn_frac);
     } else if (o->standard == FR_STD_FA) {
         fprintf(f, "  FAIL max abs error > 2 x the plain reference's (3 x for gradients) + 1 ulp (FlashAttention)\n");
