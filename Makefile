@@ -17,7 +17,7 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch build run test test-long test-exhaustive asan fuzz bench prove install clean \
+.PHONY: all deps venv torch build run test test-long test-exhaustive panel asan fuzz bench prove install clean \
         python-wheel-check bench-python
 
 all: build
@@ -36,14 +36,14 @@ $(VENV)/.ok: $(BUILD)/.deps
 	$(VENV)/bin/pip install -q numpy ml_dtypes pytest
 	@touch $@
 
-# PyTorch (and ONNX Runtime) for the panel of real implementations and the side-by-side benchmark. Several GB from
-# PyPI the first time, from pip's cache after. Where it cannot be had, the tests and benchmarks that need it say so
-# loudly and SKIP: build/venv/.torch-missing records why.
-torch: $(VENV)/.torch
-$(VENV)/.torch: $(VENV)/.ok
-	@if $(VENV)/bin/pip install -q torch onnxruntime; then rm -f $(VENV)/.torch-missing; \
-	else echo "WARNING: torch/onnxruntime could not be installed from PyPI: tests and benchmarks that need them will SKIP"; \
-	  echo "pip install torch onnxruntime failed on $$(date -u +%F)" > $(VENV)/.torch-missing; fi
+# PyTorch, ONNX Runtime and onnx (to build the panel's graph) for the panel of real implementations and the
+# side-by-side benchmark. Several GB from PyPI the first time, from pip's cache after. Where it cannot be had, the
+# tests and benchmarks that need it say so loudly and SKIP: build/venv/.torch-missing records why.
+torch: $(VENV)/.torch-onnx
+$(VENV)/.torch-onnx: $(VENV)/.ok
+	@if $(VENV)/bin/pip install -q torch onnxruntime onnx; then rm -f $(VENV)/.torch-missing; \
+	else echo "WARNING: torch/onnxruntime/onnx could not be installed from PyPI: tests and benchmarks that need them will SKIP"; \
+	  echo "pip install torch onnxruntime onnx failed on $$(date -u +%F)" > $(VENV)/.torch-missing; fi
 	@touch $@
 
 build: $(BUILD)/.deps
@@ -72,6 +72,15 @@ python-wheel-check: $(BUILD)/.deps
 BENCH_PY_SET ?= default
 bench-python: build venv torch
 	$(PY) bench/python/bench_verify.py --set $(BENCH_PY_SET) --build $(BUILD)
+
+# The full panel: every runner of runners/ on the quick and the default set through the persistent protocol (make
+# test runs a part of it: the CPU flash backend on default, the others on quick). About 10 minutes on 2 cores.
+PANEL_RUNNERS ?= torch_sdpa.py:flash torch_sdpa.py:math numpy_attention.py onnx_attention.py
+panel: build venv torch
+	@rc=0; for r in $(PANEL_RUNNERS); do for s in quick default; do \
+	  echo "== panel: $$r on $$s"; python3 tests/panel/check_panel.py --flashref $(BUILD)/flashref \
+	    --python $(abspath $(PY)) --runner $$r --set $$s; st=$$?; \
+	  if [ $$st -eq 77 ]; then echo "   (skipped)"; elif [ $$st -ne 0 ]; then rc=1; fi; done; done; exit $$rc
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).

@@ -22,8 +22,10 @@ void suite_cli_help(FILE *f) {
             "  --timeout SECONDS  per-case limit for plugin:, exec: and persistent: implementations (running the\n"
             "                     case and reading its outputs; default FLASHREF_EXEC_TIMEOUT, else 600)\n"
             "  --allow-empty      exit 0 when nothing was judged (every case SKIP, or none matched --filter)\n"
-            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X\n"
+            "  --k-out X --k-max X --k-grad X --k-stats X --gain-warn X --growth-warn X --warn-frac X\n"
             "                     thresholds (printed at the start of every run)\n"
+            "  --standard S       flashref (default: k x max(plain, ideal), WARN band, row gain), ascend-L0,\n"
+            "                     ascend-L1, ascend-L2 (dual benchmark against the plain reference), fa (2 x plain)\n"
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
             "  -v                 print every case, not only those that did not pass\n"
             "environment: FLASHREF_EXEC_TIMEOUT=SECONDS the default per-case timeout (600);\n"
@@ -105,7 +107,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
-        "--timeout"};
+        "--timeout", "--standard", "--warn-frac"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -157,6 +159,15 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
         }
         return r;
     }
+    case 17: {
+        fr_error e;
+        if (fr_standard_parse(v, &s->o.judge.standard, &e) != FR_OK) {
+            fprintf(stderr, "flashref %s: %s\n", cmd, e.msg);
+            return -1;
+        }
+        return 1;
+    }
+    case 18: return parse_double(cmd, a, v, &s->o.judge.warn_frac);
     }
 #undef VAL
     return 0;

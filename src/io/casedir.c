@@ -796,8 +796,11 @@ fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_output
     fr_status st = FR_OK;
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
         if (is_bwd_output(k) != (c->op == FR_CASE_BWD)) continue;
-        if ((k == FR_CO_DQ_ROPE && !c->files[FR_CI_QUERY_ROPE]) || (k == FR_CO_DK_ROPE && !c->files[FR_CI_KEY_ROPE]) ||
-            (k == FR_CO_DSINK && !c->files[FR_CI_SINK]))
+        /* An optional gradient exists when its input does: listed in case.json (a loaded case) or present in
+         * c->in (a case generated in memory has no file names). */
+        if ((k == FR_CO_DQ_ROPE && !c->files[FR_CI_QUERY_ROPE] && !fr_tensor_present(&c->in.fwd.query_rope)) ||
+            (k == FR_CO_DK_ROPE && !c->files[FR_CI_KEY_ROPE] && !fr_tensor_present(&c->in.fwd.key_rope)) ||
+            (k == FR_CO_DSINK && !c->files[FR_CI_SINK] && !fr_tensor_present(&c->in.fwd.sink)))
             continue;
         char fn[64];
         snprintf(fn, sizeof fn, "%s.npy", output_names[k]);

@@ -102,7 +102,22 @@ static fr_status make_float(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *
 
 static bool mask_random(uint64_t seed, uint64_t k) { return fr_rng_uniform01(seed, ST_MASK, k) < 0.25; }
 
-static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_tensor *t, fr_error *err) {
+/* Mode 5 with a prefix: the user mask written from the formula (masked iff j > i + S2 - S1 and j >= prefix[b]), so
+ * that the readings "mask OR formula", "formula only" and "mask only" agree (issue 10 item 4). Needs a mask with a
+ * batch dimension, or one prefix for every batch. */
+static void mask_from_formula(const dims *d, const int64_t *prefix, const int64_t *sh, int nd, uint8_t *m) {
+    int64_t nb = nd == 4 ? sh[0] : 1, nh = nd == 4 ? sh[1] : 1, S1 = sh[nd - 2], S2 = sh[nd - 1];
+    for (int64_t b = 0; b < d->B; b++)
+        if (prefix[b] != prefix[0] && nb == 1) return;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t h = 0; h < nh; h++)
+            for (int64_t i = 0; i < S1; i++)
+                for (int64_t j = 0; j < S2; j++)
+                    m[((b * nh + h) * S1 + i) * S2 + j] = (uint8_t)(j > i + S2 - S1 && j >= prefix[b]);
+}
+
+static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, const int64_t *prefix, fr_tensor *t,
+                           fr_error *err) {
     fr_gen_mask kind = s->mask;
     int mode = s->sparse_mode;
     bool compressed = mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8;
@@ -129,6 +144,7 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, f
     int64_t n = fr_tensor_numel(t);
     uint8_t *m = (uint8_t *)t->data;
     for (int64_t k = 0; k < n; k++) m[k] = mask_random(seed, (uint64_t)k);
+    if (mode == 5 && prefix && !s->mask_any && d->layout != FR_TND) mask_from_formula(d, prefix, sh, nd, m);
     return FR_OK;
 }
 
@@ -418,7 +434,8 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
         nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dr, sh);
         if ((st = make_float(&in->key_rope, d.dtype, nd, sh, seed, ST_KROPE, sd, err)) != FR_OK) goto fail;
     }
-    if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &d, seed, &in->atten_mask, err)) != FR_OK) goto fail;
+    if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &d, seed, c->prefix, &in->atten_mask, err)) != FR_OK)
+        goto fail;
     if (s->pse != FR_GEN_PSE_NONE && (st = make_pse(s, &d, seed, &in->real_shift, err)) != FR_OK) goto fail;
     if (p->keep_prob < 1.0) {
         int64_t nbits = fr_drop_mask_nbits(d.B, d.N1, d.S1, d.S2, d.cu_q, d.cu_kv);

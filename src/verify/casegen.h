@@ -70,6 +70,9 @@ typedef struct fr_gen_spec {
     bool topk_per_kv_head;     /* [B,N2,S1,W] instead of [B,S1,W] */
     double beta;               /* peaked inputs: q_i += beta * k_i (0 = iid) */
     bool prefix;               /* modes 5/6: generate a prefix array */
+    bool mask_any;             /* mode 5 with a prefix: keep the random user mask where it contradicts the formula
+                                  (implementation-defined cases); default: the mask agrees with it (masked iff
+                                  j > i + S2 - S1 and j >= prefix[b]), so every reading of mode 5 agrees */
     fr_softmax_layout softmax_layout;
     int inner_precise;
     fr_dtype out_dtype;        /* fp8 inputs: FR_F16 or FR_BF16 (FR_DT_NONE = the spec's default) */

@@ -15,15 +15,29 @@
 #include <time.h>
 
 void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
-    fprintf(f, "thresholds (override with the options in brackets):\n");
-    fprintf(f, "  FAIL attention_out rel-L2 > %g x max(ideal pipeline's, u/4 of the out dtype) [--k-out]\n", o->k_out);
-    fprintf(f, "  FAIL attention_out max abs > %g x max(ideal's, 1 ulp), or > the a-priori bound  [--k-max]\n",
-            o->k_max);
-    fprintf(f, "  FAIL gradient rel-L2 > %g x max(ideal's, u/4 of the dtype)                     [--k-grad]\n",
-            o->k_grad);
-    fprintf(f, "  FAIL softmax max/sum rel error > %g x ideal's (floors 2^-20 / 2^-18)            [--k-stats]\n",
+    fprintf(f, "standard: %s [--standard flashref|ascend-L0|ascend-L1|ascend-L2|fa]\n", fr_standard_name(o->standard));
+    fprintf(f, "thresholds (override with the options in brackets; ref = max(plain reference's, ideal pipeline's)):\n");
+    if (o->standard == FR_STD_FLASHREF) {
+        fprintf(f, "  FAIL attention_out rel-L2 > %g x max(ref, u/4 of the out dtype)                [--k-out]\n",
+                o->k_out);
+        fprintf(f, "  FAIL attention_out max abs > %g x max(ref, 1 ulp), or > the a-priori bound      [--k-max]\n",
+                o->k_max);
+        fprintf(f, "  FAIL gradient rel-L2 > %g x max(ref, u/4 of the dtype)                          [--k-grad]\n",
+                o->k_grad);
+        fprintf(f, "  WARN a rel-L2 above %g of its FAIL bound (outputs of >= 1024 elements)          [--warn-frac]\n",
+                o->warn_frac);
+    } else if (o->standard == FR_STD_FA) {
+        fprintf(f, "  FAIL max abs error > 2 x the plain reference's (3 x for gradients) + 1 ulp (FlashAttention)\n");
+    } else {
+        static const double lim[3][3] = {{10, 2, 2}, {5, 1.5, 1.5}, {2, 1.2, 1.2}};
+        const double *L = lim[o->standard - FR_STD_ASCEND_L0];
+        fprintf(f, "  FAIL max-rel / mean-rel / RMSE error over the plain reference's > %g / %g / %g, or mean rel\n"
+                   "       error above the dtype's threshold (fp16 2^-10, bf16 2^-7, fp32 2^-13) (Ascend dual benchmark)\n",
+                L[0], L[1], L[2]);
+    }
+    fprintf(f, "  FAIL softmax max/sum rel error > %g x ref (floors 2^-20 / 2^-18)                [--k-stats]\n",
             o->k_stats);
-    fprintf(f, "  WARN row-gain rms > %g x noise floor and > %g x the ideal's gain rms            [--gain-warn]\n",
+    fprintf(f, "  WARN row-gain rms > %g x noise floor and > %g x the ideal's and the plain's gain rms [--gain-warn]\n",
             o->gain_warn, o->gain_warn);
     fprintf(f, "  WARN error / ideal's error growing > %g x along a length series               [--growth-warn]\n",
             o->growth_warn);
@@ -40,7 +54,7 @@ void fr_report_case_line(FILE *f, const fr_case_result *c) {
 
 void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *m) {
     static const fr_suite_cat order[] = {FR_CAT_REGRESSION, FR_CAT_BOUNDARIES, FR_CAT_EQUIVALENCE, FR_CAT_PROPERTIES,
-                                         FR_CAT_ORDER,      FR_CAT_GRADIENTS,  FR_CAT_DETERMINISM};
+                                         FR_CAT_ORDER,      FR_CAT_GRADIENTS,  FR_CAT_DETERMINISM, FR_CAT_IMPLDEF};
     fprintf(f, "\n================ flashref verification summary ================\n");
     fprintf(f, "implementation: %s   set: %s   seed: %llu   cases: %d   time: %.1f s\n", m->impl, m->set,
             (unsigned long long)m->seed, r->n, r->seconds);
@@ -65,6 +79,9 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
     snprintf(pt, sizeof pt, "%d/%d", tot[FR_PASS], tot[FR_PASS] + tot[FR_WARN] + tot[FR_FAIL]);
     fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP],
             fr_verdict_name(r->overall));
+    /* Implementation-defined points: which reading the implementation follows (never a verdict). */
+    for (int k = 0; k < r->n; k++)
+        if (r->cases[k].info[0]) fprintf(f, "INFO  %s: %s\n", r->cases[k].name, r->cases[k].info);
     fprintf(f, "conclusion: %s", fr_verdict_name(r->overall));
     switch (r->overall) {
     case FR_PASS: fprintf(f, ": every judged case is within its bounds\n"); break;
@@ -115,6 +132,7 @@ static cJSON *case_json(const fr_case_result *c) {
     cJSON_AddStringToObject(o, "verdict", fr_verdict_name(c->j.verdict));
     cJSON_AddStringToObject(o, "diagnosis", fr_diag_name(c->j.diag));
     cJSON_AddStringToObject(o, "why", c->j.why);
+    if (c->info[0]) cJSON_AddStringToObject(o, "info", c->info);
     if (c->extra[0]) cJSON_AddStringToObject(o, "extra", c->extra);
     cJSON_AddStringToObject(o, "op", c->bwd ? "bwd" : "fwd");
     cJSON_AddStringToObject(o, "dtype", fr_dtype_name(c->dtype));
@@ -131,6 +149,17 @@ static cJSON *case_json(const fr_case_result *c) {
         cJSON *t = cJSON_CreateObject();
         cJSON_AddItemToObject(t, "iut", metrics_json(&oj->m));
         if (oj->have_ideal) cJSON_AddItemToObject(t, "ideal", metrics_json(&oj->ideal));
+        if (oj->have_plain) cJSON_AddItemToObject(t, "plain", metrics_json(&oj->plain));
+        cJSON_AddItemToObject(t, "x_plain", num(oj->x_plain));
+        cJSON_AddItemToObject(t, "x_ideal", num(oj->x_ideal));
+        /* msprobe-style columns */
+        cJSON *ms = cJSON_CreateObject();
+        cJSON_AddItemToObject(ms, "cosine", num(1.0 - oj->m.cos_diff));
+        cJSON_AddItemToObject(ms, "max_abs", num(oj->m.max_abs));
+        cJSON_AddItemToObject(ms, "max_rel", num(oj->m.max_rel));
+        cJSON_AddItemToObject(ms, "frac_rel_above_1e-3", num(oj->frac_1e3));
+        cJSON_AddItemToObject(ms, "frac_rel_above_5e-3", num(oj->frac_5e3));
+        cJSON_AddItemToObject(t, "msprobe", ms);
         cJSON_AddItemToObject(t, "bound_rel_l2", num(oj->bound_l2));
         cJSON_AddItemToObject(t, "bound_abs", num(oj->bound_abs));
         cJSON_AddItemToObject(t, "apriori_abs", num(oj->apriori_abs));
@@ -195,6 +224,8 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
     cJSON_AddItemToObject(th, "k_grad", num(m->judge->k_grad));
     cJSON_AddItemToObject(th, "k_stats", num(m->judge->k_stats));
     cJSON_AddItemToObject(th, "gain_warn", num(m->judge->gain_warn));
+    cJSON_AddItemToObject(th, "warn_frac", num(m->judge->warn_frac));
+    cJSON_AddStringToObject(th, "standard", fr_standard_name(m->judge->standard));
     cJSON_AddItemToObject(th, "growth_warn", num(m->judge->growth_warn));
     cJSON_AddBoolToObject(th, "external", m->judge->external);
     cJSON_AddItemToObject(root, "thresholds", th);
@@ -608,12 +639,29 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
                 fr_suite_cat_name((fr_suite_cat)k), c[0], c[0] + c[1] + c[2], c[1], c[2], c[3]);
     }
     fprintf(f,
-            "</table><p class=note>Thresholds: attention_out rel-L2 &le; %g &#215; the ideal pipeline's (max abs "
-            "&le; %g &#215;, and the a-priori bound); gradients &le; %g &#215;; softmax max/sum &le; %g &#215;; "
-            "WARN when the row-gain rms exceeds %g &#215; the noise floor. Fully masked rows: %s.</p>",
-            m->judge->k_out, m->judge->k_max, m->judge->k_grad, m->judge->k_stats, m->judge->gain_warn,
+            "</table><p class=note>Standard: %s. Thresholds: attention_out rel-L2 &le; %g &#215; max(the plain "
+            "reference's, the ideal pipeline's) (max abs &le; %g &#215;, and the a-priori bound); gradients &le; %g "
+            "&#215;; softmax max/sum &le; %g &#215;; WARN above %g of a bound, or when the row-gain rms exceeds %g "
+            "&#215; the noise floor and the references' gains. Fully masked rows: %s.</p>",
+            fr_standard_name(m->judge->standard), m->judge->k_out, m->judge->k_max, m->judge->k_grad,
+            m->judge->k_stats, m->judge->warn_frac, m->judge->gain_warn,
             m->judge->external ? "implementation-defined (D1)" : "D1 exactly");
     /* Failing and warning cases. */
+    int ninfo = 0;
+    for (int k = 0; k < r->n; k++) ninfo += r->cases[k].info[0] != 0;
+    if (ninfo) {
+        fprintf(f, "<h2>Implementation-defined points (INFO, never a verdict)</h2><table class=cases><tr><th>case</th>"
+                   "<th>which reading the implementation follows</th></tr>");
+        for (int k = 0; k < r->n; k++) {
+            if (!r->cases[k].info[0]) continue;
+            fprintf(f, "<tr><td>");
+            esc(f, r->cases[k].name);
+            fprintf(f, "</td><td>INFO: ");
+            esc(f, r->cases[k].info);
+            fprintf(f, "</td></tr>");
+        }
+        fprintf(f, "</table>");
+    }
     fprintf(f, "<h2>Cases that did not pass</h2>");
     int bad = 0;
     for (int k = 0; k < r->n; k++)
@@ -669,17 +717,20 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
     fprintf(f, "<h2>Error vs sequence length</h2>");
     svg_seqlen(f, r);
     fprintf(f, "<h2>All cases</h2><table class=cases><tr><th>verdict</th><th>case</th><th>category</th><th>dtype</th>"
-               "<th>S1 x S2</th><th>rel-L2</th><th>ideal rel-L2</th><th>gain/floor</th><th>s</th></tr>");
+               "<th>S1 x S2</th><th>rel-L2</th><th>&#215; plain</th><th>&#215; ideal</th><th>gain/floor</th>"
+               "<th>cosine</th><th>max abs</th><th>max rel</th><th>&gt; 1/1000</th><th>&gt; 5/1000</th><th>s</th>"
+               "</tr>");
     for (int k = 0; k < r->n; k++) {
         const fr_case_result *c = &r->cases[k];
         const fr_out_judgement *o = &c->j.out[c->bwd ? FR_CO_DQ : FR_CO_ATTENTION_OUT];
         fprintf(f, "<tr><td class=%s>%s</td><td>", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
         esc(f, c->name);
         fprintf(f,
-                "</td><td>%s</td><td>%s %s</td><td>%lld x %lld</td><td>%.3g</td><td>%.3g</td><td>%.2f</td>"
-                "<td>%.2f</td></tr>",
+                "</td><td>%s</td><td>%s %s</td><td>%lld x %lld</td><td>%.3g</td><td>%.2f</td><td>%.2f</td>"
+                "<td>%.2f</td><td>%.9f</td><td>%.3g</td><td>%.3g</td><td>%.2g%%</td><td>%.2g%%</td><td>%.2f</td></tr>",
                 fr_suite_cat_name(c->cat), c->bwd ? "bwd" : "fwd", fr_dtype_name(c->dtype), (long long)c->S1,
-                (long long)c->S2, o->m.rel_l2, o->ideal.rel_l2, o->m.gain_over_floor, c->seconds);
+                (long long)c->S2, o->m.rel_l2, o->x_plain, o->x_ideal, o->m.gain_over_floor, 1.0 - o->m.cos_diff,
+                o->m.max_abs, o->m.max_rel, 100.0 * o->frac_1e3, 100.0 * o->frac_5e3, c->seconds);
     }
     fprintf(f, "</table></body></html>\n");
     return fclose(f) == 0 ? FR_OK : fr_fail(err, FR_E_IO, "%s: write failed", path);

@@ -21,6 +21,7 @@ typedef enum fr_suite_cat {
     FR_CAT_ORDER,
     FR_CAT_GRADIENTS,
     FR_CAT_DETERMINISM,
+    FR_CAT_IMPLDEF, /* implementation-defined: a point the spec leaves open; INFO says which reading, never FAIL */
     FR_CAT_COUNT
 } fr_suite_cat;
 
@@ -42,6 +43,7 @@ typedef struct fr_case_result {
     fr_judgement j;  /* owns its gains */
     char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
     char series[32]; /* length series this case belongs to ("" none) */
+    char info[192];  /* implementation-defined cases: INFO, which reading the implementation follows ("" none) */
 } fr_case_result;
 
 typedef struct fr_suite_result fr_suite_result;

@@ -27,6 +27,7 @@
 #define OR FR_CAT_ORDER
 #define GR FR_CAT_GRADIENTS
 #define DT FR_CAT_DETERMINISM
+#define ID FR_CAT_IMPLDEF
 
 const fr_suite_entry fr_suite_entries[] = {
     /* ---- equivalence: layouts x dtypes x heads x modes ---- */
@@ -220,6 +221,15 @@ const fr_suite_entry fr_suite_entries[] = {
       .B = 1, .N1 = 2, .S1 = 130, .S2 = 200, .D = 64, .sparse_mode = 3, .mask = CANON),
     E(DT, SD, 0, FR_MOD_NONE, "fp16 TND forward, threads 1 / 2 / default", .name = "dt_fwd_fp16_tnd", .dtype = FR_F16,
       .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {100, 30, 200}, .seq_kv = {150, 30, 260}, .D = 64),
+
+    /* ---- implementation-defined (INFO, never FAIL): mode 5 with a prefix and a user mask that contradicts the
+     * formula; the other mode-5 cases use a mask that agrees with it, so every reading gives the same answer ---- */
+    E(ID, SQ, FR_TAG_MASK, FR_MOD_NONE, "mode 5 + prefix, random [B,1,S1,S2] mask against the formula: which reading",
+      .name = "impldef_m5_mask_b1ss", .B = 2, .N1 = 2, .S1 = 24, .S2 = 24, .D = 16, .sparse_mode = 5,
+      .mask = FR_GEN_MASK_B1SS, .prefix = true, .mask_any = true),
+    E(ID, SD, FR_TAG_MASK, FR_MOD_NONE, "mode 5 + prefix, S1 > S2, random [B,N1,S1,S2] mask, fp16: which reading",
+      .name = "impldef_m5_mask_bnss_fp16", .dtype = FR_F16, .B = 2, .N1 = 2, .S1 = 24, .S2 = 16, .D = 32,
+      .sparse_mode = 5, .mask = FR_GEN_MASK_BNSS, .prefix = true, .mask_any = true),
 
     /* ---- long sequences (> 32K and > 64K keys) ---- */
     E(BD, SL, FR_TAG_LONG, FR_MOD_NONE, "40000 keys, bf16", .name = "long_keys_40k_bf16", .dtype = FR_BF16, .B = 1,
