@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void suite_cli_help(FILE *f) {
     fprintf(f,
             "  --filter STR       only cases whose name contains STR\n"
-            "  --seed N           generator seed (default 20260101)\n"
+            "  --only NAME        only the case called NAME (rnd_K: draw K of the random batch of --seed)\n"
+            "  --seed N           generator seed (default 20260101; with --random: a fresh one, printed)\n"
             "  --threads N        threads of a built-in implementation (0 = default)\n"
             "  --json FILE        every number of every case, machine-readable\n"
             "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
@@ -40,9 +42,11 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--quiet")) return s->quiet = true, 1;
     if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
     if (!strcmp(a, "--list")) return s->list = true, 1;
+    if (!strcmp(a, "--no-shrink")) return s->o.shrink = false, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
-        "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn"};
+        "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
+        "--only",   "--random",  "--promote"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -61,6 +65,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
             fprintf(stderr, "flashref %s: --seed: '%s' is not a number\n", cmd, v);
             return -1;
         }
+        s->seed_set = true;
         return 1;
     case 2: {
         long t = strtol(v, &end, 10);
@@ -84,6 +89,17 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     case 13: s->o.regression_dir = v; return 1;
     case 14: s->write_dir = v; return 1;
     case 15: return parse_double(cmd, a, v, &s->o.judge.growth_warn);
+    case 16: s->o.only = v; return 1;
+    case 17: {
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 1 || n > FR_SUITE_MAX_RANDOM) {
+            fprintf(stderr, "flashref %s: --random: '%s' is not a count in 1..%d\n", cmd, v, FR_SUITE_MAX_RANDOM);
+            return -1;
+        }
+        s->o.random = (int)n;
+        return 1;
+    }
+    case 18: s->o.promote_dir = v; return 1;
     }
 #undef VAL
     return 0;
@@ -99,11 +115,21 @@ void suite_cli_progress(void *ud, int done, int total, const fr_case_result *las
 }
 
 int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result *r) {
-    fr_report_meta m = {s->impl, s->o.set, s->o.seed, &s->o.judge};
+    fr_report_meta m = {s->impl, s->o.random ? "random" : s->o.set, s->o.seed, &s->o.judge};
     if (!s->quiet) {
-        for (int k = 0; k < r->n; k++)
-            if (s->verbose || r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN)
-                fr_report_case_line(stdout, &r->cases[k]);
+        for (int k = 0; k < r->n; k++) {
+            const fr_case_result *c = &r->cases[k];
+            if (!s->verbose && c->j.verdict != FR_FAIL && c->j.verdict != FR_WARN) continue;
+            fr_report_case_line(stdout, c);
+            if (!c->config[0] || c->j.verdict == FR_PASS) continue;
+            /* a random draw: everything needed to run it again, alone */
+            printf("      configuration: %s\n", c->config);
+            printf("      re-run alone:  flashref suite --impl %s --only %s --seed %llu   (case dir: add --write DIR;"
+                   " regression case: --promote DIR)\n",
+                   s->impl ? s->impl : "fast", c->name, (unsigned long long)s->o.seed);
+            if (c->smallest[0])
+                printf("      smallest failing the same way (%d runs): %s\n", c->shrink_runs, c->smallest);
+        }
     }
     int rc = r->overall == FR_FAIL ? 1 : 0;
     fr_error err;
@@ -143,7 +169,12 @@ static void suite_usage(FILE *f) {
                "  --list             list the cases of the set and exit\n"
                "  --regression DIR   stored regression cases (case dirs with golden/ outputs)\n"
                "  --write DIR        write the set's cases (inputs, golden/ outputs) as case directories and exit;\n"
-               "                     run them elsewhere, then `flashref verify DIR/*`\n");
+               "                     run them elsewhere, then `flashref verify DIR/*`\n"
+               "  --random N         instead of the set, N configurations drawn from the option matrix (greedy for\n"
+               "                     pairs of axis values the default set leaves uncovered); each failing draw is\n"
+               "                     printed with its configuration and shrunk to the smallest that still fails\n"
+               "  --no-shrink        do not shrink failing draws\n"
+               "  --promote DIR      write each failing draw (shrunk) as a regression case DIR/reg_NAME_seedS\n");
     suite_cli_help(f);
     fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
 }
@@ -162,6 +193,7 @@ int cmd_suite(int argc, char **argv) {
     suite_cli s;
     memset(&s, 0, sizeof s);
     s.o = fr_suite_opts_default();
+    s.o.shrink = true; /* failing random draws (--random, --only rnd_K) */
     s.impl = "fast";
     for (int i = 1; i < argc; i++) {
         int r = suite_cli_option("suite", argc, argv, &i, &s);
@@ -176,6 +208,9 @@ int cmd_suite(int argc, char **argv) {
         fprintf(stderr, "flashref suite: --set: '%s' (quick, default, long or all)\n", s.o.set);
         return 2;
     }
+    if (s.o.random && !s.seed_set) { /* a fresh batch every run; the seed printed reproduces it */
+        s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);
+    }
     if (s.list) {
         int n = fr_suite_list(s.o.set, s.o.filter, list_fn, NULL);
         printf("%d cases in set %s%s%s\n", n, s.o.set, s.o.filter ? " matching " : "", s.o.filter ? s.o.filter : "");
@@ -185,7 +220,7 @@ int cmd_suite(int argc, char **argv) {
     memset(&err, 0, sizeof err);
     if (s.write_dir) {
         int n = 0;
-        fr_status st = fr_suite_write_cases(s.o.set, s.o.filter, s.o.seed, s.write_dir, &n, &err);
+        fr_status st = fr_suite_write_opts(&s.o, s.write_dir, &n, &err);
         if (st != FR_OK) {
             fprintf(stderr, "flashref suite: --write: %s: %s\n", fr_status_name(st), err.msg);
             return 2;
@@ -202,8 +237,12 @@ int cmd_suite(int argc, char **argv) {
     s.o.judge.external = s.o.judge.external || !fr_iut_is_builtin(iut);
     s.o.progress = suite_cli_progress;
     if (!s.quiet) {
-        printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
-               (unsigned long long)s.o.seed);
+        if (s.o.random)
+            printf("flashref suite: implementation %s, %d random draws, seed %llu\n", fr_iut_name(iut), s.o.random,
+                   (unsigned long long)s.o.seed);
+        else
+            printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
+                   (unsigned long long)s.o.seed);
         fr_report_thresholds(stdout, &s.o.judge);
         fflush(stdout);
     }

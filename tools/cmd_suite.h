@@ -10,6 +10,7 @@ typedef struct suite_cli {
     fr_suite_opts o;
     const char *impl, *json, *html, *history, *write_dir;
     bool list, verbose, quiet;
+    bool seed_set; /* --seed given (a random batch without it draws a fresh seed) */
 } suite_cli;
 
 /* Parses one option at argv[*i] (advancing *i past its value). Returns 1 when consumed, 0 when not an option of
