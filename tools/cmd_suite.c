@@ -1,6 +1,7 @@
 /* flashref suite: run a named set of cases against an implementation under test and judge every case. */
 #include "cmd_suite.h"
 #include "cli.h"
+#include "verify/coverage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
     if (!strcmp(a, "--list")) return s->list = true, 1;
     if (!strcmp(a, "--no-shrink")) return s->o.shrink = false, 1;
+    if (!strcmp(a, "--coverage")) return s->coverage = true, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
@@ -138,7 +140,14 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
         fprintf(stderr, "flashref %s: --history: %s\n", cmd, err.msg);
         rc = 2;
     }
-    if (!s->quiet) fr_report_summary(stdout, r, &m);
+    if (!s->quiet) {
+        fr_report_summary(stdout, r, &m);
+        fr_coverage_report cov;
+        if (fr_coverage_report_of(r, &cov, NULL) == FR_OK) {
+            if (cov.cases) fr_coverage_print_line(stdout, &cov);
+            fr_coverage_report_free(&cov);
+        }
+    }
     if (s->json) {
         if (fr_report_json(s->json, r, &m, &err) != FR_OK) {
             fprintf(stderr, "flashref %s: --json: %s\n", cmd, err.msg);
@@ -174,7 +183,9 @@ static void suite_usage(FILE *f) {
                "                     pairs of axis values the default set leaves uncovered); each failing draw is\n"
                "                     printed with its configuration and shrunk to the smallest that still fails\n"
                "  --no-shrink        do not shrink failing draws\n"
-               "  --promote DIR      write each failing draw (shrunk) as a regression case DIR/reg_NAME_seedS\n");
+               "  --promote DIR      write each failing draw (shrunk) as a regression case DIR/reg_NAME_seedS\n"
+               "  --coverage         print the pairwise coverage of the set (plus the --random N draws of --seed)\n"
+               "                     without running anything: covered / allowed pairs per pair of axes, the gaps\n");
     suite_cli_help(f);
     fprintf(f, "exit status: 0 every case PASS or WARN (or SKIP), 1 any FAIL, 2 usage or input error\n");
 }
@@ -183,6 +194,36 @@ static void list_fn(void *ud, const char *name, fr_suite_cat cat, unsigned tags,
     (void)ud;
     (void)tags;
     printf("%-36s %-17s %s\n", name, fr_suite_cat_name(cat), what);
+}
+
+/* --coverage: the set's generated cases plus the random draws, classified, not run. */
+static int print_coverage(const suite_cli *s) {
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    fr_coverage cv;
+    fr_status st = fr_coverage_init(&cv, &err);
+    if (st == FR_OK) st = fr_suite_set_coverage(s->o.set, &cv, &err);
+    int cases = fr_suite_list(s->o.set, NULL, NULL, NULL);
+    fr_draw *d = NULL;
+    if (st == FR_OK && s->o.random > 0) {
+        d = calloc((size_t)s->o.random, sizeof *d);
+        fr_draw_limits lim = fr_draw_limits_default();
+        st = d ? fr_random_batch(s->o.seed, s->o.random, &cv, &lim, d, &err) : FR_E_NOMEM;
+        cases += s->o.random;
+    }
+    free(d);
+    fr_coverage_report cr;
+    if (st == FR_OK) st = fr_coverage_report_from(&cv, cases, &cr, &err);
+    fr_coverage_free(&cv);
+    if (st != FR_OK) {
+        fprintf(stderr, "flashref suite: --coverage: %s: %s\n", fr_status_name(st), err.msg);
+        return 2;
+    }
+    printf("set %s%s", s->o.set, s->o.random ? "" : "\n");
+    if (s->o.random) printf(" + %d random draws, seed %llu\n", s->o.random, (unsigned long long)s->o.seed);
+    fr_coverage_print_table(stdout, &cr, 100);
+    fr_coverage_report_free(&cr);
+    return 0;
 }
 
 int cmd_suite(int argc, char **argv) {
@@ -211,6 +252,7 @@ int cmd_suite(int argc, char **argv) {
     if (s.o.random && !s.seed_set) { /* a fresh batch every run; the seed printed reproduces it */
         s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);
     }
+    if (s.coverage) return print_coverage(&s);
     if (s.list) {
         int n = fr_suite_list(s.o.set, s.o.filter, list_fn, NULL);
         printf("%d cases in set %s%s%s\n", n, s.o.set, s.o.filter ? " matching " : "", s.o.filter ? s.o.filter : "");

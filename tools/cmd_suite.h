@@ -11,6 +11,7 @@ typedef struct suite_cli {
     const char *impl, *json, *html, *history, *write_dir;
     bool list, verbose, quiet;
     bool seed_set; /* --seed given (a random batch without it draws a fresh seed) */
+    bool coverage; /* --coverage: print the pairwise coverage and exit */
 } suite_cli;
 
 /* Parses one option at argv[*i] (advancing *i past its value). Returns 1 when consumed, 0 when not an option of

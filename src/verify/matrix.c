@@ -300,7 +300,8 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     int sp = w_sp, mk = want[FR_AX_MASK];
     if (sp < 0) {
         if (fp8) sp = 0;
-        else if (comp) sp = want[FR_AX_BAND] > 0 ? 1 : (int)irange(rng, 3, 4); /* a causal pattern (mode 0: next <= 0) */
+        else if (comp) /* a causal pattern: modes 2, 3, or mode 0 with next <= 0 */
+            sp = want[FR_AX_BAND] > 0 || (mk >= 1 && mk <= 4) ? 1 : tnd && u01(rng) < 0.3 ? 9 : (int)irange(rng, 3, 4);
         else if (mk == 0) sp = 0;
         else if (mk == 5) {
             static const int kC[4] = {3, 4, 5, 7};
@@ -339,7 +340,9 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     int rc = want[FR_AX_RESIDUE] >= 0 ? want[FR_AX_RESIDUE] : u01(rng) < 0.5 ? 1 : (int)irange(rng, 0, 2);
     int qc = want[FR_AX_QUERIES] >= 0 ? want[FR_AX_QUERIES] : u01(rng) < 0.15 ? 0 : u01(rng) < 0.7 ? 1 : 2;
     int64_t S2, S1;
-    if (comp && !tnd) { /* compressed: S1 == S2 > 1024 */
+    if (tnd && (ps == 1 || ps == 3)) { /* a full-shaped pse in TND is the compressed shape when maxS1 = 1024 */
+        S1 = S2 = 1024;
+    } else if (comp && !tnd) { /* compressed: S1 == S2 > 1024 */
         S2 = draw_len(rng, 2, rc, lim.max_s2 < 2100 ? lim.max_s2 : 2100);
         if (S2 <= 1024) S2 = 1025;
         S1 = S2;
@@ -358,12 +361,12 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
         if (empty == big) big = B - 1;
         for (int64_t b = 0; b < B; b++) {
             int64_t q = S1, kv = S2;
-            if (vl >= 2 && b != big) {
-                kv = u01(rng) < 0.3 ? draw_len(rng, 0, 1, 255) : logu(rng, 1, S2 > 1 ? S2 : 1);
+            if (vl >= 2 && b != big) { /* shorter sequences of the same residue class */
+                kv = draw_len(rng, (int)irange(rng, 0, kc), rc, S2 > 1 ? S2 : 1);
                 if (kv > S2) kv = S2;
                 q = eq_len ? kv : (S1 > 0 ? logu(rng, 1, S1) : 0);
             }
-            if (b == empty) q = 0, kv = u01(rng) < 0.5 ? 0 : logu(rng, 1, S2 > 1 ? S2 : 1);
+            if (b == empty) q = 0, kv = u01(rng) < 0.5 ? 0 : draw_len(rng, 0, rc, S2 > 1 ? S2 : 1);
             s->seq_q[b] = q;
             s->seq_kv[b] = kv;
         }
@@ -386,12 +389,18 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     /* band (after the sizes: its rules are about them) */
     int bd = pick(want, FR_AX_BAND, rng, 0.4);
     int m = s->sparse_mode;
+    if (comp && m == 0 && bd == 0 && want[FR_AX_BAND] < 0) bd = 1;
     if (s->mask != FR_GEN_MASK_NONE && (m == 0 || m == 4) && bd > 0) {
         s->set_band = true;
         int64_t span = S1 + S2 > 1 ? S1 + S2 : 2;
         if (comp) { /* causal: next <= 0 */
             s->next_tokens = bd == 2 && S2 > 1 ? -irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
             s->pre_tokens = -s->next_tokens + logu(rng, 1, span);
+        } else if (m == 4) { /* bottom-right: pre reaches back from key S2 - S1 (validation: pre' = pre + S1 - S2) */
+            int64_t r = bd == 2 && S2 > 1 ? irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
+            int64_t back = u01(rng) < 0.5 ? (S2 > S1 ? S2 - S1 : 0) : 0;
+            s->next_tokens = bd == 2 ? -r : logu(rng, 1, span) - 1;
+            s->pre_tokens = (r > back ? r : back) + logu(rng, 1, span);
         } else if (bd == 1) {
             s->pre_tokens = logu(rng, 1, span) - 1;
             s->next_tokens = logu(rng, 1, span) - 1;
@@ -410,10 +419,12 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
         for (int64_t b = 0; b < B; b++)
             if (s->seq_q[b] > 0 && (m == 7 || bq < 0)) bq = b;
         int64_t q = bq >= 0 ? s->seq_q[bq] : 0, kv = bq >= 0 ? s->seq_kv[bq] : 0;
+        if (comp && m == 8) bd = bd ? bd : 1; /* causal: next = 0 (S1_b = S2_b) */
         if (m == 7 || bd > 0) {
             s->set_band = true;
             s->pre_tokens = S2 + irange(rng, 0, 64);
             if (m == 7) s->next_tokens = bd == 2 && kv > q ? -irange(rng, 1, kv - q) : 0;
+            else if (comp) s->next_tokens = 0;
             else s->next_tokens = bd == 2 && kv > q ? irange(rng, q - kv, -1) : (q - kv > 0 ? q - kv : 0) + irange(rng, 0, 64);
         }
     }
