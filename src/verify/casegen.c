@@ -404,7 +404,8 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
     if ((st = normal_f32(d.shapes, &qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) goto fail;
     nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.D, sh);
     if ((st = normal_f32(d.shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) goto fail;
-    if (s->beta != 0 && !d.shapes) { /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification.md 4) */
+    /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification.md 4) */
+    if (s->beta != 0 && !d.shapes) {
         for (int64_t b = 0; b < d.B; b++) {
             int64_t n = q_len(&d, b) < kv_len(&d, b) ? q_len(&d, b) : kv_len(&d, b);
             for (int64_t h = 0; h < d.N1; h++)
@@ -441,7 +442,8 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
         }
         int64_t nb = nbits / 8 + (nbits % 8 != 0);
         if ((st = talloc(d.shapes, &in->drop_mask, FR_U8, 1, &nb, err)) != FR_OK) goto fail;
-        if (!d.shapes) st = fr_rng_drop_mask((uint8_t *)in->drop_mask.data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
+        if (!d.shapes)
+            st = fr_rng_drop_mask((uint8_t *)in->drop_mask.data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
         if (st != FR_OK) goto fail;
     }
     if (d.dtype == FR_E4M3FN || d.dtype == FR_E5M2 || d.dtype == FR_HIF8) {

@@ -32,7 +32,8 @@ fr_status fr_coverage_report_of(const fr_suite_result *r, fr_coverage_report *cr
     if (st != FR_OK) return st;
     fr_suite_coverage(r, &cv);
     int n = 0;
-    for (int k = 0; k < r->n; k++) n += r->cases[k].has_cell;
+    for (int k = 0; k < r->n; k++)
+        n += r->cases[k].has_cell;
     st = fr_coverage_report_from(&cv, n, cr, err);
     fr_coverage_free(&cv);
     return st;
@@ -70,11 +71,13 @@ void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list
     fprintf(f, "axes and values:\n");
     for (int a = 0; a < FR_AX_COUNT; a++) {
         fprintf(f, "  %-15s", ax[a].name);
-        for (int v = 0; v < ax[a].n; v++) fprintf(f, "%s%s", v ? " | " : " ", ax[a].values[v]);
+        for (int v = 0; v < ax[a].n; v++)
+            fprintf(f, "%s%s", v ? " | " : " ", ax[a].values[v]);
         fprintf(f, "\n");
     }
     fprintf(f, "covered/allowed value pairs per pair of axes (row axis x column axis):\n%16s", "");
-    for (int b = 1; b < FR_AX_COUNT; b++) fprintf(f, " %7.7s", ax[b].name);
+    for (int b = 1; b < FR_AX_COUNT; b++)
+        fprintf(f, " %7.7s", ax[b].name);
     fprintf(f, "\n");
     for (int a = 0; a < FR_AX_COUNT - 1; a++) {
         fprintf(f, "  %-14.14s", ax[a].name);
@@ -111,17 +114,22 @@ void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list
 
 static void esc(FILE *f, const char *s) {
     for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else fputc(*s, f);
+        if (*s == '<')
+            fputs("&lt;", f);
+        else if (*s == '>')
+            fputs("&gt;", f);
+        else if (*s == '&')
+            fputs("&amp;", f);
+        else
+            fputc(*s, f);
     }
 }
 
 void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
     const fr_axis *ax = fr_matrix_axes();
-    fprintf(f, "<h2>Option-matrix coverage</h2><p>%d of the %d pairs of axis values that validation allows were "
-               "exercised by the %d generated cases of this run (%d axes).</p>",
+    fprintf(f,
+            "<h2>Option-matrix coverage</h2><p>%d of the %d pairs of axis values that validation allows were "
+            "exercised by the %d generated cases of this run (%d axes).</p>",
             cr->covered, cr->allowed, cr->cases, FR_AX_COUNT);
     fprintf(f, "<table><tr><th>axis</th><th>values (cases)</th></tr>");
     for (int a = 0; a < FR_AX_COUNT; a++) {
@@ -129,7 +137,8 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
         int other = a == 0 ? 1 : 0; /* a value's case count: the hits of its pairs with one other axis */
         for (int v = 0; v < ax[a].n; v++) {
             uint32_t n = 0;
-            for (int w = 0; w < ax[other].n; w++) n += cr->cv.hits[fr_coverage_index(a, v, other, w)];
+            for (int w = 0; w < ax[other].n; w++)
+                n += cr->cv.hits[fr_coverage_index(a, v, other, w)];
             fprintf(f, "%s", v ? ", " : "");
             esc(f, ax[a].values[v]);
             fprintf(f, " (%u)", n);
@@ -137,7 +146,8 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
         fprintf(f, "</td></tr>");
     }
     fprintf(f, "</table><p class=note>Covered / allowed value pairs for each pair of axes:</p><table><tr><th></th>");
-    for (int b = 1; b < FR_AX_COUNT; b++) fprintf(f, "<th>%s</th>", ax[b].name);
+    for (int b = 1; b < FR_AX_COUNT; b++)
+        fprintf(f, "<th>%s</th>", ax[b].name);
     fprintf(f, "</tr>");
     for (int a = 0; a < FR_AX_COUNT - 1; a++) {
         fprintf(f, "<tr><th>%s</th>", ax[a].name);

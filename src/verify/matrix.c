@@ -130,14 +130,15 @@ void fr_matrix_describe(const fr_gen_spec *s, char *buf, size_t n) {
     int c[FR_AX_COUNT];
     fr_matrix_classify(s, c);
     int k = 0;
-    k = put(buf, n, k, "%s %s %s N1 %lld N2 %lld D %lld", s->bwd ? "bwd" : "fwd", kAxes[FR_AX_DTYPE].values[c[FR_AX_DTYPE]],
-            kAxes[FR_AX_LAYOUT].values[c[FR_AX_LAYOUT]], (long long)s->N1, (long long)(s->N2 ? s->N2 : s->N1),
-            (long long)s->D);
+    k = put(buf, n, k, "%s %s %s N1 %lld N2 %lld D %lld", s->bwd ? "bwd" : "fwd",
+            kAxes[FR_AX_DTYPE].values[c[FR_AX_DTYPE]], kAxes[FR_AX_LAYOUT].values[c[FR_AX_LAYOUT]], (long long)s->N1,
+            (long long)(s->N2 ? s->N2 : s->N1), (long long)s->D);
     if (s->Dv) k = put(buf, n, k, " Dv %lld", (long long)s->Dv);
     if (s->Drope) k = put(buf, n, k, " Drope %lld", (long long)s->Drope);
     if (is_tnd(s)) {
         k = put(buf, n, k, " seq_q [");
-        for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++) k = put(buf, n, k, b ? ",%lld" : "%lld", (long long)s->seq_q[b]);
+        for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++)
+            k = put(buf, n, k, b ? ",%lld" : "%lld", (long long)s->seq_q[b]);
         k = put(buf, n, k, "] seq_kv [");
         for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++)
             k = put(buf, n, k, b ? ",%lld" : "%lld", (long long)s->seq_kv[b]);
@@ -155,7 +156,8 @@ void fr_matrix_describe(const fr_gen_spec *s, char *buf, size_t n) {
         k = put(buf, n, k, " q_start %lld kv_start %lld", (long long)s->q_start_idx, (long long)s->kv_start_idx);
     if (c[FR_AX_DROPOUT]) k = put(buf, n, k, " keep_prob %g", s->keep_prob);
     if (s->sink) k = put(buf, n, k, " sink");
-    if (s->topk_w) k = put(buf, n, k, " topk W %lld%s", (long long)s->topk_w, s->topk_per_kv_head ? " per kv head" : "");
+    if (s->topk_w)
+        k = put(buf, n, k, " topk W %lld%s", (long long)s->topk_w, s->topk_per_kv_head ? " per kv head" : "");
     if (s->softmax_layout) k = put(buf, n, k, " softmax same_as_input");
     if (s->out_dtype) k = put(buf, n, k, " out %s", fr_dtype_name(s->out_dtype));
     if (s->beta != 0) k = put(buf, n, k, " beta %g", s->beta);
@@ -210,7 +212,8 @@ static int64_t draw_len(uint64_t *s, int kc, int rc, int64_t max_s2) {
             if (m < 1) m = 1;
             v = m * base + (u01(s) < 0.5 ? -1 : 1);
         } else {
-            while (v % 32 <= 1 || v % 32 == 31) v++;
+            while (v % 32 <= 1 || v % 32 == 31)
+                v++;
         }
         if (v >= lo && v <= hi) return v;
     }
@@ -282,15 +285,21 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     /* pse: the shape decides the type's family (tensor 0/1, slopes 2/3). */
     int ps = want[FR_AX_PSE_SHAPE], pt = want[FR_AX_PSE];
     if (ps < 0) {
-        if (pt == 0 || (pt < 0 && (fp8 || u01(rng) < 0.5))) ps = 0;
-        else if (pt == 3 || pt == 4) ps = (int)irange(rng, 6, 7);
-        else if (tnd) ps = (int)irange(rng, 4, 5);
-        else ps = pt > 0 ? (int)irange(rng, 1, 5) : (int)irange(rng, 1, 7);
+        if (pt == 0 || (pt < 0 && (fp8 || u01(rng) < 0.5)))
+            ps = 0;
+        else if (pt == 3 || pt == 4)
+            ps = (int)irange(rng, 6, 7);
+        else if (tnd)
+            ps = (int)irange(rng, 4, 5);
+        else
+            ps = pt > 0 ? (int)irange(rng, 1, 5) : (int)irange(rng, 1, 7);
     }
     s->pse = (fr_gen_pse)ps;
     if (ps != 0) {
-        if (pt > 0) s->pse_type = pt - 1;
-        else s->pse_type = ps >= 6 ? (int)irange(rng, 2, 3) : (int)irange(rng, 0, 1);
+        if (pt > 0)
+            s->pse_type = pt - 1;
+        else
+            s->pse_type = ps >= 6 ? (int)irange(rng, 2, 3) : (int)irange(rng, 0, 1);
         if (s->pse_type >= 2 && u01(rng) < 0.5) s->q_start_idx = irange(rng, 0, 5), s->kv_start_idx = irange(rng, 0, 5);
     }
     bool comp = ps == 4 || ps == 5;
@@ -299,16 +308,21 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     /* sparse mode and mask shape */
     int sp = w_sp, mk = want[FR_AX_MASK];
     if (sp < 0) {
-        if (fp8) sp = 0;
+        if (fp8)
+            sp = 0;
         else if (comp) /* a causal pattern: modes 2, 3, or mode 0 with next <= 0 */
             sp = want[FR_AX_BAND] > 0 || (mk >= 1 && mk <= 4) ? 1 : tnd && u01(rng) < 0.3 ? 9 : (int)irange(rng, 3, 4);
-        else if (mk == 0) sp = 0;
+        else if (mk == 0)
+            sp = 0;
         else if (mk == 5) {
             static const int kC[4] = {3, 4, 5, 7};
             sp = tnd && u01(rng) < 0.4 ? (int)irange(rng, 8, 9) : kC[irange(rng, 0, 3)];
-        } else if (mk > 0) sp = mk >= 3 && !tnd && u01(rng) < 0.3 ? 6 : (int)irange(rng, 1, 2);
-        else if (u01(rng) < 0.35) sp = 0;
-        else sp = tnd ? (int)irange(rng, 1, 9) : (int)irange(rng, 1, 7);
+        } else if (mk > 0)
+            sp = mk >= 3 && !tnd && u01(rng) < 0.3 ? 6 : (int)irange(rng, 1, 2);
+        else if (u01(rng) < 0.35)
+            sp = 0;
+        else
+            sp = tnd ? (int)irange(rng, 1, 9) : (int)irange(rng, 1, 7);
     }
     if (sp > 0) {
         s->sparse_mode = sp - 1;
@@ -328,8 +342,10 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
     s->sink = pick(want, FR_AX_SINK, rng, 0.6) == 1;
     int tk = pick(want, FR_AX_TOPK, rng, 0.7);
     s->topk_per_kv_head = tk == 2;
-    if (tnd) s->softmax_layout = pick(want, FR_AX_SOFTMAX, rng, 0.6) ? FR_SOFTMAX_SAME_AS_INPUT : FR_SOFTMAX_DEFAULT;
-    else if (want[FR_AX_SOFTMAX] == 1) s->softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+    if (tnd)
+        s->softmax_layout = pick(want, FR_AX_SOFTMAX, rng, 0.6) ? FR_SOFTMAX_SAME_AS_INPUT : FR_SOFTMAX_DEFAULT;
+    else if (want[FR_AX_SOFTMAX] == 1)
+        s->softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
     int od = want[FR_AX_OUT];
     if (od < 0) od = fp8 ? (int)irange(rng, 0, 2) : 0;
     s->out_dtype = od == 1 ? FR_F16 : od == 2 ? FR_BF16 : FR_DT_NONE;
@@ -373,16 +389,21 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
         if (vl == 2 && B >= 2 && s->seq_q[0] == s->seq_q[1] && s->seq_kv[0] == s->seq_kv[1] && S2 > 1)
             s->seq_kv[big == 0 ? 1 : 0] = S2 - 1, s->seq_q[big == 0 ? 1 : 0] = eq_len ? S2 - 1 : s->seq_q[0];
         work = 0;
-        for (int64_t b = 0; b < B; b++) work += s->seq_q[b] * s->seq_kv[b];
+        for (int64_t b = 0; b < B; b++)
+            work += s->seq_q[b] * s->seq_kv[b];
     } else {
         s->S1 = S1;
         s->S2 = S2;
         work = B * S1 * S2;
     }
     /* keep the golden's work bounded: fewer batches, then fewer heads */
-    while (!tnd && B > 1 && s->N1 * work > lim.max_work) B--, work = B * S1 * S2;
-    while (s->N1 > s->N2 && s->N1 * work > lim.max_work && s->N1 / s->N2 > 2) s->N1 -= s->N2;
-    if (s->N1 == s->N2) while (s->N1 > 1 && s->N1 * work > lim.max_work) s->N1--, s->N2 = s->N1;
+    while (!tnd && B > 1 && s->N1 * work > lim.max_work)
+        B--, work = B * S1 * S2;
+    while (s->N1 > s->N2 && s->N1 * work > lim.max_work && s->N1 / s->N2 > 2)
+        s->N1 -= s->N2;
+    if (s->N1 == s->N2)
+        while (s->N1 > 1 && s->N1 * work > lim.max_work)
+            s->N1--, s->N2 = s->N1;
     s->B = B;
     if (tk) s->topk_w = logu(rng, 1, S2 + 4 < 512 ? S2 + 4 : 512);
 
@@ -423,9 +444,13 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
         if (m == 7 || bd > 0) {
             s->set_band = true;
             s->pre_tokens = S2 + irange(rng, 0, 64);
-            if (m == 7) s->next_tokens = bd == 2 && kv > q ? -irange(rng, 1, kv - q) : 0;
-            else if (comp) s->next_tokens = 0;
-            else s->next_tokens = bd == 2 && kv > q ? irange(rng, q - kv, -1) : (q - kv > 0 ? q - kv : 0) + irange(rng, 0, 64);
+            if (m == 7)
+                s->next_tokens = bd == 2 && kv > q ? -irange(rng, 1, kv - q) : 0;
+            else if (comp)
+                s->next_tokens = 0;
+            else
+                s->next_tokens =
+                    bd == 2 && kv > q ? irange(rng, q - kv, -1) : (q - kv > 0 ? q - kv : 0) + irange(rng, 0, 64);
         }
     }
 }
@@ -495,12 +520,14 @@ void fr_coverage_free(fr_coverage *cv) {
 
 void fr_coverage_add(fr_coverage *cv, const int cell[FR_AX_COUNT]) {
     int p[NPAIRS_CELL], n = cell_pairs(cell, p);
-    for (int k = 0; k < n; k++) cv->hits[p[k]]++;
+    for (int k = 0; k < n; k++)
+        cv->hits[p[k]]++;
 }
 
 int fr_coverage_gain(const fr_coverage *cv, const uint8_t *allowed, const int cell[FR_AX_COUNT]) {
     int p[NPAIRS_CELL], n = cell_pairs(cell, p), g = 0;
-    for (int k = 0; k < n; k++) g += !cv->hits[p[k]] && (!allowed || allowed[p[k]]);
+    for (int k = 0; k < n; k++)
+        g += !cv->hits[p[k]] && (!allowed || allowed[p[k]]);
     return g;
 }
 
@@ -510,7 +537,8 @@ static bool draw_valid(const int *want, uint64_t *rng, const fr_draw_limits *lim
         fr_matrix_draw(want, rng, lim, d);
         fr_matrix_classify(&d->spec, cell);
         bool ok = true;
-        for (int a = 0; a < FR_AX_COUNT && ok; a++) ok = want[a] < 0 || want[a] == cell[a];
+        for (int a = 0; a < FR_AX_COUNT && ok; a++)
+            ok = want[a] < 0 || want[a] == cell[a];
         if (!ok) continue;
         fr_error e;
         if (fr_gen_check(&d->spec, &e) == FR_OK) return true;
@@ -524,18 +552,21 @@ void fr_matrix_allowed(uint8_t *allowed) {
     fr_draw_limits lim = fr_draw_limits_default();
     fr_draw d;
     uint64_t rng = UINT64_C(0x5eed0a11);
-    for (int a = 0; a < FR_AX_COUNT; a++) want[a] = -1;
+    for (int a = 0; a < FR_AX_COUNT; a++)
+        want[a] = -1;
     /* free draws first: each marks all its pairs; then pinned draws for the pairs still unseen */
     for (int t = 0; t < 2000; t++)
         if (draw_valid(want, &rng, &lim, 1, &d, cell))
-            for (int k = 0, n = cell_pairs(cell, p); k < n; k++) allowed[p[k]] = 1;
+            for (int k = 0, n = cell_pairs(cell, p); k < n; k++)
+                allowed[p[k]] = 1;
     for (int idx = 0; idx < np; idx++) {
         if (allowed[idx]) continue;
         int a, va, b, vb;
         fr_coverage_pair(idx, &a, &va, &b, &vb);
         want[a] = va, want[b] = vb;
         if (draw_valid(want, &rng, &lim, FR_MATRIX_TRIES, &d, cell))
-            for (int k = 0, n = cell_pairs(cell, p); k < n; k++) allowed[p[k]] = 1;
+            for (int k = 0, n = cell_pairs(cell, p); k < n; k++)
+                allowed[p[k]] = 1;
         want[a] = want[b] = -1;
     }
 }
@@ -553,7 +584,8 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
         fr_draw cand, best;
         memset(&best, 0, sizeof best);
         for (int c = 0; c < CANDIDATES; c++) {
-            for (int a = 0; a < FR_AX_COUNT; a++) want[a] = -1;
+            for (int a = 0; a < FR_AX_COUNT; a++)
+                want[a] = -1;
             if (c < CANDIDATES - 2) { /* pin a random uncovered allowed pair */
                 int start = (int)irange(&rng, 0, np - 1);
                 for (int i = 0; i < np; i++) {
@@ -571,7 +603,8 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
             if (g > best_gain) best_gain = g, fr_draw_copy(&best, &cand);
         }
         if (best_gain < 0) { /* nothing valid among the candidates: any valid draw */
-            for (int a = 0; a < FR_AX_COUNT; a++) want[a] = -1;
+            for (int a = 0; a < FR_AX_COUNT; a++)
+                want[a] = -1;
             if (!draw_valid(want, &rng, lim, 1000, &best, cell)) {
                 free(allowed);
                 return fr_fail(err, FR_E_INTERNAL, "random: no valid draw found (draw %d)", k);

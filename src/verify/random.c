@@ -14,7 +14,9 @@
 typedef bool (*reduce_fn)(fr_gen_spec *s);
 
 static bool to_fwd(fr_gen_spec *s) { return s->bwd ? (s->bwd = false, true) : false; }
-static bool no_dropout(fr_gen_spec *s) { return s->keep_prob > 0 && s->keep_prob < 1 ? (s->keep_prob = 0, true) : false; }
+static bool no_dropout(fr_gen_spec *s) {
+    return s->keep_prob > 0 && s->keep_prob < 1 ? (s->keep_prob = 0, true) : false;
+}
 static bool no_sink(fr_gen_spec *s) { return s->sink ? (s->sink = false, true) : false; }
 static bool no_topk(fr_gen_spec *s) {
     if (!s->topk_w) return false;
@@ -48,8 +50,10 @@ static bool out_unset(fr_gen_spec *s) { return s->out_dtype ? (s->out_dtype = FR
 
 static bool fewer_batches(fr_gen_spec *s) {
     if (s->B <= 1) return false;
-    if (s->layout == FR_TND) s->B--; /* drops the last sequence */
-    else s->B /= 2;
+    if (s->layout == FR_TND)
+        s->B--; /* drops the last sequence */
+    else
+        s->B /= 2;
     return true;
 }
 static bool drop_first_batch(fr_gen_spec *s) {
@@ -107,14 +111,14 @@ static bool queries_half(fr_gen_spec *s) { return len_op(s, false, false); }
 static bool one_query(fr_gen_spec *s) { return s->layout != FR_TND && s->S1 > 1 ? (s->S1 = 1, true) : false; }
 static bool topk_half(fr_gen_spec *s) { return s->topk_w > 1 ? (s->topk_w /= 2, true) : false; }
 
-static const reduce_fn kSteps[] = {to_fwd,       no_dropout,     no_sink,       no_topk,       no_pse,
-                                   no_mask,      no_band,        no_prefix,     no_rope,       dv_eq_dk,
-                                   no_peak,      softmax_default, out_unset,    fewer_batches, drop_first_batch,
-                                   no_gqa,       fewer_groups,   fewer_kv_heads, smaller_d,    keys_keep,
-                                   keys_half,    queries_keep,   queries_half,  one_query,     topk_half};
+static const reduce_fn kSteps[] = {to_fwd,    no_dropout,      no_sink,        no_topk,       no_pse,
+                                   no_mask,   no_band,         no_prefix,      no_rope,       dv_eq_dk,
+                                   no_peak,   softmax_default, out_unset,      fewer_batches, drop_first_batch,
+                                   no_gqa,    fewer_groups,    fewer_kv_heads, smaller_d,     keys_keep,
+                                   keys_half, queries_keep,    queries_half,   one_query,     topk_half};
 
-fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o,
-                          fr_draw *smallest, int *runs, fr_error *err) {
+fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o, fr_draw *smallest,
+                          int *runs, fr_error *err) {
     memset(smallest, 0, sizeof *smallest);
     snprintf(smallest->name, sizeof smallest->name, "%s", spec->name ? spec->name : "case");
     smallest->spec = *spec;

@@ -716,7 +716,8 @@ static void check_growth(fr_suite_result *r, const fr_judge_opts *jo) {
 
 fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err) {
     unsigned bits = set_bits(set);
-    if (!bits) return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
+    if (!bits)
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
     select_t sel = {NULL, NULL};
     int n = collect(bits, &sel, NULL, 0, NULL);
     item *it = calloc((size_t)n + 1, sizeof *it);
@@ -825,7 +826,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         free(rdirs[k]);
     free(rdirs);
     free(it);
-    if (st == FR_OK && draws && (o->shrink || o->promote_dir)) st = fr_suite_shrink_failures(iut, res, draws, nd, o, err);
+    if (st == FR_OK && draws && (o->shrink || o->promote_dir))
+        st = fr_suite_shrink_failures(iut, res, draws, nd, o, err);
     free(draws);
     check_growth(res, &o->judge);
     fr_suite_summarize(res);

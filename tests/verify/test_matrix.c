@@ -13,7 +13,8 @@
 static const fr_axis *ax;
 
 static void free_want(int *w) {
-    for (int a = 0; a < FR_AX_COUNT; a++) w[a] = -1;
+    for (int a = 0; a < FR_AX_COUNT; a++)
+        w[a] = -1;
 }
 
 static bool draw_pinned(const int *want, uint64_t *rng, fr_draw *d, int *cell) {
@@ -22,7 +23,8 @@ static bool draw_pinned(const int *want, uint64_t *rng, fr_draw *d, int *cell) {
         fr_matrix_draw(want, rng, &lim, d);
         fr_matrix_classify(&d->spec, cell);
         bool ok = true;
-        for (int a = 0; a < FR_AX_COUNT; a++) ok &= want[a] < 0 || want[a] == cell[a];
+        for (int a = 0; a < FR_AX_COUNT; a++)
+            ok &= want[a] < 0 || want[a] == cell[a];
         fr_error e;
         if (ok && fr_gen_check(&d->spec, &e) == FR_OK) return true;
     }
@@ -43,9 +45,22 @@ static void test_values_reachable(void) {
 
 static void test_classify(void) {
     int c[FR_AX_COUNT];
-    fr_gen_spec s = {.name = "x", .dtype = FR_BF16, .layout = FR_TND, .B = 3, .N1 = 4, .N2 = 2, .D = 64, .Dv = 48,
-                     .seq_q = {0, 100, 5}, .seq_kv = {1500, 3073, 5}, .sparse_mode = 4, .mask = FR_GEN_MASK_CANONICAL,
-                     .set_band = true, .pre_tokens = 100, .next_tokens = -3, .keep_prob = 0.8};
+    fr_gen_spec s = {.name = "x",
+                     .dtype = FR_BF16,
+                     .layout = FR_TND,
+                     .B = 3,
+                     .N1 = 4,
+                     .N2 = 2,
+                     .D = 64,
+                     .Dv = 48,
+                     .seq_q = {0, 100, 5},
+                     .seq_kv = {1500, 3073, 5},
+                     .sparse_mode = 4,
+                     .mask = FR_GEN_MASK_CANONICAL,
+                     .set_band = true,
+                     .pre_tokens = 100,
+                     .next_tokens = -3,
+                     .keep_prob = 0.8};
     fr_matrix_classify(&s, c);
     CHECK(c[FR_AX_LAYOUT] == 4 && c[FR_AX_DTYPE] == 2 && c[FR_AX_HEADS] == 1 && c[FR_AX_HEADDIM] == 1, "layout etc");
     CHECK(c[FR_AX_SPARSE] == 5 && c[FR_AX_MASK] == 5 && c[FR_AX_BAND] == 2, "sparse %d mask %d band %d",
@@ -53,8 +68,8 @@ static void test_classify(void) {
     CHECK(c[FR_AX_VARLEN] == 3 && c[FR_AX_DROPOUT] == 1 && c[FR_AX_PSE] == 0, "varlen %d", c[FR_AX_VARLEN]);
     CHECK(c[FR_AX_QUERIES] == 1 && c[FR_AX_KEYS] == 2 && c[FR_AX_RESIDUE] == 1, "sizes %d %d %d", c[FR_AX_QUERIES],
           c[FR_AX_KEYS], c[FR_AX_RESIDUE]);
-    fr_gen_spec t = {.name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N,
-                     .pse_type = 3};
+    fr_gen_spec t = {
+        .name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N, .pse_type = 3};
     fr_matrix_classify(&t, c);
     CHECK(c[FR_AX_LAYOUT] == 3 && c[FR_AX_HEADS] == 2 && c[FR_AX_HEADDIM] == 2 && c[FR_AX_PSE] == 4 &&
               c[FR_AX_PSE_SHAPE] == 7 && c[FR_AX_QUERIES] == 0 && c[FR_AX_KEYS] == 1 && c[FR_AX_RESIDUE] == 0,
@@ -67,20 +82,18 @@ static void test_allowed(const uint8_t *allowed) {
         int a, va, b, vb;
         bool ok;
     } k[] = {
-        {FR_AX_DTYPE, 3, FR_AX_SPARSE, 4, false},   /* e4m3fn with a mask */
-        {FR_AX_DTYPE, 5, FR_AX_DROPOUT, 1, false},  /* hif8 with dropout */
-        {FR_AX_DTYPE, 4, FR_AX_DIR, 1, false},      /* fp8 backward (not generated) */
-        {FR_AX_LAYOUT, 0, FR_AX_SPARSE, 8, false},  /* mode 7 needs TND */
-        {FR_AX_LAYOUT, 4, FR_AX_SPARSE, 6, false},  /* mode 5 not with TND */
-        {FR_AX_LAYOUT, 3, FR_AX_SOFTMAX, 1, false}, /* same_as_input needs TND */
-        {FR_AX_SPARSE, 8, FR_AX_PSE, 1, false},     /* no pse with mode 7 */
-        {FR_AX_HEADDIM, 3, FR_AX_DTYPE, 3, false},  /* rope with e4m3fn */
+        {FR_AX_DTYPE, 3, FR_AX_SPARSE, 4, false},     /* e4m3fn with a mask */
+        {FR_AX_DTYPE, 5, FR_AX_DROPOUT, 1, false},    /* hif8 with dropout */
+        {FR_AX_DTYPE, 4, FR_AX_DIR, 1, false},        /* fp8 backward (not generated) */
+        {FR_AX_LAYOUT, 0, FR_AX_SPARSE, 8, false},    /* mode 7 needs TND */
+        {FR_AX_LAYOUT, 4, FR_AX_SPARSE, 6, false},    /* mode 5 not with TND */
+        {FR_AX_LAYOUT, 3, FR_AX_SOFTMAX, 1, false},   /* same_as_input needs TND */
+        {FR_AX_SPARSE, 8, FR_AX_PSE, 1, false},       /* no pse with mode 7 */
+        {FR_AX_HEADDIM, 3, FR_AX_DTYPE, 3, false},    /* rope with e4m3fn */
         {FR_AX_PSE_SHAPE, 6, FR_AX_VARLEN, 3, false}, /* pse with an empty TND sequence */
-        {FR_AX_DTYPE, 0, FR_AX_OUT, 2, false},      /* out bf16 with fp32 inputs */
-        {FR_AX_DTYPE, 3, FR_AX_OUT, 2, true},
-        {FR_AX_SPARSE, 9, FR_AX_VARLEN, 3, true},
-        {FR_AX_PSE_SHAPE, 5, FR_AX_LAYOUT, 4, true},
-        {FR_AX_BAND, 2, FR_AX_KEYS, 2, true},
+        {FR_AX_DTYPE, 0, FR_AX_OUT, 2, false},        /* out bf16 with fp32 inputs */
+        {FR_AX_DTYPE, 3, FR_AX_OUT, 2, true},         {FR_AX_SPARSE, 9, FR_AX_VARLEN, 3, true},
+        {FR_AX_PSE_SHAPE, 5, FR_AX_LAYOUT, 4, true},  {FR_AX_BAND, 2, FR_AX_KEYS, 2, true},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         int p = fr_coverage_index(k[i].a, k[i].va, k[i].b, k[i].vb);
@@ -124,7 +137,8 @@ static void test_batch(uint64_t seed, const uint8_t *allowed) {
     CHECK(fr_suite_set_coverage("default", &cv, &err) == FR_OK, "set coverage: %s", err.msg);
     CHECK(fr_suite_set_coverage("default", &cv2, &err) == FR_OK, "set coverage: %s", err.msg);
     int base = 0;
-    for (int p = 0; p < cv.npairs; p++) base += allowed[p] && cv.hits[p];
+    for (int p = 0; p < cv.npairs; p++)
+        base += allowed[p] && cv.hits[p];
     enum { N = 200 };
     fr_draw *d = calloc(N, sizeof *d), *e = calloc(N / 2, sizeof *e);
     fr_draw_limits lim = fr_draw_limits_default();

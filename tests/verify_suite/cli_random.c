@@ -49,7 +49,8 @@ static int count_dirs(const char *dir, const char *prefix) {
     if (!d) return 0;
     int n = 0;
     struct dirent *de;
-    while ((de = readdir(d))) n += !strncmp(de->d_name, prefix, strlen(prefix));
+    while ((de = readdir(d)))
+        n += !strncmp(de->d_name, prefix, strlen(prefix));
     closedir(d);
     return n;
 }
@@ -62,7 +63,8 @@ int main(int argc, char **argv) {
     exe = argv[1];
     snprintf(tmp, sizeof tmp, "/tmp/fr_cli_random_XXXXXX");
     if (!mkdtemp(tmp)) return 2;
-    printf("cli_random: seeds 5 and 4 (fixed here; seed 4 draws a forward the zoo base supports: rnd_2), temp dir %s\n", tmp);
+    printf("cli_random: seeds 5 and 4 (fixed here; seed 4 draws a forward the zoo base supports: rnd_2), temp dir %s\n",
+           tmp);
 
     /* A correct implementation: PASS, the seed printed, coverage in the JSON and the HTML. */
     int rc = run("suite --impl golden --random 3 --seed 5 --json '%s/r.json' --report '%s/r.html'", tmp, tmp);
@@ -75,7 +77,8 @@ int main(int argc, char **argv) {
 
     /* A defect every forward shows (softmax_sum = log-sum-exp): failing draws printed, shrunk and promoted. */
     rc = run("suite --impl mutant:lse-for-sum --random 3 --seed 4 --promote '%s/reg'", tmp);
-    CHECK(rc == 1, "lse-for-sum: exit %d (the matrix changed? pick a seed whose first 3 draws hold a forward case)", rc);
+    CHECK(rc == 1, "lse-for-sum: exit %d (the matrix changed? pick a seed whose first 3 draws hold a forward case)",
+          rc);
     CHECK(contains("out.txt", "configuration: fwd"), "failing draw's configuration");
     CHECK(contains("out.txt", "re-run alone:  flashref suite --impl mutant:lse-for-sum --only rnd_"), "re-run line");
     CHECK(contains("out.txt", "--seed 4 "), "re-run line names the seed");

@@ -41,9 +41,22 @@ static void shrink_case(const char *impl, const fr_gen_spec *s, fr_diag want, fr
 }
 
 int main(void) {
-    fr_gen_spec s = {.name = "shrink_causal", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 4, .N2 = 2,
-                     .S1 = 200, .S2 = 700, .D = 64, .sparse_mode = 3, .mask = FR_GEN_MASK_CANONICAL, .pse_type = 1,
-                     .pse = FR_GEN_PSE_BN1S, .keep_prob = 0.8, .sink = true, .beta = 0.4};
+    fr_gen_spec s = {.name = "shrink_causal",
+                     .dtype = FR_BF16,
+                     .layout = FR_BSND,
+                     .B = 2,
+                     .N1 = 4,
+                     .N2 = 2,
+                     .S1 = 200,
+                     .S2 = 700,
+                     .D = 64,
+                     .sparse_mode = 3,
+                     .mask = FR_GEN_MASK_CANONICAL,
+                     .pse_type = 1,
+                     .pse = FR_GEN_PSE_BN1S,
+                     .keep_prob = 0.8,
+                     .sink = true,
+                     .beta = 0.4};
     /* the defect-free base passes it: a failure below is the mutant's defect */
     fr_iut *base;
     fr_error err;
@@ -67,8 +80,19 @@ int main(void) {
           (long long)m->S2, (long long)m->D);
     CHECK(!strcmp(m->name, s.name), "the name (hence the input streams) is kept");
 
-    fr_gen_spec g = {.name = "shrink_gqa", .layout = FR_BSH, .B = 3, .N1 = 9, .N2 = 3, .S1 = 70, .S2 = 640, .D = 64,
-                     .Dv = 16, .mask = FR_GEN_MASK_11SS, .pse_type = 0, .pse = FR_GEN_PSE_1NSS, .sink = true};
+    fr_gen_spec g = {.name = "shrink_gqa",
+                     .layout = FR_BSH,
+                     .B = 3,
+                     .N1 = 9,
+                     .N2 = 3,
+                     .S1 = 70,
+                     .S2 = 640,
+                     .D = 64,
+                     .Dv = 16,
+                     .mask = FR_GEN_MASK_11SS,
+                     .pse_type = 0,
+                     .pse = FR_GEN_PSE_1NSS,
+                     .sink = true};
     shrink_case("mutant:gqa-mod", &g, FR_DIAG_GQA_MAP, &small, &runs);
     int64_t n2 = small.spec.N2 ? small.spec.N2 : small.spec.N1;
     CHECK(n2 > 1 && n2 < small.spec.N1, "gqa-mod needs 1 < N2 < N1: N1 %lld N2 %lld", (long long)small.spec.N1,
