@@ -253,6 +253,30 @@ int cmd_suite(int argc, char **argv) {
         s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);
     }
     if (s.coverage) return print_coverage(&s);
+    if (s.list && s.o.random) { /* the draws of the batch, with their configurations */
+        fr_coverage cv;
+        fr_draw *d = calloc((size_t)s.o.random, sizeof *d);
+        fr_error e;
+        fr_draw_limits lim = fr_draw_limits_default();
+        fr_status st = d ? fr_coverage_init(&cv, &e) : FR_E_NOMEM;
+        if (st == FR_OK) {
+            st = fr_suite_set_coverage("default", &cv, &e);
+            if (st == FR_OK) st = fr_random_batch(s.o.seed, s.o.random, &cv, &lim, d, &e);
+            fr_coverage_free(&cv);
+        }
+        for (int k = 0; st == FR_OK && k < s.o.random; k++) {
+            char buf[400];
+            fr_matrix_describe(&d[k].spec, buf, sizeof buf);
+            printf("%-8s %s\n", d[k].name, buf);
+        }
+        free(d);
+        if (st != FR_OK) {
+            fprintf(stderr, "flashref suite: --list --random: %s\n", fr_status_name(st));
+            return 2;
+        }
+        printf("%d random draws, seed %llu\n", s.o.random, (unsigned long long)s.o.seed);
+        return 0;
+    }
     if (s.list) {
         int n = fr_suite_list(s.o.set, s.o.filter, list_fn, NULL);
         printf("%d cases in set %s%s%s\n", n, s.o.set, s.o.filter ? " matching " : "", s.o.filter ? s.o.filter : "");
