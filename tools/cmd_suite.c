@@ -1,6 +1,7 @@
 /* flashref suite: run a named set of cases against an implementation under test and judge every case. */
 #include "cmd_suite.h"
 #include "cli.h"
+#include "verify/coverage.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void suite_cli_help(FILE *f) {
     fprintf(f,
             "  --filter STR       only cases whose name contains STR\n"
-            "  --seed N           generator seed (default 20260101)\n"
+            "  --only NAME        only the case called NAME (rnd_K: draw K of the random batch of --seed)\n"
+            "  --seed N           generator seed (default 20260101; with --random: a fresh one, printed)\n"
             "  --threads N        threads of a built-in implementation (0 = default)\n"
             "  --json FILE        every number of every case, machine-readable\n"
             "  --report FILE.html one self-contained page: summary, failing cases, heat maps, histograms\n"
@@ -104,10 +107,12 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--external")) return s->o.judge.external = true, 1;
     if (!strcmp(a, "--list")) return s->list = true, 1;
     if (!strcmp(a, "--allow-empty")) return s->allow_empty = true, 1;
+    if (!strcmp(a, "--no-shrink")) return s->o.shrink = false, 1;
+    if (!strcmp(a, "--coverage")) return s->coverage = true, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
-        "--timeout", "--standard", "--warn-frac"};
+        "--timeout", "--standard", "--warn-frac", "--only", "--random", "--promote"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -128,6 +133,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
             fprintf(stderr, "flashref %s: --seed: '%s' is not a number in 0..18446744073709551615\n", cmd, v);
             return -1;
         }
+        s->seed_set = true;
         return 1;
     case 2: {
         long t = strtol(v, &end, 10);
@@ -168,6 +174,17 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
         return 1;
     }
     case 18: return parse_double(cmd, a, v, &s->o.judge.warn_frac);
+    case 19: s->o.only = v; return 1;
+    case 20: {
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 1 || n > FR_SUITE_MAX_RANDOM) {
+            fprintf(stderr, "flashref %s: --random: '%s' is not a count in 1..%d\n", cmd, v, FR_SUITE_MAX_RANDOM);
+            return -1;
+        }
+        s->o.random = (int)n;
+        return 1;
+    }
+    case 21: s->o.promote_dir = v; return 1;
     }
 #undef VAL
     return 0;
@@ -183,11 +200,21 @@ void suite_cli_progress(void *ud, int done, int total, const fr_case_result *las
 }
 
 int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result *r) {
-    fr_report_meta m = {s->impl, s->o.set, s->o.seed, &s->o.judge};
+    fr_report_meta m = {s->impl, s->o.random ? "random" : s->o.set, s->o.seed, &s->o.judge};
     if (!s->quiet) {
-        for (int k = 0; k < r->n; k++)
-            if (s->verbose || r->cases[k].j.verdict == FR_FAIL || r->cases[k].j.verdict == FR_WARN)
-                fr_report_case_line(stdout, &r->cases[k]);
+        for (int k = 0; k < r->n; k++) {
+            const fr_case_result *c = &r->cases[k];
+            if (!s->verbose && c->j.verdict != FR_FAIL && c->j.verdict != FR_WARN) continue;
+            fr_report_case_line(stdout, c);
+            if (!c->config[0] || c->j.verdict == FR_PASS) continue;
+            /* a random draw: everything needed to run it again, alone */
+            printf("      configuration: %s\n", c->config);
+            printf("      re-run alone:  flashref suite --impl %s --only %s --seed %llu   (case dir: add --write DIR;"
+                   " regression case: --promote DIR)\n",
+                   s->impl ? s->impl : "fast", c->name, (unsigned long long)s->o.seed);
+            if (c->smallest[0])
+                printf("      smallest failing the same way (%d runs): %s\n", c->shrink_runs, c->smallest);
+        }
     }
     int judged = 0;
     for (int k = 0; k < r->n; k++) judged += r->cases[k].j.verdict != FR_SKIP;
@@ -198,7 +225,14 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
         fprintf(stderr, "flashref %s: --history: %s\n", cmd, err.msg);
         rc = 2;
     }
-    if (!s->quiet) fr_report_summary(stdout, r, &m);
+    if (!s->quiet) {
+        fr_report_summary(stdout, r, &m);
+        fr_coverage_report cov;
+        if (fr_coverage_report_of(r, &cov, NULL) == FR_OK) {
+            if (cov.cases) fr_coverage_print_line(stdout, &cov);
+            fr_coverage_report_free(&cov);
+        }
+    }
     if (s->json) {
         if (fr_report_json(s->json, r, &m, &err) != FR_OK) {
             fprintf(stderr, "flashref %s: --json: %s\n", cmd, err.msg);
@@ -249,7 +283,14 @@ static void suite_usage(FILE *f) {
                "  --list             list the cases of the set and exit\n"
                "  --regression DIR   stored regression cases (case dirs with golden/ outputs)\n"
                "  --write DIR        write the set's cases (inputs, golden/ outputs) as case directories and exit;\n"
-               "                     run them elsewhere, then `flashref verify DIR/*`\n");
+               "                     run them elsewhere, then `flashref verify DIR/*`\n"
+               "  --random N         instead of the set, N configurations drawn from the option matrix (greedy for\n"
+               "                     pairs of axis values the default set leaves uncovered); each failing draw is\n"
+               "                     printed with its configuration and shrunk to the smallest that still fails\n"
+               "  --no-shrink        do not shrink failing draws\n"
+               "  --promote DIR      write each failing draw (shrunk) as a regression case DIR/reg_NAME_seedS\n"
+               "  --coverage         print the pairwise coverage of the set (plus the --random N draws of --seed)\n"
+               "                     without running anything: covered / allowed pairs per pair of axes, the gaps\n");
     suite_cli_help(f);
     suite_cli_help_exit(f);
 }
@@ -260,6 +301,36 @@ static void list_fn(void *ud, const char *name, fr_suite_cat cat, unsigned tags,
     printf("%-36s %-17s %s\n", name, fr_suite_cat_name(cat), what);
 }
 
+/* --coverage: the set's generated cases plus the random draws, classified, not run. */
+static int print_coverage(const suite_cli *s) {
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    fr_coverage cv;
+    fr_status st = fr_coverage_init(&cv, &err);
+    if (st == FR_OK) st = fr_suite_set_coverage(s->o.set, &cv, &err);
+    int cases = fr_suite_list(s->o.set, NULL, NULL, NULL);
+    fr_draw *d = NULL;
+    if (st == FR_OK && s->o.random > 0) {
+        d = calloc((size_t)s->o.random, sizeof *d);
+        fr_draw_limits lim = fr_draw_limits_default();
+        st = d ? fr_random_batch(s->o.seed, s->o.random, &cv, &lim, d, &err) : FR_E_NOMEM;
+        cases += s->o.random;
+    }
+    free(d);
+    fr_coverage_report cr;
+    if (st == FR_OK) st = fr_coverage_report_from(&cv, cases, &cr, &err);
+    fr_coverage_free(&cv);
+    if (st != FR_OK) {
+        fprintf(stderr, "flashref suite: --coverage: %s: %s\n", fr_status_name(st), err.msg);
+        return 2;
+    }
+    printf("set %s%s", s->o.set, s->o.random ? "" : "\n");
+    if (s->o.random) printf(" + %d random draws, seed %llu\n", s->o.random, (unsigned long long)s->o.seed);
+    fr_coverage_print_table(stdout, &cr, 100);
+    fr_coverage_report_free(&cr);
+    return 0;
+}
+
 int cmd_suite(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         suite_usage(stdout);
@@ -268,6 +339,7 @@ int cmd_suite(int argc, char **argv) {
     suite_cli s;
     memset(&s, 0, sizeof s);
     s.o = fr_suite_opts_default();
+    s.o.shrink = true; /* failing random draws (--random, --only rnd_K) */
     s.impl = "fast";
     for (int i = 1; i < argc; i++) {
         int r = suite_cli_option("suite", argc, argv, &i, &s);
@@ -282,6 +354,34 @@ int cmd_suite(int argc, char **argv) {
         fprintf(stderr, "flashref suite: --set: '%s' (quick, default, long or all)\n", s.o.set);
         return 2;
     }
+    if (s.o.random && !s.seed_set) { /* a fresh batch every run; the seed printed reproduces it */
+        s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);
+    }
+    if (s.coverage) return print_coverage(&s);
+    if (s.list && s.o.random) { /* the draws of the batch, with their configurations */
+        fr_coverage cv;
+        fr_draw *d = calloc((size_t)s.o.random, sizeof *d);
+        fr_error e;
+        fr_draw_limits lim = fr_draw_limits_default();
+        fr_status st = d ? fr_coverage_init(&cv, &e) : FR_E_NOMEM;
+        if (st == FR_OK) {
+            st = fr_suite_set_coverage("default", &cv, &e);
+            if (st == FR_OK) st = fr_random_batch(s.o.seed, s.o.random, &cv, &lim, d, &e);
+            fr_coverage_free(&cv);
+        }
+        for (int k = 0; st == FR_OK && k < s.o.random; k++) {
+            char buf[400];
+            fr_matrix_describe(&d[k].spec, buf, sizeof buf);
+            printf("%-8s %s\n", d[k].name, buf);
+        }
+        free(d);
+        if (st != FR_OK) {
+            fprintf(stderr, "flashref suite: --list --random: %s\n", fr_status_name(st));
+            return 2;
+        }
+        printf("%d random draws, seed %llu\n", s.o.random, (unsigned long long)s.o.seed);
+        return 0;
+    }
     if (s.list) {
         int n = fr_suite_list(s.o.set, s.o.filter, list_fn, NULL);
         printf("%d cases in set %s%s%s\n", n, s.o.set, s.o.filter ? " matching " : "", s.o.filter ? s.o.filter : "");
@@ -291,7 +391,7 @@ int cmd_suite(int argc, char **argv) {
     memset(&err, 0, sizeof err);
     if (s.write_dir) {
         int n = 0;
-        fr_status st = fr_suite_write_cases(s.o.set, s.o.filter, s.o.seed, s.write_dir, &n, &err);
+        fr_status st = fr_suite_write_opts(&s.o, s.write_dir, &n, &err);
         if (st != FR_OK) {
             fprintf(stderr, "flashref suite: --write: %s: %s\n", fr_status_name(st), err.msg);
             return 2;
@@ -322,8 +422,12 @@ int cmd_suite(int argc, char **argv) {
     }
 #endif
     if (!s.quiet) {
-        printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
-               (unsigned long long)s.o.seed);
+        if (s.o.random)
+            printf("flashref suite: implementation %s, %d random draws, seed %llu\n", fr_iut_name(iut), s.o.random,
+                   (unsigned long long)s.o.seed);
+        else
+            printf("flashref suite: implementation %s, set %s, seed %llu\n", fr_iut_name(iut), s.o.set,
+                   (unsigned long long)s.o.seed);
         fr_report_thresholds(stdout, &s.o.judge);
         fflush(stdout);
     }

@@ -12,6 +12,8 @@ typedef struct suite_cli {
     bool list, verbose, quiet;
     bool allow_empty; /* --allow-empty: a run that judged nothing exits 0, not 3 */
     double timeout;   /* --timeout SECONDS (0: FLASHREF_EXEC_TIMEOUT or the default) */
+    bool seed_set; /* --seed given (a random batch without it draws a fresh seed) */
+    bool coverage; /* --coverage: print the pairwise coverage and exit */
 } suite_cli;
 
 /* Exit statuses of suite / verify / selftest (printed by --help, docs/verifier.md). */

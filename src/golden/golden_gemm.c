@@ -27,6 +27,7 @@ static bool isa_available(fr_isa isa) {
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case FR_ISA_AVX512:
     case FR_ISA_AVX512_BF16:
+    case FR_ISA_AMX: /* the golden's fp64 product has no AMX variant: AVX-512 serves these */
         return __builtin_cpu_supports("avx512f") && isa_available(FR_ISA_AVX2);
     }
     return false;
@@ -39,7 +40,7 @@ static fr_isa env_isa(void) {
     if (!strcmp(v, str)) return e;
     GD_GEMM_VARIANTS(GD_ENV)
 #undef GD_ENV
-    if (!strcmp(v, "avx512bf16")) return FR_ISA_AVX512;
+    if (!strcmp(v, "avx512bf16") || !strcmp(v, "amx")) return FR_ISA_AVX512;
     return FR_ISA_AUTO; /* unknown names are ignored: the library cannot print */
 }
 

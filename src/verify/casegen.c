@@ -32,6 +32,7 @@ enum {
 };
 
 typedef struct dims {
+    bool shapes; /* shapes only (fr_gen_check): every tensor's data is kDummy, nothing is drawn */
     fr_layout layout;
     fr_dtype dtype;
     int64_t B, N1, N2, G, S1, S2, D, Dv, Dr, T1, T2;
@@ -43,8 +44,11 @@ static int64_t kv_start(const dims *d, int64_t b) { return d->cu_kv && b > 0 ? d
 static int64_t q_len(const dims *d, int64_t b) { return d->cu_q ? d->cu_q[b] - q_start(d, b) : d->S1; }
 static int64_t kv_len(const dims *d, int64_t b) { return d->cu_kv ? d->cu_kv[b] - kv_start(d, b) : d->S2; }
 
-/* Allocates a zeroed contiguous tensor. */
-static fr_status talloc(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shape, fr_error *err) {
+/* The data of every tensor of a shapes-only case: validation never reads tensor data (docs/validation.md). */
+static uint8_t kDummy[8];
+
+/* Allocates a zeroed contiguous tensor (shapes only: points it at kDummy). */
+static fr_status talloc(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shape, fr_error *err) {
     int64_t n = 1;
     for (int k = 0; k < ndim; k++) {
         if (shape[k] < 0)
@@ -54,6 +58,10 @@ static fr_status talloc(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shap
     int64_t bytes;
     if (!fr_mul_ok(n, (int64_t)fr_dtype_size(dt), &bytes))
         return fr_fail(err, FR_E_OVERFLOW, "casegen: tensor bytes overflow");
+    if (shapes) {
+        *t = fr_tensor_make(dt, kDummy, ndim, shape);
+        return FR_OK;
+    }
     void *p = calloc(1, (size_t)(bytes > 0 ? bytes : 1));
     if (!p) return fr_fail(err, FR_E_NOMEM, "casegen: cannot allocate %lld bytes", (long long)bytes);
     *t = fr_tensor_make(dt, p, ndim, shape);
@@ -72,31 +80,31 @@ static int qkv_shape(const dims *d, int64_t n, int64_t s, int64_t t, int64_t hd,
 }
 
 /* fp32 normal samples for a q/k/v-like tensor, kept as an fp32 tensor of the same shape (for layout indexing). */
-static fr_status normal_f32(fr_tensor *t, int ndim, const int64_t *sh, uint64_t seed, uint64_t stream, double sd,
-                            fr_error *err) {
-    fr_status st = talloc(t, FR_F32, ndim, sh, err);
-    if (st != FR_OK) return st;
+static fr_status normal_f32(bool shapes, fr_tensor *t, int ndim, const int64_t *sh, uint64_t seed, uint64_t stream,
+                            double sd, fr_error *err) {
+    fr_status st = talloc(shapes, t, FR_F32, ndim, sh, err);
+    if (st != FR_OK || shapes) return st;
     fr_rng_normal_f32((float *)t->data, fr_tensor_numel(t), seed, stream, 0, 0.0, sd);
     return FR_OK;
 }
 
 /* Rounds an fp32 tensor to dtype `to` into a new tensor (frees nothing). */
-static fr_status encode(const fr_tensor *src, fr_dtype to, fr_tensor *dst, fr_error *err) {
-    fr_status st = talloc(dst, to, src->ndim, src->shape, err);
-    if (st != FR_OK) return st;
+static fr_status encode(bool shapes, const fr_tensor *src, fr_dtype to, fr_tensor *dst, fr_error *err) {
+    fr_status st = talloc(shapes, dst, to, src->ndim, src->shape, err);
+    if (st != FR_OK || shapes) return st;
     size_t n = (size_t)fr_tensor_numel(src);
     st = fr_convert_array(to, dst->data, FR_F32, src->data, n, FR_ROUND_NEAREST_EVEN, FR_SAT);
     if (st != FR_OK) return fr_fail(err, st, "casegen: cannot encode fp32 to %s", fr_dtype_name(to));
     return FR_OK;
 }
 
-static fr_status make_float(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *sh, uint64_t seed, uint64_t stream,
-                            double sd, fr_error *err) {
+static fr_status make_float(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, const int64_t *sh, uint64_t seed,
+                            uint64_t stream, double sd, fr_error *err) {
     fr_tensor f;
-    fr_status st = normal_f32(&f, ndim, sh, seed, stream, sd, err);
+    fr_status st = normal_f32(shapes, &f, ndim, sh, seed, stream, sd, err);
     if (st != FR_OK) return st;
-    st = encode(&f, dt, t, err);
-    free(f.data);
+    st = encode(shapes, &f, dt, t, err);
+    if (!shapes) free(f.data);
     return st;
 }
 
@@ -123,8 +131,8 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, c
     bool compressed = mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8;
     if (kind == FR_GEN_MASK_CANONICAL && compressed) {
         int64_t sh[2] = {mode == 6 ? 3072 : 2048, 2048};
-        fr_status st = talloc(t, FR_BOOL, 2, sh, err);
-        if (st != FR_OK) return st;
+        fr_status st = talloc(d->shapes, t, FR_BOOL, 2, sh, err);
+        if (st != FR_OK || d->shapes) return st;
         uint8_t *m = (uint8_t *)t->data;
         for (int64_t i = 0; i < sh[0]; i++)
             for (int64_t j = 0; j < 2048; j++)
@@ -139,8 +147,8 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, c
     case FR_GEN_MASK_BNSS: sh[0] = d->B, sh[1] = d->N1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
     default: sh[0] = d->S1, sh[1] = d->S2, nd = 2; break;
     }
-    fr_status st = talloc(t, FR_BOOL, nd, sh, err);
-    if (st != FR_OK) return st;
+    fr_status st = talloc(d->shapes, t, FR_BOOL, nd, sh, err);
+    if (st != FR_OK || d->shapes) return st;
     int64_t n = fr_tensor_numel(t);
     uint8_t *m = (uint8_t *)t->data;
     for (int64_t k = 0; k < n; k++) m[k] = mask_random(seed, (uint64_t)k);
@@ -161,7 +169,7 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
     if (s->pse == FR_GEN_PSE_SLOPES_BN || s->pse == FR_GEN_PSE_SLOPES_N) {
         int64_t sh[2] = {d->B, d->N1};
         bool bn = s->pse == FR_GEN_PSE_SLOPES_BN;
-        if ((st = talloc(t, FR_F32, bn ? 2 : 1, bn ? sh : sh + 1, err)) != FR_OK) return st;
+        if ((st = talloc(d->shapes, t, FR_F32, bn ? 2 : 1, bn ? sh : sh + 1, err)) != FR_OK || d->shapes) return st;
         float *p = (float *)t->data;
         fr_gen_alibi_slopes(d->N1, p);
         if (bn) /* a distinct slope set per batch, so a batch-indexing error shows */
@@ -179,7 +187,8 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
     default: break;
     }
     fr_tensor f;
-    if ((st = talloc(&f, FR_F32, 4, sh, err)) != FR_OK) return st;
+    if (d->shapes) return talloc(true, t, pdt, 4, sh, err);
+    if ((st = talloc(false, &f, FR_F32, 4, sh, err)) != FR_OK) return st;
     float *p = (float *)f.data;
     if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) {
         /* Toeplitz rows: element (bb, h, r, c) = f_{bb,h}(c - r), so every diagonal is constant (spec 5.2). */
@@ -193,7 +202,7 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
     } else {
         fr_rng_normal_f32(p, fr_tensor_numel(&f), seed, ST_PSE, 0, 0.0, 1.0);
     }
-    st = encode(&f, pdt, t, err);
+    st = encode(false, &f, pdt, t, err);
     free(f.data);
     return st;
 }
@@ -207,8 +216,8 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
     } else {
         sh[0] = d->B, sh[1] = kvh ? d->N2 : d->S1, sh[2] = kvh ? d->S1 : W, sh[3] = W, nd = kvh ? 4 : 3;
     }
-    fr_status st = talloc(t, FR_I32, nd, sh, err);
-    if (st != FR_OK) return st;
+    fr_status st = talloc(d->shapes, t, FR_I32, nd, sh, err);
+    if (st != FR_OK || d->shapes) return st;
     int32_t *p = (int32_t *)t->data;
     int64_t nh = kvh ? d->N2 : 1;
     for (int64_t b = 0; b < d->B; b++) {
@@ -242,8 +251,8 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
 static fr_status make_scales(const dims *d, int64_t n, int64_t s, int64_t blk, uint64_t seed, uint64_t stream,
                              fr_tensor *t, fr_error *err) {
     int64_t sh[4] = {d->B, n, (s + blk - 1) / blk, 1};
-    fr_status st = talloc(t, FR_F32, 4, sh, err);
-    if (st == FR_OK) fr_rng_uniform_f32((float *)t->data, fr_tensor_numel(t), seed, stream, 0, 0.5, 2.0);
+    fr_status st = talloc(d->shapes, t, FR_F32, 4, sh, err);
+    if (st == FR_OK && !d->shapes) fr_rng_uniform_f32((float *)t->data, fr_tensor_numel(t), seed, stream, 0, 0.5, 2.0);
     return st;
 }
 
@@ -254,7 +263,8 @@ void fr_gen_case_free(fr_gen_case *c) {
                        &c->in.fwd.d_scale_v, &c->in.fwd.query_rope, &c->in.fwd.key_rope, &c->in.fwd.sink,
                        &c->in.fwd.topk_indices, &c->in.dy, &c->in.attention_in, &c->in.softmax_max,
                        &c->in.softmax_sum};
-    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) free(ts[k]->data);
+    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
+        if (ts[k]->data != kDummy) free(ts[k]->data);
     free(c->prefix);
     free(c->cu_q);
     free(c->cu_kv);
@@ -283,7 +293,7 @@ static fr_status make_bwd_stats(fr_gen_case *c, const dims *d, fr_error *err) {
         return fr_fail(err, FR_E_UNSUPPORTED, "casegen %s: fp8 backward cases are not generated", c->name);
     int64_t sh[4];
     int nd = qkv_shape(d, d->N1, d->S1, d->T1, d->Dv, sh);
-    fr_status st = talloc(&c->in.attention_in, d->dtype, nd, sh, err);
+    fr_status st = talloc(d->shapes, &c->in.attention_in, d->dtype, nd, sh, err);
     if (st != FR_OK) return st;
     int64_t ss[4] = {d->B, d->N1, d->S1, 8};
     int snd = 4;
@@ -293,8 +303,8 @@ static fr_status make_bwd_stats(fr_gen_case *c, const dims *d, fr_error *err) {
         else ss[0] = d->N1, ss[1] = d->T1;
         ss[2] = 8;
     }
-    if ((st = talloc(&c->in.softmax_max, FR_F32, snd, ss, err)) != FR_OK) return st;
-    if ((st = talloc(&c->in.softmax_sum, FR_F32, snd, ss, err)) != FR_OK) return st;
+    if ((st = talloc(d->shapes, &c->in.softmax_max, FR_F32, snd, ss, err)) != FR_OK) return st;
+    if ((st = talloc(d->shapes, &c->in.softmax_sum, FR_F32, snd, ss, err)) != FR_OK || d->shapes) return st;
     fr_fwd_outputs o;
     memset(&o, 0, sizeof o);
     o.attention_out = c->in.attention_in;
@@ -313,7 +323,7 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name) {
     return z ^ (z >> 31);
 }
 
-fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_error *err) {
+static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_case *c, fr_error *err) {
     if (!s || !c) return fr_fail(err, FR_E_NULL, "casegen: NULL spec or case");
     memset(c, 0, sizeof *c);
     fr_status st = check_spec(s, err);
@@ -324,6 +334,7 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
     c->seed = seed;
     dims d;
     memset(&d, 0, sizeof d);
+    d.shapes = shapes;
     d.layout = s->layout ? s->layout : FR_BNSD;
     d.dtype = s->dtype ? s->dtype : FR_F32;
     c->dtype = d.dtype;
@@ -406,10 +417,11 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
     memset(&qf, 0, sizeof qf);
     memset(&kf, 0, sizeof kf);
     int nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.D, sh);
-    if ((st = normal_f32(&qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) goto fail;
+    if ((st = normal_f32(d.shapes, &qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) goto fail;
     nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.D, sh);
-    if ((st = normal_f32(&kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) goto fail;
-    if (s->beta != 0) { /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification-method 4) */
+    if ((st = normal_f32(d.shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) goto fail;
+    /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification-method 4) */
+    if (s->beta != 0 && !d.shapes) {
         for (int64_t b = 0; b < d.B; b++) {
             int64_t n = q_len(&d, b) < kv_len(&d, b) ? q_len(&d, b) : kv_len(&d, b);
             for (int64_t h = 0; h < d.N1; h++)
@@ -421,18 +433,20 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
                     }
         }
     }
-    st = encode(&qf, d.dtype, &in->query, err);
-    if (st == FR_OK) st = encode(&kf, d.dtype, &in->key, err);
-    free(qf.data);
-    free(kf.data);
+    st = encode(d.shapes, &qf, d.dtype, &in->query, err);
+    if (st == FR_OK) st = encode(d.shapes, &kf, d.dtype, &in->key, err);
+    if (!d.shapes) {
+        free(qf.data);
+        free(kf.data);
+    }
     if (st != FR_OK) goto fail;
     nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dv, sh);
-    if ((st = make_float(&in->value, d.dtype, nd, sh, seed, ST_V, sd, err)) != FR_OK) goto fail;
+    if ((st = make_float(d.shapes, &in->value, d.dtype, nd, sh, seed, ST_V, sd, err)) != FR_OK) goto fail;
     if (d.Dr > 0) {
         nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.Dr, sh);
-        if ((st = make_float(&in->query_rope, d.dtype, nd, sh, seed, ST_QROPE, sd, err)) != FR_OK) goto fail;
+        if ((st = make_float(d.shapes, &in->query_rope, d.dtype, nd, sh, seed, ST_QROPE, sd, err)) != FR_OK) goto fail;
         nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dr, sh);
-        if ((st = make_float(&in->key_rope, d.dtype, nd, sh, seed, ST_KROPE, sd, err)) != FR_OK) goto fail;
+        if ((st = make_float(d.shapes, &in->key_rope, d.dtype, nd, sh, seed, ST_KROPE, sd, err)) != FR_OK) goto fail;
     }
     if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &d, seed, c->prefix, &in->atten_mask, err)) != FR_OK)
         goto fail;
@@ -444,8 +458,9 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
             goto fail;
         }
         int64_t nb = nbits / 8 + (nbits % 8 != 0);
-        if ((st = talloc(&in->drop_mask, FR_U8, 1, &nb, err)) != FR_OK) goto fail;
-        st = fr_rng_drop_mask((uint8_t *)in->drop_mask.data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
+        if ((st = talloc(d.shapes, &in->drop_mask, FR_U8, 1, &nb, err)) != FR_OK) goto fail;
+        if (!d.shapes)
+            st = fr_rng_drop_mask((uint8_t *)in->drop_mask.data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
         if (st != FR_OK) goto fail;
     }
     if (d.dtype == FR_E4M3FN || d.dtype == FR_E5M2 || d.dtype == FR_HIF8) {
@@ -454,18 +469,31 @@ fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_e
         if ((st = make_scales(&d, d.N2, d.S2, 256, seed, ST_DSV, &in->d_scale_v, err)) != FR_OK) goto fail;
     }
     if (s->sink) {
-        if ((st = talloc(&in->sink, FR_F32, 1, &d.N1, err)) != FR_OK) goto fail;
-        fr_rng_normal_f32((float *)in->sink.data, d.N1, seed, ST_SINK, 0, 0.0, 1.0);
+        if ((st = talloc(d.shapes, &in->sink, FR_F32, 1, &d.N1, err)) != FR_OK) goto fail;
+        if (!d.shapes) fr_rng_normal_f32((float *)in->sink.data, d.N1, seed, ST_SINK, 0, 0.0, 1.0);
     }
     if (s->topk_w > 0 && (st = make_topk(s, &d, seed, &in->topk_indices, err)) != FR_OK) goto fail;
     if (s->bwd) {
         nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.Dv, sh);
-        if ((st = make_float(&c->in.dy, d.dtype, nd, sh, seed, ST_DY, 1.0, err)) != FR_OK) goto fail;
+        if ((st = make_float(d.shapes, &c->in.dy, d.dtype, nd, sh, seed, ST_DY, 1.0, err)) != FR_OK) goto fail;
         if ((st = make_bwd_stats(c, &d, err)) != FR_OK) goto fail;
     }
     return FR_OK;
 fail:
     fr_gen_case_free(c);
+    return st;
+}
+
+fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_error *err) {
+    return build(s, seed, false, c, err);
+}
+
+fr_status fr_gen_check(const fr_gen_spec *s, fr_error *err) {
+    fr_gen_case c;
+    fr_status st = build(s, 0, true, &c, err);
+    if (st != FR_OK) return st;
+    st = c.bwd ? fr_validate_bwd(&c.params, &c.in, NULL, err) : fr_validate_fwd(&c.params, &c.in.fwd, NULL, err);
+    fr_gen_case_free(&c);
     return st;
 }
 

@@ -102,6 +102,11 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name);
 fr_status fr_gen_build(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
 void fr_gen_case_free(fr_gen_case *c);
 
+/* Whether the case of `spec` is one the operator accepts: builds its shapes only (no data drawn, no golden run) and
+ * runs the validator on them (fr_validate_fwd / fr_validate_bwd), so thousands of draws are checked in milliseconds.
+ * FR_OK, or the generator's or the validator's status and message (fp8 backward: FR_E_UNSUPPORTED). */
+fr_status fr_gen_check(const fr_gen_spec *spec, fr_error *err);
+
 /* Writes c as a case directory (docs/case-format.md): validates first (nothing is written for an invalid case), then
  * dir/case.json and the inputs, then, unless inputs_only, the golden engine's fp64 outputs. */
 fr_status fr_gen_case_write(const fr_gen_case *c, const char *dir, bool inputs_only, fr_error *err);

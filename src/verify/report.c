@@ -5,6 +5,7 @@
 
 #include "core/core.h"
 #include "verify/iut_proc.h"
+#include "verify/coverage.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>
@@ -134,6 +135,14 @@ static cJSON *case_json(const fr_case_result *c) {
     cJSON_AddStringToObject(o, "why", c->j.why);
     if (c->info[0]) cJSON_AddStringToObject(o, "info", c->info);
     if (c->extra[0]) cJSON_AddStringToObject(o, "extra", c->extra);
+    if (c->config[0]) cJSON_AddStringToObject(o, "configuration", c->config);
+    if (c->smallest[0]) cJSON_AddStringToObject(o, "smallest_failing", c->smallest);
+    if (c->has_cell) {
+        cJSON *cell = cJSON_CreateObject();
+        const fr_axis *ax = fr_matrix_axes();
+        for (int a = 0; a < FR_AX_COUNT; a++) cJSON_AddStringToObject(cell, ax[a].name, ax[a].values[c->cell[a]]);
+        cJSON_AddItemToObject(o, "matrix_cell", cell);
+    }
     cJSON_AddStringToObject(o, "op", c->bwd ? "bwd" : "fwd");
     cJSON_AddStringToObject(o, "dtype", fr_dtype_name(c->dtype));
     cJSON_AddItemToObject(o, "S1", num((double)c->S1));
@@ -241,6 +250,11 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
     for (int k = 0; k < r->n; k++)
         cJSON_AddItemToArray(cases, case_json(&r->cases[k]));
     cJSON_AddItemToObject(root, "cases", cases);
+    fr_coverage_report cov;
+    if (fr_coverage_report_of(r, &cov, NULL) == FR_OK) {
+        cJSON_AddItemToObject(root, "coverage", (cJSON *)fr_coverage_json(&cov));
+        fr_coverage_report_free(&cov);
+    }
     char *txt = cJSON_Print(root);
     if (txt) txt = json_utf8(txt);
     cJSON_Delete(root);
@@ -716,6 +730,11 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
     }
     fprintf(f, "<h2>Error vs sequence length</h2>");
     svg_seqlen(f, r);
+    fr_coverage_report cov;
+    if (fr_coverage_report_of(r, &cov, NULL) == FR_OK) {
+        fr_coverage_html(f, &cov);
+        fr_coverage_report_free(&cov);
+    }
     fprintf(f, "<h2>All cases</h2><table class=cases><tr><th>verdict</th><th>case</th><th>category</th><th>dtype</th>"
                "<th>S1 x S2</th><th>rel-L2</th><th>&#215; plain</th><th>&#215; ideal</th><th>gain/floor</th>"
                "<th>cosine</th><th>max abs</th><th>max rel</th><th>&gt; 1/1000</th><th>&gt; 5/1000</th><th>s</th>"

@@ -57,12 +57,13 @@ static double now_s(void) {
 /* The case list: the table of suite_cases.c plus casegen's cross-check grid in the default set. */
 
 typedef struct item {
-    const fr_suite_entry *e; /* NULL for an xcheck case */
+    const fr_suite_entry *e; /* NULL for an xcheck case or a random draw */
     const fr_gen_spec *spec;
     fr_suite_cat cat;
     unsigned tags;
     fr_suite_mod mod;
     const char *what;
+    bool drawn; /* a random draw (matrix.h) */
 } item;
 
 static unsigned spec_tags(const fr_gen_spec *s) {
@@ -87,25 +88,44 @@ static unsigned spec_tags(const fr_gen_spec *s) {
     return t;
 }
 
-static bool name_ok(const char *name, const char *filter) { return !filter || !*filter || strstr(name, filter); }
+/* The case selection: --filter (substring) and --only (exact name). */
+typedef struct select {
+    const char *filter, *only;
+} select_t;
 
-/* Fills items (when non-NULL) and returns the count. */
-static int collect(unsigned bits, const char *filter, item *items) {
+static bool name_ok(const char *name, const char *filter) { return !filter || !*filter || strstr(name, filter); }
+static bool selected(const char *name, const select_t *sel) {
+    return name_ok(name, sel->filter) && (!sel->only || !*sel->only || !strcmp(name, sel->only));
+}
+
+/* Fills items (when non-NULL) and returns the count: the random draws when there are any, else the set's cases. */
+static int collect(unsigned bits, const select_t *sel, const fr_draw *draws, int ndraws, item *items) {
     int n = 0;
+    if (draws) {
+        for (int k = 0; k < ndraws; k++) {
+            const fr_gen_spec *s = &draws[k].spec;
+            if (!selected(s->name, sel)) continue;
+            if (items)
+                items[n] = (item){NULL,         s,           s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE,
+                                  spec_tags(s), FR_MOD_NONE, "random draw from the option matrix", true};
+            n++;
+        }
+        return n;
+    }
     for (int k = 0; k < fr_suite_entry_count; k++) {
         const fr_suite_entry *e = &fr_suite_entries[k];
-        if (!(e->sets & bits) || !name_ok(e->spec.name, filter)) continue;
-        if (items) items[n] = (item){e, &e->spec, e->cat, e->tags | spec_tags(&e->spec), e->mod, e->what};
+        if (!(e->sets & bits) || !selected(e->spec.name, sel)) continue;
+        if (items) items[n] = (item){e, &e->spec, e->cat, e->tags | spec_tags(&e->spec), e->mod, e->what, false};
         n++;
     }
     const fr_gen_set *xs = fr_gen_set_find("xcheck");
     if (xs && (bits & FR_SET_DEFAULT))
         for (int k = 0; k < xs->count; k++) {
             const fr_gen_spec *s = &xs->specs[k];
-            if (!name_ok(s->name, filter)) continue;
+            if (!selected(s->name, sel)) continue;
             if (items)
                 items[n] = (item){NULL,         s,           s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE,
-                                  spec_tags(s), FR_MOD_NONE, "cross-check grid (casegen xcheck)"};
+                                  spec_tags(s), FR_MOD_NONE, "cross-check grid (casegen xcheck)", false};
             n++;
         }
     return n;
@@ -115,10 +135,11 @@ int fr_suite_list(const char *set, const char *filter,
                   void (*fn)(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what), void *ud) {
     unsigned bits = set_bits(set);
     if (!bits) return 0;
-    int n = collect(bits, filter, NULL);
+    select_t sel = {filter, NULL};
+    int n = collect(bits, &sel, NULL, 0, NULL);
     item *it = calloc((size_t)n + 1, sizeof *it);
     if (!it) return 0;
-    collect(bits, filter, it);
+    collect(bits, &sel, NULL, 0, it);
     for (int k = 0; k < n && fn; k++)
         fn(ud, it[k].spec->name, it[k].cat, it[k].tags, it[k].what);
     free(it);
@@ -463,6 +484,9 @@ static fr_status run_item(fr_iut *iut, const item *it, const fr_suite_opts *o, f
     cr->purpose = it->e ? it->e->tags : 0;
     if (it->e && it->e->series) snprintf(cr->series, sizeof cr->series, "%s", it->e->series);
     cr->bwd = it->spec->bwd;
+    cr->has_cell = true;
+    fr_matrix_classify(it->spec, cr->cell);
+    if (it->drawn) fr_matrix_describe(it->spec, cr->config, sizeof cr->config);
     double t0 = now_s();
     fr_gen_case g;
     fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
@@ -818,6 +842,63 @@ static bool stop_early(const fr_iut *iut, fr_suite_result *res) {
     snprintf(res->stopped, sizeof res->stopped, "stopped early after %d identical consecutive errors (%d of %d cases "
              "run): %.380s", FR_IUT_GIVE_UP_AFTER, res->n, res->planned, why);
     return true;
+fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err) {
+    unsigned bits = set_bits(set);
+    if (!bits)
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
+    select_t sel = {NULL, NULL};
+    int n = collect(bits, &sel, NULL, 0, NULL);
+    item *it = calloc((size_t)n + 1, sizeof *it);
+    if (!it) return fr_fail(err, FR_E_NOMEM, "suite: out of memory");
+    collect(bits, &sel, NULL, 0, it);
+    for (int k = 0; k < n; k++) {
+        int cell[FR_AX_COUNT];
+        fr_matrix_classify(it[k].spec, cell);
+        fr_coverage_add(cv, cell);
+    }
+    free(it);
+    return FR_OK;
+}
+
+void fr_suite_coverage(const fr_suite_result *r, fr_coverage *cv) {
+    for (int k = 0; k < r->n; k++)
+        if (r->cases[k].has_cell) fr_coverage_add(cv, r->cases[k].cell);
+}
+
+/* The random draws of a run: o->random of them, or K + 1 for `--only rnd_K` alone (draw K is the same in every batch
+ * of more than K draws with the seed). *d NULL, *n 0 when the run has none. Batches start from the default set's
+ * coverage, so they go first where the fixed cases leave gaps. */
+static fr_status make_draws(const fr_suite_opts *o, fr_draw **d, int *n, fr_error *err) {
+    *d = NULL;
+    *n = 0;
+    int want = o->random;
+    if (want <= 0 && o->only && !strncmp(o->only, "rnd_", 4)) {
+        char *end;
+        long k = strtol(o->only + 4, &end, 10);
+        if (!*end && end != o->only + 4 && k >= 0 && k < FR_SUITE_MAX_RANDOM) want = (int)k + 1;
+    }
+    if (want <= 0) return FR_OK;
+    if (want > FR_SUITE_MAX_RANDOM)
+        return fr_fail(err, FR_E_INVALID_ARG, "--random: %d draws, at most %d", want, FR_SUITE_MAX_RANDOM);
+    fr_coverage cv;
+    fr_status st = fr_coverage_init(&cv, err);
+    if (st != FR_OK) return st;
+    if ((st = fr_suite_set_coverage("default", &cv, err)) != FR_OK) {
+        fr_coverage_free(&cv);
+        return st;
+    }
+    *d = calloc((size_t)want, sizeof **d);
+    if (!*d) st = fr_fail(err, FR_E_NOMEM, "suite: out of memory");
+    fr_draw_limits lim = fr_draw_limits_default();
+    if (st == FR_OK) st = fr_random_batch(o->seed, want, &cv, &lim, *d, err);
+    fr_coverage_free(&cv);
+    if (st != FR_OK) {
+        free(*d);
+        *d = NULL;
+        return st;
+    }
+    *n = want;
+    return FR_OK;
 }
 
 static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err) {
@@ -827,17 +908,22 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all",
                        o->set ? o->set : "");
     double t0 = now_s();
-    int n = collect(bits, o->filter, NULL);
+    fr_draw *draws;
+    int nd;
+    fr_status st = make_draws(o, &draws, &nd, err);
+    if (st != FR_OK) return st;
+    select_t sel = {o->filter, o->only};
+    int n = collect(bits, &sel, draws, nd, NULL);
     char **rdirs = NULL;
     int nr = 0;
-    if (o->regression_dir && (bits & (FR_SET_QUICK | FR_SET_DEFAULT))) {
+    if (!draws && o->regression_dir && (bits & (FR_SET_QUICK | FR_SET_DEFAULT))) {
         char **all;
         int na = list_case_dirs(o->regression_dir, &all);
         if (na < 0)
             return fr_fail(err, FR_E_IO, "--regression: %s: %s", o->regression_dir, strerror(errno));
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
         for (int k = 0; k < na; k++) {
-            if (rdirs && name_ok(base_name(all[k]), o->filter))
+            if (rdirs && selected(base_name(all[k]), &sel))
                 rdirs[nr++] = all[k];
             else
                 free(all[k]);
@@ -851,10 +937,10 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         for (int k = 0; k < nr; k++)
             free(rdirs[k]);
         free(rdirs);
+        free(draws);
         return fr_fail(err, FR_E_NOMEM, "suite: out of memory");
     }
-    collect(bits, o->filter, it);
-    fr_status st = FR_OK;
+    collect(bits, &sel, draws, nd, it);
     int total = n + nr;
     res->planned = total;
     if (o->parts > 1) { /* one part of a distributed run: case k at place k, then gathered */
@@ -888,10 +974,20 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         free(rdirs[k]);
     free(rdirs);
     free(it);
+    if (st == FR_OK && draws && (o->shrink || o->promote_dir))
+        st = fr_suite_shrink_failures(iut, res, draws, nd, o, err);
+    free(draws);
     check_growth(res, &o->judge);
     fr_suite_summarize(res);
     res->seconds = now_s() - t0;
     return st;
+}
+
+fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
+                              fr_error *err) {
+    item it = {NULL, spec, spec->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, spec_tags(spec), FR_MOD_NONE,
+               "random draw from the option matrix", true};
+    return run_item(iut, &it, o, cr, err);
 }
 
 fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o_in, fr_suite_result *res, fr_error *err) {
@@ -910,7 +1006,8 @@ fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts
     if (!res->cases) return fr_fail(err, FR_E_NOMEM, "verify: out of memory");
     fr_status st = FR_OK;
     for (int k = 0; k < ndirs && st == FR_OK; k++) {
-        if (!name_ok(base_name(dirs[k]), o.filter)) continue;
+        select_t sel = {o.filter, o.only};
+        if (!selected(base_name(dirs[k]), &sel)) continue;
         st = run_dir(NULL, dirs[k], FR_CAT_EQUIVALENCE, &o, &res->cases[res->n], err);
         if (st == FR_OK) res->n++;
         if (o.progress && res->n) o.progress(o.progress_ud, res->n, ndirs, &res->cases[res->n - 1]);
@@ -955,23 +1052,60 @@ static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat c
     return FR_OK;
 }
 
+fr_status fr_suite_write_spec(const fr_gen_spec *spec, uint64_t seed, const char *dir, fr_suite_cat cat,
+                              fr_error *err) {
+    fr_gen_case g;
+    fr_status st = fr_gen_build(spec, seed, &g, err);
+    if (st != FR_OK) return st;
+    mkdir(dir, 0777);
+    st = write_one(&g, dir, cat, spec_tags(spec), err);
+    fr_gen_case_free(&g);
+    return st;
+}
+
 fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
                                fr_error *err) {
     return fr_suite_write_cases_part(set, filter, seed, dir, 0, 1, written, err);
 }
 
+/* Case k of the set is written when k % parts == part (mpirun flashref golden --set: one share per rank). */
+static fr_status write_opts_part(const fr_suite_opts *o, const char *dir, int part, int parts, int *written,
+                                 fr_error *err);
+
 fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
                                     int parts, int *written, fr_error *err) {
+    fr_suite_opts o = fr_suite_opts_default();
+    o.set = set;
+    o.filter = filter;
+    o.seed = seed;
+    return write_opts_part(&o, dir, part, parts, written, err);
+}
+
+fr_status fr_suite_write_opts(const fr_suite_opts *o, const char *dir, int *written, fr_error *err) {
+    return write_opts_part(o, dir, 0, 1, written, err);
+}
+
+static fr_status write_opts_part(const fr_suite_opts *o, const char *dir, int part, int parts, int *written,
+                                 fr_error *err) {
     if (written) *written = 0;
-    unsigned bits = set_bits(set);
+    unsigned bits = set_bits(o->set);
+    uint64_t seed = o->seed;
     if (!bits)
-        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all", set ? set : "");
+        return fr_fail(err, FR_E_INVALID_ARG, "--set: '%s': expected quick, default, long or all",
+                       o->set ? o->set : "");
+    fr_draw *draws;
+    int nd;
+    fr_status st = make_draws(o, &draws, &nd, err);
+    if (st != FR_OK) return st;
     mkdir(dir, 0777);
-    int n = collect(bits, filter, NULL);
+    select_t sel = {o->filter, o->only};
+    int n = collect(bits, &sel, draws, nd, NULL);
     item *it = calloc((size_t)n + 1, sizeof *it);
-    if (!it) return fr_fail(err, FR_E_NOMEM, "out of memory");
-    collect(bits, filter, it);
-    fr_status st = FR_OK;
+    if (!it) {
+        free(draws);
+        return fr_fail(err, FR_E_NOMEM, "out of memory");
+    }
+    collect(bits, &sel, draws, nd, it);
     for (int k = 0; k < n && st == FR_OK; k++) {
         if (parts > 1 && k % parts != part) continue; /* another rank's case (mpirun flashref golden --set) */
         int variants = it[k].cat == FR_CAT_ORDER && it[k].spec->topk_w ? 4 : 1;
@@ -991,5 +1125,6 @@ fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_
         }
     }
     free(it);
+    free(draws);
     return st;
 }

@@ -12,6 +12,7 @@
 
 #include "verify/iut.h"
 #include "verify/judge.h"
+#include "verify/matrix.h"
 
 typedef enum fr_suite_cat {
     FR_CAT_REGRESSION = 0,
@@ -26,6 +27,8 @@ typedef enum fr_suite_cat {
 } fr_suite_cat;
 
 const char *fr_suite_cat_name(fr_suite_cat c); /* "regression", "boundaries", ..., "order invariance", ... */
+
+#define FR_SUITE_MAX_RANDOM 100000
 
 /* Named sets: "quick" (< 30 s), "default" (< 3 min on 2 cores), "long" (> 32K and > 64K keys), "all". */
 bool fr_suite_set_known(const char *set);
@@ -44,6 +47,11 @@ typedef struct fr_case_result {
     char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
     char series[32]; /* length series this case belongs to ("" none) */
     char info[192];  /* implementation-defined cases: INFO, which reading the implementation follows ("" none) */
+    bool has_cell;   /* generated case: cell is its place in the option matrix (matrix.h) */
+    int cell[FR_AX_COUNT];
+    char config[400];  /* random draws: the full configuration (fr_matrix_describe) */
+    char smallest[400]; /* failing random draws, with shrinking: the smallest configuration failing the same way */
+    int shrink_runs;    /* judgements the shrinking took (0: not shrunk) */
 } fr_case_result;
 
 typedef struct fr_suite_result fr_suite_result;
@@ -56,6 +64,10 @@ typedef struct fr_suite_opts {
     int threads;        /* IUT threads (0: default) */
     fr_judge_opts judge;
     const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
+    const char *only;           /* only the case of exactly this name (NULL: all); "rnd_K" names draw K of a batch */
+    int random;                 /* > 0: instead of the set, this many random draws from the option matrix (seed) */
+    bool shrink;                /* shrink every failing random draw (matrix.h; random.c) */
+    const char *promote_dir;    /* write every failing draw's smallest configuration there as a regression case */
     fr_suite_progress_fn progress;
     void *progress_ud;
     /* Distribution across processes (mpirun flashref suite, src/dist): with parts > 1 this run computes only the
@@ -100,11 +112,26 @@ fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t see
 fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
                                     int parts, int *written, fr_error *err);
 
+/* The same for the cases o selects (set, filter, only, or random draws with their seed). */
+fr_status fr_suite_write_opts(const fr_suite_opts *o, const char *dir, int *written, fr_error *err);
+
+/* Shrinks a failing configuration (random.c): while a smaller one (sizes halved, heads and batches fewer, features
+ * switched off one by one) still FAILs with diagnosis `diag`, take it. *smallest receives the last such one;
+ * *runs the judgements made (at most FR_SHRINK_MAX_RUNS). */
+#define FR_SHRINK_MAX_RUNS 80
+fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o,
+                          fr_draw *smallest, int *runs, fr_error *err);
+
 /* Judges case directories (outputs already written by an implementation; `flashref verify`). Each directory is
  * judged against a fresh golden run (fp64) and the ideal pipeline; a suite.txt beside case.json supplies the
  * category and tags. Fully masked rows follow D1 for external implementations (opt->external is forced on). */
 fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts *o, fr_suite_result *res,
                                fr_error *err);
+
+/* The pairwise coverage of a run: cv gets every generated case's cell (cv initialized by the caller). */
+void fr_suite_coverage(const fr_suite_result *r, fr_coverage *cv);
+/* The coverage of a set's generated cases (without running them): the starting point of random batches. */
+fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err);
 
 /* Suite-level summary after a run: fills count, overall and primary. */
 void fr_suite_summarize(fr_suite_result *r);

@@ -34,4 +34,14 @@ typedef struct fr_suite_entry {
 extern const fr_suite_entry fr_suite_entries[];
 extern const int fr_suite_entry_count;
 
+/* Judges a generated spec like a random draw (suite.c): IUT, golden, ideal pipeline, judge. */
+fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
+                              fr_error *err);
+/* Writes a spec as a regression-style case directory: inputs, golden/ outputs, suite.txt (suite.c). */
+fr_status fr_suite_write_spec(const fr_gen_spec *spec, uint64_t seed, const char *dir, fr_suite_cat cat,
+                              fr_error *err);
+/* Shrinks (o->shrink) and promotes (o->promote_dir) every failing draw of r (random.c). */
+fr_status fr_suite_shrink_failures(fr_iut *iut, fr_suite_result *r, const fr_draw *draws, int nd,
+                                   const fr_suite_opts *o, fr_error *err);
+
 #endif
