@@ -104,7 +104,7 @@ FR_API int fr_verify_list(const char *set, const char *filter,
 /* The set names, NULL-terminated. */
 FR_API const char *const *fr_verify_set_names(void);
 
-/* The metrics of the judge (verification.md 2) of a against r (fp64, rows x row_len, C order), as a JSON object
+/* The metrics of the judge (docs/verification-method.md 2) of a against r (fp64, rows x row_len, C order), as a JSON object
  * {"rel_l2", "max_abs", "max_rel", "mean_rel", "nmse", "cos_diff", "max_ulp", "mean_ulp", "gain_rms", "gain_max",
  * "gain_mean", "gain_p50", "gain_p90", "gain_p99", "noise_floor", "gain_over_floor", "n", "n_anomaly",
  * "n_anomaly_mismatch", "rows_used"}. ulp_dtype FR_DT_NONE: no ulp metric. */

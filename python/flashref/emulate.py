@@ -115,7 +115,7 @@ def preset_names() -> List[str]:
 
 
 def ideal(dtype: Any) -> Numerics:
-    """The ideal pipeline of an input dtype (verification.md 1)."""
+    """The ideal pipeline of an input dtype (docs/verification-method.md 1)."""
     return Numerics(L.lib.fr_numerics_ideal(dtype_code(dtype)))
 
 

@@ -1,4 +1,4 @@
-"""The judge's precision metrics (verification.md 2) on arrays: rel-L2, max abs / rel, ulp, row gain, noise floor."""
+"""The judge's precision metrics (docs/verification-method.md 2) on arrays: rel-L2, max abs / rel, ulp, row gain, noise floor."""
 
 from __future__ import annotations
 

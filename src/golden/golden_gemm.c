@@ -47,7 +47,7 @@ static fr_isa env_isa(void) {
 static _Atomic int best_cached = -1; /* the cpuid result, identical for every thread that races to fill it */
 
 fr_isa gd_gemm_isa(fr_isa want) {
-    if (want == FR_ISA_AVX512_BF16) want = FR_ISA_AVX512;
+    if (want == FR_ISA_AVX512_BF16 || want == FR_ISA_AMX) want = FR_ISA_AVX512;
     if (want != FR_ISA_AUTO) return isa_available(want) ? want : FR_ISA_AUTO;
     int v = atomic_load_explicit(&best_cached, memory_order_relaxed);
     if (v < 0) {

@@ -1,4 +1,4 @@
-/* The diagnosis (verification.md section 3, last bullet): the likeliest cause of a case the judge found beyond its
+/* The diagnosis (docs/verification-method.md section 3, last bullet): the likeliest cause of a case the judge found beyond its
  * bounds, named only when evidence separates it from the alternatives.
  *
  * The evidence is a re-run: the golden (or the emulator, for a numerics defect) is run again on the case's own inputs

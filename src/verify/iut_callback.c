@@ -32,7 +32,7 @@ static fr_status cb_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outp
 
 static void cb_close(fr_iut *iut) { free(iut->impl); }
 
-static const fr_iut_ops kCallbackOps = {cb_run, cb_close};
+static const fr_iut_ops kCallbackOps = {cb_run, cb_close, NULL};
 
 fr_status fr_iut_callback_open(fr_verify_callback fn, void *ud, const char *name, fr_iut **out, fr_error *err) {
     if (!fn || !out) return fr_fail(err, FR_E_NULL, "callback: NULL function or result pointer");

@@ -1,4 +1,4 @@
-/* The judge: verdict and diagnosis of one case (judge.h, verification.md 3). */
+/* The judge: verdict and diagnosis of one case (judge.h, docs/verification-method.md 3). */
 #include "verify/judge.h"
 
 #include "verify/diagnose.h"
@@ -234,7 +234,7 @@ static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *
     *maxnorm = sqrt(*maxnorm);
 }
 
-/* A-priori ceiling on attention_out's max abs error (verification.md 1: Blanchard-Higham-Higham softmax bound with
+/* A-priori ceiling on attention_out's max abs error (docs/verification-method.md 1: Blanchard-Higham-Higham softmax bound with
  * the GEMM bounds): per row the weights carry a relative error below (n + 2 + 2 range) u_acc plus one rounding of P
  * (u_p), the output is a convex combination of V rows (times 1/keep_prob), plus one rounding of the output. */
 static double apriori_abs(const ctx *x, fr_dtype out_dt) {

@@ -1,4 +1,4 @@
-/* The plain reference in the case's dtype (verification.md 1): standard attention as people write it, the
+/* The plain reference in the case's dtype (docs/verification-method.md 1): standard attention as people write it, the
  * reference FlashAttention's own tests and PyTorch's math backend amount to. Its error against the golden is what
  * an ordinary *correct* implementation of that dtype reaches, and the judge's bounds are multiples of it (judge.h).
  *

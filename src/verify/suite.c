@@ -842,6 +842,8 @@ static bool stop_early(const fr_iut *iut, fr_suite_result *res) {
     snprintf(res->stopped, sizeof res->stopped, "stopped early after %d identical consecutive errors (%d of %d cases "
              "run): %.380s", FR_IUT_GIVE_UP_AFTER, res->n, res->planned, why);
     return true;
+}
+
 fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err) {
     unsigned bits = set_bits(set);
     if (!bits)

@@ -18,7 +18,7 @@
 
 static const char *scripts;
 static const char *root;
-static bool persistent; /* every script through persistent: (scripts/persist.sh) instead of exec: */
+static bool persistent; /* every script through persistent: (tests/iut/scripts/persist.sh) instead of exec: */
 
 static fr_iut *open_script(const char *name) {
     char spec[1200];

@@ -6,6 +6,7 @@
 #include "common/check.h"
 #include "verify/suite_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static fr_verdict judge(fr_iut *iut, const fr_gen_spec *s, const fr_suite_opts *o, fr_diag *d) {
