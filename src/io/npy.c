@@ -455,6 +455,23 @@ static fr_status check_writable(const fr_tensor *t, const char *what, int64_t *b
     return FR_OK;
 }
 
+fr_status fr_npy_header_bytes(const fr_tensor *t, int version, char *buf, size_t *len, int64_t *data_bytes,
+                             const char *what, fr_error *err) {
+    if (!what) what = "npy";
+    if (!buf || !len) return fr_fail(err, FR_E_NULL, "%s: header buffer: NULL", what);
+    *len = 0;
+    int64_t bytes = 0;
+    fr_status st = check_writable(t, what, &bytes, err);
+    if (st != FR_OK) return st;
+    if (version < 0 || version > 2) return fr_fail(err, FR_E_INVALID_ARG, "%s: version %d (0, 1 or 2)", what, version);
+    size_t hl = make_header(t, fr_npy_descr_for(t->dtype), version ? version : 1, buf, FR_NPY_HEADER_MAX);
+    if (!hl && !version) hl = make_header(t, fr_npy_descr_for(t->dtype), 2, buf, FR_NPY_HEADER_MAX);
+    if (!hl) return fr_fail(err, FR_E_INTERNAL, "%s: header does not fit", what);
+    *len = hl;
+    if (data_bytes) *data_bytes = bytes;
+    return FR_OK;
+}
+
 fr_status fr_npy_write_mem(const fr_tensor *t, int version, void **buf, size_t *len, fr_error *err) {
     if (!buf || !len) return fr_fail(err, FR_E_NULL, "npy: buf/len: NULL");
     *buf = NULL;
@@ -462,11 +479,9 @@ fr_status fr_npy_write_mem(const fr_tensor *t, int version, void **buf, size_t *
     int64_t bytes = 0;
     fr_status st = check_writable(t, "npy", &bytes, err);
     if (st != FR_OK) return st;
-    if (version < 0 || version > 2) return fr_fail(err, FR_E_INVALID_ARG, "npy: version %d (0, 1 or 2)", version);
-    char hb[640];
-    size_t hl = make_header(t, fr_npy_descr_for(t->dtype), version ? version : 1, hb, sizeof hb);
-    if (!hl && !version) hl = make_header(t, fr_npy_descr_for(t->dtype), 2, hb, sizeof hb);
-    if (!hl) return fr_fail(err, FR_E_INTERNAL, "npy: header does not fit");
+    char hb[FR_NPY_HEADER_MAX];
+    size_t hl;
+    if ((st = fr_npy_header_bytes(t, version, hb, &hl, NULL, "npy", err)) != FR_OK) return st;
     if ((uint64_t)bytes > SIZE_MAX - hl) return fr_fail(err, FR_E_OVERFLOW, "npy: size overflows");
     char *b = malloc(hl + (size_t)bytes);
     if (!b) return fr_fail(err, FR_E_NOMEM, "npy: cannot allocate %lld bytes", (long long)bytes);
@@ -482,11 +497,9 @@ fr_status fr_npy_write_file(const char *path, const fr_tensor *t, int version, f
     int64_t bytes = 0;
     fr_status st = check_writable(t, path, &bytes, err);
     if (st != FR_OK) return st;
-    if (version < 0 || version > 2) return fr_fail(err, FR_E_INVALID_ARG, "%s: version %d (0, 1 or 2)", path, version);
-    char hb[640];
-    size_t hl = make_header(t, fr_npy_descr_for(t->dtype), version ? version : 1, hb, sizeof hb);
-    if (!hl && !version) hl = make_header(t, fr_npy_descr_for(t->dtype), 2, hb, sizeof hb);
-    if (!hl) return fr_fail(err, FR_E_INTERNAL, "%s: header does not fit", path);
+    char hb[FR_NPY_HEADER_MAX];
+    size_t hl;
+    if ((st = fr_npy_header_bytes(t, version, hb, &hl, NULL, path, err)) != FR_OK) return st;
     FILE *f = fopen(path, "wb");
     if (!f) return fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
     bool ok = fwrite(hb, 1, hl, f) == hl && fr_io_write_tensor(f, t);

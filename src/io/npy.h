@@ -52,6 +52,14 @@ fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_e
 /* The fr_dtype a header's data is read as for `want` (FR_E_FORMAT naming the mismatch, as the readers say it). */
 fr_status fr_npy_header_dtype(const fr_npy_header *h, fr_dtype want, fr_dtype *dt, const char *what, fr_error *err);
 
+/* Room for any header this library writes (make_header's dict of at most FR_MAX_DIMS dimensions, padded). */
+#define FR_NPY_HEADER_MAX 640
+/* The header bytes fr_npy_write_file writes for t (same version rule) into buf[FR_NPY_HEADER_MAX]: *len bytes, and
+ * the data size in *data_bytes (may be NULL). For writers that lay out a file first and fill its data later
+ * (src/dist: each rank pwrite()s its rows), so their files are byte-identical to fr_npy_write_file's. */
+fr_status fr_npy_header_bytes(const fr_tensor *t, int version, char *buf, size_t *len, int64_t *data_bytes,
+                             const char *what, fr_error *err);
+
 /* Writes t (any strides, any dtype but FR_DT_NONE) as a contiguous C-order .npy. `version` is 1 or 2 (0 = 1,
  * the smallest that fits; numpy's choice). write_mem returns a malloc'd buffer in *buf (free() it). */
 fr_status fr_npy_write_file(const char *path, const fr_tensor *t, int version, fr_error *err);
