@@ -31,4 +31,21 @@ static inline void fr_golden_part_range(const fr_golden_part *part, int64_t n, i
     *t1 = n * (part->rank + 1) / part->size;
 }
 
+/* Which output rows a part owns, for a layer that writes them itself (src/dist writes each rank's rows into the
+ * output files). Q: the forward's and pass A's grid, (query head, GD_BR query rows); KV: pass B's, (kv head, GD_BC
+ * keys). The same grid, order and split as fr_golden_fwd_part / fr_golden_bwd_part use (golden_part.c). */
+typedef enum fr_golden_grid { FR_GOLDEN_GRID_Q = 0, FR_GOLDEN_GRID_KV = 1 } fr_golden_grid;
+
+typedef struct fr_golden_rows {
+    int64_t head;  /* query head (Q) or kv head (KV) */
+    int64_t b;     /* batch */
+    int64_t row0;  /* the batch's first row in the T dimension (TND), else 0 */
+    int64_t i0, n; /* rows [i0, i0 + n) of batch b */
+} fr_golden_rows;
+
+/* Calls fn for each task of the part (all tasks when part is NULL), in task order; stops at the first nonzero
+ * return of fn and returns it. FR_E_NOMEM / FR_E_OVERFLOW (as an int) when the grid cannot be built. */
+int fr_golden_part_rows(const fr_problem *pb, fr_golden_grid grid, const fr_golden_part *part,
+                        int (*fn)(void *ud, const fr_golden_rows *r), void *ud);
+
 #endif
