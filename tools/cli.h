@@ -20,6 +20,9 @@ int cli_size(void);
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
 const fr_dist *cli_dist(void);
+/* With FLASHREF_DIST_STATS=1: "flashref WHAT: dist: rank r of R wrote N bytes" on stderr (tests/dist checks that
+ * ranks other than 0 write their part of the outputs). */
+void cli_dist_stats(const char *what, int64_t bytes);
 #endif
 
 /* True when argv[1..] holds -h or --help. */

@@ -182,8 +182,8 @@ static void list_sets(void) {
 
 #ifdef FR_HAVE_MPI
 /* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
- * the case and computes its part of the golden (src/dist), rank 0 writes the outputs: the same files as a single
- * process writes. */
+ * the case, computes its part of the golden and writes its rows of the output files (src/dist/dist_io.c): the same
+ * files as a single process writes. */
 static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only) {
     one->name = name;
     char dir[4096];
@@ -226,9 +226,9 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
         return 2;
     }
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    st = cs.op == FR_CASE_FWD ? fr_dist_fwd(cli_dist(), &cs.params, &cs.in.fwd, &o.fwd, &e, &err)
-                              : fr_dist_bwd(cli_dist(), &cs.params, &cs.in, &o.bwd, &e, &err);
-    if (st == FR_OK && cli_rank() == 0) st = fr_case_write_outputs(dir, &o, &err);
+    int64_t bytes = 0;
+    st = fr_dist_run_to_dir(cli_dist(), &cs, &o, &e, dir, &bytes, &err);
+    cli_dist_stats("golden", bytes);
     if (cli_rank() == 0) {
         if (st != FR_OK) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
         else

@@ -18,9 +18,11 @@ static void run_usage(FILE *f) {
             "  into OUTDIR (default: DIR), as docs/case-format.md describes. Options may come before or after DIR, so\n"
             "  `flashref suite --impl exec:\"flashref run --engine fast\"` works.\n"
             "  --threads N   worker threads (0 = OpenMP default); results are identical for any N\n"
-            "  Under `mpirun -n R` (a build with MPI) the golden engine splits the case across the R ranks (each\n"
-            "  reads the case, computes its part of the fixed task grid; rank 0 merges and writes): the files are\n"
-            "  bit-identical to a single-process run for every R. Other engines run on rank 0 only.\n"
+            "  Under `mpirun -n R` (a build with MPI) the golden engine splits the case across the R ranks: each\n"
+            "  reads the case and computes its part of the fixed task grid; rank 0 lays out the output files and\n"
+            "  every rank writes its own rows into them (OUTDIR must be shared by the ranks). The files are\n"
+            "  bit-identical to a single-process run for every R. Other engines run on rank 0, which writes.\n"
+            "  FLASHREF_DIST_STATS=1 prints the bytes each rank wrote.\n"
             "exit status: 0 done; 2 usage, invalid case or engine not available in this build / on this CPU;\n"
             "  77 the engine does not support this case (reported as SKIP by the suite).\n");
 }
@@ -90,12 +92,17 @@ int cmd_run(int argc, char **argv) {
         fr_case_free(&c);
         return 2;
     }
+    const char *odir = out ? out : dir;
+    int written_here = 0; /* the files are on disk already (written in parallel by the ranks) */
 #ifdef FR_HAVE_MPI
-    /* Under mpirun: the golden's task grid split across the ranks, merged onto rank 0, which writes (src/dist). */
-    if (cli_size() > 1)
-        st = c.op == FR_CASE_FWD ? fr_dist_fwd(cli_dist(), &c.params, &c.in.fwd, &o.fwd, &e, &err)
-                                 : fr_dist_bwd(cli_dist(), &c.params, &c.in, &o.bwd, &e, &err);
-    else
+    /* Under mpirun: the golden's task grid split across the ranks, each rank writing its own rows of the output
+     * files (src/dist/dist_io.c); other engines run on rank 0, which writes. */
+    if (cli_size() > 1) {
+        int64_t bytes = 0;
+        st = fr_dist_run_to_dir(cli_dist(), &c, &o, &e, odir, &bytes, &err);
+        written_here = 1;
+        cli_dist_stats("run", bytes);
+    } else
 #endif
         st = c.op == FR_CASE_FWD ? fr_fwd(&c.params, &c.in.fwd, &o.fwd, &e, &err)
                                  : fr_bwd(&c.params, &c.in, &o.bwd, &e, &err);
@@ -107,7 +114,7 @@ int cmd_run(int argc, char **argv) {
     } else if (st != FR_OK) {
         fprintf(stderr, "flashref run: %s: engine %s: %s: %s\n", dir, engine, fr_status_name(st), err.msg);
         rc = 2;
-    } else if (cli_rank() == 0 && (st = fr_case_write_outputs(out ? out : dir, &o, &err)) != FR_OK) {
+    } else if (!written_here && (st = fr_case_write_outputs(odir, &o, &err)) != FR_OK) {
         fprintf(stderr, "flashref run: %s: %s\n", fr_status_name(st), err.msg);
         rc = 2;
     }

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef FR_HAVE_MPI
@@ -10,6 +11,12 @@ static fr_dist g_dist = {0, 1, 0};
 int cli_rank(void) { return g_dist.rank; }
 int cli_size(void) { return g_dist.size; }
 const fr_dist *cli_dist(void) { return &g_dist; }
+void cli_dist_stats(const char *what, int64_t bytes) {
+    const char *v = getenv("FLASHREF_DIST_STATS");
+    if (v && !strcmp(v, "1"))
+        fprintf(stderr, "flashref %s: dist: rank %d of %d wrote %lld bytes\n", what, g_dist.rank, g_dist.size,
+                (long long)bytes);
+}
 #else
 int cli_rank(void) { return 0; }
 int cli_size(void) { return 1; }

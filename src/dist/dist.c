@@ -104,8 +104,7 @@ static void release(saved *s) {
     s->count = 0;
 }
 
-/* The status every rank returns: the first failing rank's (by rank), with its message where it is this rank. */
-static fr_status agree(const fr_dist *d, fr_status st, fr_error *err) {
+fr_status fr_dist_agree(const fr_dist *d, fr_status st, fr_error *err) {
     if (d->size <= 1) return st;
     int mine = st != FR_OK ? d->rank : d->size, first = 0;
     MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -133,7 +132,7 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
     fr_status st = FR_OK;
     if (!e || e->kind != FR_ENGINE_GOLDEN) { /* only the golden has a part grid: the others run whole on rank 0 */
         if (d->rank == 0) st = fr_fwd(p, in, out, e, err);
-        return agree(d, st, err);
+        return fr_dist_agree(d, st, err);
     }
     fr_problem pb;
     saved s = {0};
@@ -148,7 +147,7 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
     }
     fr_golden_part part = {d->rank, d->size};
     if (st == FR_OK) st = fr_golden_fwd_part(&pb, p, in, out, e, &part, err);
-    if ((st = agree(d, st, err)) != FR_OK) {
+    if ((st = fr_dist_agree(d, st, err)) != FR_OK) {
         release(&s);
         return st;
     }
@@ -162,7 +161,7 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
     fr_status st = FR_OK;
     if (!e || e->kind != FR_ENGINE_GOLDEN) {
         if (d->rank == 0) st = fr_bwd(p, in, out, e, err);
-        return agree(d, st, err);
+        return fr_dist_agree(d, st, err);
     }
     fr_problem pb;
     saved s = {0};
@@ -176,7 +175,7 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
     }
     fr_golden_part part = {d->rank, d->size};
     if (st == FR_OK) st = fr_golden_bwd_part(&pb, p, in, out, e, &part, err);
-    if ((st = agree(d, st, err)) != FR_OK) {
+    if ((st = fr_dist_agree(d, st, err)) != FR_OK) {
         release(&s);
         return st;
     }

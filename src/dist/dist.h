@@ -33,6 +33,25 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
 fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                       const fr_engine *e, fr_error *err);
 
+/* One case across the ranks with its outputs written in parallel into dir (collective; the case, loaded by every
+ * rank, and o, allocated by fr_case_alloc_outputs on every rank). Golden engine: each rank computes its part of
+ * the task grid (no merge); rank 0 creates each output .npy (header, data area of the full size) in dir; after a
+ * barrier every rank opens each file (no O_CREAT, O_NOFOLLOW), checks that its header and size are the ones
+ * expected, and pwrite()s only the rows its tasks own (the backward's dk/dv rows are owned whole by one pass B
+ * task, so nothing is reduced across ranks; dsink by rank 0). The files are byte-identical to a single process's
+ * fr_case_write_outputs. Other engines run whole on rank 0, which writes every file. Under one process it is
+ * fr_fwd / fr_bwd then fr_case_write_outputs. o holds only this rank's part afterwards. *written (may be NULL):
+ * the bytes this rank wrote (headers and data). Returns the same status on every rank; on failure after rank 0
+ * created the files it removes them (a half-written output must not look like a result). The files must be on a
+ * file system every rank sees under the same path. */
+struct fr_case;
+struct fr_case_outputs;
+fr_status fr_dist_run_to_dir(const fr_dist *d, const struct fr_case *c, struct fr_case_outputs *o,
+                             const fr_engine *e, const char *dir, int64_t *written, fr_error *err);
+
+/* The status every rank returns (collective): the first failing rank's (by rank), with its message where it is
+ * this rank, "dist: rank K of R failed" elsewhere. */
+fr_status fr_dist_agree(const fr_dist *d, fr_status st, fr_error *err);
 /* Whether any rank passes a nonzero flag (collective; flag itself when single). */
 int fr_dist_any(const fr_dist *d, int flag);
 /* The sum of v over the ranks (collective). */

@@ -2,8 +2,12 @@
 # mpirun -n R (R = 1, 2, 3, oversubscribed) of `flashref run DIR --engine golden` and `flashref golden` against one
 # process: every output file must be byte-identical. The cases cover a forward (TND, dropout, ALiBi slopes, sparse
 # mode 8), a backward (GQA, rope, sink, causal) and a forward with a band (mode 4) in BSH fp16, each with several
-# golden tasks per rank. A merge that dropped a rank's part (NaN-prefilled files) or counted a part twice (the XOR
-# merge cancels it) fails here.
+# golden tasks per rank, and every layout's row placement (BNSD and SBH forward, BSND and SBH backward, TND with
+# softmax same_as_input). Under mpirun each rank writes its own rows into the files rank 0 laid out
+# (src/dist/dist_io.c): a rank writing rows it does not own (NaN-prefilled) or a row no rank writes (zeros on disk)
+# fails the comparison. FLASHREF_DIST_STATS=1 reports the bytes each rank wrote: for R = 2, 3 every rank must have
+# written some, and together exactly the files' sizes (no byte written twice). An engine without a part grid (fast)
+# runs on rank 0 alone; a symbolic link in place of an output file is refused, its target left untouched.
 # usage: dist_bit_identical.sh FLASHREF MPIEXEC
 set -u
 F=$1
@@ -19,30 +23,77 @@ mpi() { n=$1; shift; "$MPI" --oversubscribe -n "$n" "$@"; }
   --sparse-mode 3 --mask canonical --bwd --no-outputs >/dev/null || fail=1
 "$F" golden --out "$T/in" --name fwd_band --layout BSH --dtype fp16 --B 1 --N1 2 --S1 390 --S2 333 --D 16 \
   --sparse-mode 4 --pre-tokens 100 --next-tokens 20 --mask canonical --no-outputs >/dev/null || fail=1
-for c in fwd_tnd bwd_gqa fwd_band; do
+"$F" golden --out "$T/in" --name fwd_bnsd --layout BNSD --B 2 --N1 3 --S1 300 --S2 130 --D 16 \
+  --sparse-mode 2 --mask canonical --no-outputs >/dev/null || fail=1
+"$F" golden --out "$T/in" --name fwd_sbh --layout SBH --B 2 --N1 2 --S1 270 --S2 90 --D 8 --no-outputs \
+  >/dev/null || fail=1
+"$F" golden --out "$T/in" --name fwd_tnd_same --layout TND --N1 2 --seq-q 130,0,140 --seq-kv 70,5,140 --D 8 \
+  --softmax-layout same_as_input --no-outputs >/dev/null || fail=1
+"$F" golden --out "$T/in" --name bwd_bsnd --layout BSND --B 2 --N1 2 --N2 1 --S1 260 --S2 150 --D 16 --Drope 8 \
+  --bwd --no-outputs >/dev/null || fail=1
+"$F" golden --out "$T/in" --name bwd_sbh --layout SBH --B 1 --N1 3 --S1 140 --S2 200 --D 8 --bwd --no-outputs \
+  >/dev/null || fail=1
+# The bytes each rank reports in file $1 (lines "... rank r of R wrote N bytes"): every rank > 0 bytes, and their
+# sum the size of the .npy files in directory $2.
+check_stats() {
+  got=$(grep -c "dist: rank [0-9]* of $3 wrote [1-9][0-9]* bytes" "$1")
+  [ "$got" = "$3" ] || { echo "FAIL: $4: $got of $3 ranks report nonzero bytes written"; cat "$1"; fail=1; }
+  sum=$(sed -n 's/.*dist: rank [0-9]* of [0-9]* wrote \([0-9]*\) bytes.*/\1/p' "$1" | awk '{s += $1} END {print s + 0}')
+  size=$(cat "$2"/*.npy | wc -c)
+  [ "$sum" = "$size" ] || { echo "FAIL: $4: the ranks wrote $sum bytes, the files hold $size"; fail=1; }
+}
+for c in fwd_tnd bwd_gqa fwd_band fwd_bnsd fwd_sbh fwd_tnd_same bwd_bsnd bwd_sbh; do
   "$F" run "$T/in/$c" --engine golden --out "$T/ref/$c" 2>&1 || fail=1
   for R in 1 2 3; do
     mkdir -p "$T/r$R/$c"
-    mpi $R "$F" run "$T/in/$c" --engine golden --out "$T/r$R/$c" || { echo "FAIL: mpirun -n $R run $c"; fail=1; }
+    FLASHREF_DIST_STATS=1 mpi $R "$F" run "$T/in/$c" --engine golden --out "$T/r$R/$c" 2>"$T/stats" ||
+      { echo "FAIL: mpirun -n $R run $c"; cat "$T/stats"; fail=1; }
     n=0
     for f in "$T/ref/$c"/*.npy; do
       n=$((n + 1))
       cmp -s "$f" "$T/r$R/$c/$(basename "$f")" || { echo "FAIL: $c, $R ranks: $(basename "$f") differs"; fail=1; }
     done
     [ "$n" -gt 0 ] || { echo "FAIL: $c: no output files"; fail=1; }
+    [ "$(ls "$T/r$R/$c" | wc -l)" = "$n" ] || { echo "FAIL: $c, $R ranks: other files than one process's"; fail=1; }
+    [ $R = 1 ] || check_stats "$T/stats" "$T/r$R/$c" $R "$c, $R ranks"
   done
-  echo "$c: mpirun -n 1, 2, 3 run --engine golden: files identical to one process"
+  echo "$c: mpirun -n 1, 2, 3 run --engine golden: files identical to one process, each rank wrote its rows"
 done
+# The fast engine has no part grid: rank 0 computes and writes everything, the other ranks nothing.
+"$F" run "$T/in/fwd_band" --engine fast --out "$T/fast1" 2>&1 || fail=1
+FLASHREF_DIST_STATS=1 mpi 2 "$F" run "$T/in/fwd_band" --engine fast --out "$T/fast2" 2>"$T/stats" ||
+  { echo "FAIL: mpirun -n 2 run --engine fast"; cat "$T/stats"; fail=1; }
+diff -r "$T/fast1" "$T/fast2" >/dev/null || { echo "FAIL: mpirun -n 2 run --engine fast: files differ"; fail=1; }
+grep -q "rank 1 of 2 wrote 0 bytes" "$T/stats" || { echo "FAIL: --engine fast: rank 1 wrote output"; fail=1; }
+echo "fwd_band: mpirun -n 2 run --engine fast: rank 0 alone, files identical to one process"
+# A symbolic link where an output goes is not followed (O_NOFOLLOW): the run fails, the link's target is untouched.
+mkdir -p "$T/trap"
+echo keep >"$T/victim"
+ln -s "$T/victim" "$T/trap/attention_out.npy"
+if mpi 2 "$F" run "$T/in/fwd_band" --engine golden --out "$T/trap" 2>"$T/stats"; then
+  echo "FAIL: mpirun -n 2 run wrote through a symbolic link"; fail=1
+fi
+[ "$(cat "$T/victim")" = keep ] || { echo "FAIL: the symbolic link's target was written"; fail=1; }
+grep -q "attention_out.npy: cannot create" "$T/stats" || { echo "FAIL: no 'cannot create' message"; cat "$T/stats"; fail=1; }
+[ ! -e "$T/trap/softmax_max.npy" ] || { echo "FAIL: a failed run left output files behind"; fail=1; }
+echo "a symbolic link in place of an output file: refused, its target untouched"
 # flashref golden: one case split across ranks, and a suite set's cases spread over ranks.
 P="--name one --B 1 --N1 2 --S1 300 --S2 260 --D 40 --sparse-mode 2 --mask canonical --sink --bwd"
 "$F" golden --out "$T/g1" $P >/dev/null || fail=1
-mpi 3 "$F" golden --out "$T/g3" $P >/dev/null || { echo "FAIL: mpirun -n 3 golden (one case)"; fail=1; }
-diff -r "$T/g1" "$T/g3" >/dev/null || { echo "FAIL: mpirun -n 3 golden: one case differs"; fail=1; }
+for R in 2 3; do
+  FLASHREF_DIST_STATS=1 mpi $R "$F" golden --out "$T/g$R" $P >/dev/null 2>"$T/stats" ||
+    { echo "FAIL: mpirun -n $R golden (one case)"; cat "$T/stats"; fail=1; }
+  diff -r "$T/g1" "$T/g$R" >/dev/null || { echo "FAIL: mpirun -n $R golden: one case differs"; fail=1; }
+  # The inputs and case.json are rank 0's (written before the split): count only the outputs.
+  mkdir -p "$T/gout$R"
+  for f in dq dk dv dsink; do cp "$T/g$R/one/$f.npy" "$T/gout$R/"; done
+  check_stats "$T/stats" "$T/gout$R" $R "golden one case, $R ranks"
+done
 "$F" golden --out "$T/s1" --set quick --only _b >/dev/null || fail=1
 mpi 2 "$F" golden --out "$T/s2" --set quick --only _b >/dev/null || { echo "FAIL: mpirun -n 2 golden --set"; fail=1; }
 diff -r "$T/s1" "$T/s2" >/dev/null || { echo "FAIL: mpirun -n 2 golden --set quick: directories differ"; fail=1; }
 [ "$(ls "$T/s2" | wc -l)" -gt 0 ] || { echo "FAIL: golden --set wrote nothing"; fail=1; }
-echo "golden: one case on 3 ranks and --set quick --only _b on 2 ranks: identical to one process"
+echo "golden: one case on 2 and 3 ranks and --set quick --only _b on 2 ranks: identical to one process"
 # flashref suite: cases spread over ranks, one report gathered on rank 0 (identical but for the timings).
 "$F" suite --set quick --filter bd_ --json "$T/j1.json" >"$T/o1.txt" 2>&1
 rc1=$?
