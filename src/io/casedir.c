@@ -485,7 +485,9 @@ static fr_status header_dtype(const char *path, const fr_npy_header *h, const fr
 /* Check before read: every input's header is read and the problem's limits checked on those shapes (validation
  * reads no data) before any tensor data is read or allocated, so a 4-million-row query or a 2 TB header is rejected
  * by its limit (FR_E_RANGE) at the cost of a few hundred bytes. */
-fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) {
+fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) { return fr_case_load_except(dir, c, 0, err); }
+
+fr_status fr_case_load_except(const char *dir, fr_case *c, unsigned skip, fr_error *err) {
     if (!dir || !c) return fr_fail(err, FR_E_NULL, "case: NULL dir or case");
     memset(c, 0, sizeof *c);
     char *path = fr_io_join(dir, "case.json");
@@ -542,10 +544,12 @@ fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err) {
     }
     for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) {
         fr_tensor *t = fr_case_input_slot(&c->in, (fr_case_input)k);
-        if (t->data == &dummy) memset(t, 0, sizeof *t);
+        if (t->data != &dummy) continue;
+        if (st == FR_OK && (skip >> k & 1u)) t->data = NULL; /* described, not read: the caller fills it */
+        else memset(t, 0, sizeof *t);
     }
     for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
-        if (!paths[k]) continue;
+        if (!paths[k] || (skip >> k & 1u)) continue;
         fr_dtype allowed[4];
         int na = allowed_dtypes(c, k, allowed);
         char field[64];

@@ -91,6 +91,10 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
  * links resolved: a link out of DIR is FR_E_FORMAT). Every header is read and the operator's limits checked on those
  * shapes (FR_E_RANGE / FR_E_OVERFLOW) before any tensor data is read or allocated. A FIFO or device is FR_E_IO. */
 fr_status fr_case_load(const char *dir, fr_case *c, fr_error *err);
+/* fr_case_load, except that the inputs whose bit (1u << fr_case_input) is set in skip are checked and described
+ * (dtype and shape from their headers, checked as fr_case_load checks them) but not read: their data is NULL, for
+ * the caller to fill (src/dist reads only the query rows of its part). */
+fr_status fr_case_load_except(const char *dir, fr_case *c, unsigned skip, fr_error *err);
 /* Frees everything c owns and zeroes it. */
 void fr_case_free(fr_case *c);
 

@@ -365,6 +365,15 @@ static void test_load_errors(const char *tmp, uint64_t *rng) {
     fr_case c;
     CHECK_OK(fr_case_load(dir, &c, &e), e);
     fr_case_free(&c);
+    /* fr_case_load_except (src/dist reads the query rows itself): query described (dtype, shape) but not read, the
+     * rest read; a skipped input is still checked (a wrong dtype fails as fr_case_load fails). */
+    CHECK_OK(fr_case_load_except(dir, &c, 1u << FR_CI_QUERY, &e), e);
+    CHECK(c.in.fwd.query.dtype == FR_BF16 && c.in.fwd.query.ndim == 4 && c.in.fwd.query.shape[1] == 3 &&
+              c.in.fwd.query.data == NULL,
+          "skipped query: described, data NULL");
+    CHECK(c.in.fwd.key.data && !memcmp(c.in.fwd.key.data, in.fwd.key.data, 12 * 2) && c.in.fwd.atten_mask.data,
+          "the other inputs read");
+    fr_case_free(&c);
 
     /* query stored as fp32 in a bf16 case */
     fr_tensor f = rnd(FR_F32, 4, q1, rng);
@@ -373,6 +382,8 @@ static void test_load_errors(const char *tmp, uint64_t *rng) {
     CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT && strstr(e.msg, "query.npy") && strstr(e.msg, "inputs.query"),
           "fp32 query in a bf16 case: %s", e.msg);
     CHECK(c.dir == NULL && c.in.fwd.key.data == NULL, "case emptied after a load failure");
+    CHECK(fr_case_load_except(dir, &c, 1u << FR_CI_QUERY, &e) == FR_E_FORMAT && strstr(e.msg, "inputs.query"),
+          "fp32 query, skipped: still checked: %s", e.msg);
     CHECK_OK(fr_npy_write_file(path, &in.fwd.query, 1, &e), e);
     /* atten_mask stored as fp32 */
     snprintf(path, sizeof path, "%s/atten_mask.npy", dir);
