@@ -23,6 +23,8 @@ const fr_dist *cli_dist(void);
 /* With FLASHREF_DIST_STATS=1: "flashref WHAT: dist: rank r of R wrote N bytes" on stderr (tests/dist checks that
  * ranks other than 0 write their part of the outputs). */
 void cli_dist_stats(const char *what, int64_t bytes);
+/* With FLASHREF_DIST_STATS=1: "flashref WHAT: dist: rank r of R read N of M query bytes" (query and query_rope). */
+void cli_dist_read_stats(const char *what, int64_t read, int64_t total);
 #endif
 
 /* True when argv[1..] holds -h or --help. */

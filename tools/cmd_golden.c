@@ -182,8 +182,8 @@ static void list_sets(void) {
 
 #ifdef FR_HAVE_MPI
 /* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
- * the case, computes its part of the golden and writes its rows of the output files (src/dist/dist_io.c): the same
- * files as a single process writes. */
+ * the case (a forward: only its query rows, src/dist/dist_read.c), computes its part of the golden and writes its
+ * rows of the output files (src/dist/dist_io.c): the same files as a single process writes. */
 static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only) {
     one->name = name;
     char dir[4096];
@@ -217,7 +217,10 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
     fr_case cs;
     fr_case_outputs o;
     int loaded = 0, alloc = 0;
-    if ((st = fr_case_load(dir, &cs, &err)) == FR_OK) loaded = 1;
+    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
+    int64_t got = 0, all = 0;
+    if ((st = fr_dist_case_load(cli_dist(), dir, &e, &cs, &got, &all, &err)) == FR_OK) loaded = 1;
+    if (st == FR_OK) cli_dist_read_stats("golden", got, all);
     if (st == FR_OK && (st = fr_case_alloc_outputs(&cs, true, &o, &err)) == FR_OK) alloc = 1;
     if (fr_dist_any(cli_dist(), st != FR_OK)) {
         fprintf(stderr, "flashref golden: rank %d: %s: %s: %s\n", cli_rank(), dir, fr_status_name(st), err.msg);
@@ -225,7 +228,6 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
         if (loaded) fr_case_free(&cs);
         return 2;
     }
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
     int64_t bytes = 0;
     st = fr_dist_run_to_dir(cli_dist(), &cs, &o, &e, dir, &bytes, &err);
     cli_dist_stats("golden", bytes);

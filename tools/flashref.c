@@ -17,6 +17,12 @@ void cli_dist_stats(const char *what, int64_t bytes) {
         fprintf(stderr, "flashref %s: dist: rank %d of %d wrote %lld bytes\n", what, g_dist.rank, g_dist.size,
                 (long long)bytes);
 }
+void cli_dist_read_stats(const char *what, int64_t read, int64_t total) {
+    const char *v = getenv("FLASHREF_DIST_STATS");
+    if (v && !strcmp(v, "1"))
+        fprintf(stderr, "flashref %s: dist: rank %d of %d read %lld of %lld query bytes\n", what, g_dist.rank,
+                g_dist.size, (long long)read, (long long)total);
+}
 #else
 int cli_rank(void) { return 0; }
 int cli_size(void) { return 1; }

@@ -49,6 +49,14 @@ struct fr_case_outputs;
 fr_status fr_dist_run_to_dir(const fr_dist *d, const struct fr_case *c, struct fr_case_outputs *o,
                              const fr_engine *e, const char *dir, int64_t *written, fr_error *err);
 
+/* Loads case dir on this rank (no communication). Under R > 1 ranks with the golden engine, a forward case's
+ * query and query_rope are read only where this rank's part of the task grid reads them (pread of its rows, the
+ * rest zero-filled and never touched); K, V and the other inputs are read whole. Any other case, and one whose
+ * problem does not validate, is read whole, as fr_case_load reads it. *read and *total (may be NULL): the bytes of
+ * query / query_rope data read, and their full size. */
+fr_status fr_dist_case_load(const fr_dist *d, const char *dir, const fr_engine *e, struct fr_case *c, int64_t *read,
+                            int64_t *total, fr_error *err);
+
 /* The status every rank returns (collective): the first failing rank's (by rank), with its message where it is
  * this rank, "dist: rank K of R failed" elsewhere. */
 fr_status fr_dist_agree(const fr_dist *d, fr_status st, fr_error *err);

@@ -2,12 +2,14 @@
 # mpirun -n R (R = 1, 2, 3, oversubscribed) of `flashref run DIR --engine golden` and `flashref golden` against one
 # process: every output file must be byte-identical. The cases cover a forward (TND, dropout, ALiBi slopes, sparse
 # mode 8), a backward (GQA, rope, sink, causal) and a forward with a band (mode 4) in BSH fp16, each with several
-# golden tasks per rank, and every layout's row placement (BNSD and SBH forward, BSND and SBH backward, TND with
-# softmax same_as_input). Under mpirun each rank writes its own rows into the files rank 0 laid out
-# (src/dist/dist_io.c): a rank writing rows it does not own (NaN-prefilled) or a row no rank writes (zeros on disk)
-# fails the comparison. FLASHREF_DIST_STATS=1 reports the bytes each rank wrote: for R = 2, 3 every rank must have
-# written some, and together exactly the files' sizes (no byte written twice). An engine without a part grid (fast)
-# runs on rank 0 alone; a symbolic link in place of an output file is refused, its target left untouched.
+# golden tasks per rank, and every layout's row placement: BNSD (with rope) and SBH forwards, BSND (with rope) and
+# SBH backwards, TND with an empty batch and softmax same_as_input. Under mpirun each rank reads only its query rows
+# (src/dist/dist_read.c) and writes its own rows into the files rank 0 laid out (src/dist/dist_io.c): a rank that
+# misses a query row it needs (zeros in its buffer), writes rows it does not own (NaN-prefilled) or leaves a row
+# unwritten (zeros on disk) fails the comparison. FLASHREF_DIST_STATS=1 reports the bytes each rank wrote and read:
+# for R = 2, 3 every rank must have written some, together exactly the files' sizes (no byte written twice), and a
+# forward's ranks each a part of the query, together all of it once. An engine without a part grid (fast) runs on
+# rank 0 alone; a symbolic link in place of an output file is refused, its target left untouched.
 # usage: dist_bit_identical.sh FLASHREF MPIEXEC
 set -u
 F=$1
@@ -23,7 +25,7 @@ mpi() { n=$1; shift; "$MPI" --oversubscribe -n "$n" "$@"; }
   --sparse-mode 3 --mask canonical --bwd --no-outputs >/dev/null || fail=1
 "$F" golden --out "$T/in" --name fwd_band --layout BSH --dtype fp16 --B 1 --N1 2 --S1 390 --S2 333 --D 16 \
   --sparse-mode 4 --pre-tokens 100 --next-tokens 20 --mask canonical --no-outputs >/dev/null || fail=1
-"$F" golden --out "$T/in" --name fwd_bnsd --layout BNSD --B 2 --N1 3 --S1 300 --S2 130 --D 16 \
+"$F" golden --out "$T/in" --name fwd_bnsd --layout BNSD --B 2 --N1 3 --S1 300 --S2 130 --D 16 --Drope 8 \
   --sparse-mode 2 --mask canonical --no-outputs >/dev/null || fail=1
 "$F" golden --out "$T/in" --name fwd_sbh --layout SBH --B 2 --N1 2 --S1 270 --S2 90 --D 8 --no-outputs \
   >/dev/null || fail=1
@@ -42,6 +44,20 @@ check_stats() {
   size=$(cat "$2"/*.npy | wc -c)
   [ "$sum" = "$size" ] || { echo "FAIL: $4: the ranks wrote $sum bytes, the files hold $size"; fail=1; }
 }
+# The query bytes each rank reports reading (lines "... rank r of R read N of M query bytes"), file $1, R = $2: a
+# forward's ranks each read a nonzero share of the query, together exactly all of it once; a backward's ranks read
+# it whole.
+check_reads() {
+  sed -n 's/.*dist: rank [0-9]* of [0-9]* read \([0-9]*\) of \([0-9]*\) query bytes.*/\1 \2/p' "$1" >"$T/reads"
+  [ "$(wc -l <"$T/reads")" = "$2" ] || { echo "FAIL: $4: not every rank reports its query reads"; cat "$1"; fail=1; }
+  case $3 in
+  fwd*) awk -v R="$2" '{ if ($1 <= 0 || (R > 1 && $1 >= $2)) bad = 1; s += $1; m = $2 }
+                       END { exit !(bad == 0 && s == m && m > 0) }' "$T/reads" ||
+          { echo "FAIL: $4: the ranks did not read their own query rows, each once"; cat "$T/reads"; fail=1; } ;;
+  *) awk '{ if ($1 != $2) bad = 1 } END { exit bad + 0 }' "$T/reads" ||
+       { echo "FAIL: $4: a backward rank did not read the whole query"; cat "$T/reads"; fail=1; } ;;
+  esac
+}
 for c in fwd_tnd bwd_gqa fwd_band fwd_bnsd fwd_sbh fwd_tnd_same bwd_bsnd bwd_sbh; do
   "$F" run "$T/in/$c" --engine golden --out "$T/ref/$c" 2>&1 || fail=1
   for R in 1 2 3; do
@@ -56,8 +72,9 @@ for c in fwd_tnd bwd_gqa fwd_band fwd_bnsd fwd_sbh fwd_tnd_same bwd_bsnd bwd_sbh
     [ "$n" -gt 0 ] || { echo "FAIL: $c: no output files"; fail=1; }
     [ "$(ls "$T/r$R/$c" | wc -l)" = "$n" ] || { echo "FAIL: $c, $R ranks: other files than one process's"; fail=1; }
     [ $R = 1 ] || check_stats "$T/stats" "$T/r$R/$c" $R "$c, $R ranks"
+    [ $R = 1 ] || check_reads "$T/stats" $R $c "$c, $R ranks"
   done
-  echo "$c: mpirun -n 1, 2, 3 run --engine golden: files identical to one process, each rank wrote its rows"
+  echo "$c: mpirun -n 1, 2, 3 run --engine golden: files identical to one process, each rank read and wrote its rows"
 done
 # The fast engine has no part grid: rank 0 computes and writes everything, the other ranks nothing.
 "$F" run "$T/in/fwd_band" --engine fast --out "$T/fast1" 2>&1 || fail=1
