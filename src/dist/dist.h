@@ -7,7 +7,9 @@
  * the whole K/V replicated on every rank, into full-size output tensors; the parts are merged onto rank 0 by a
  * bitwise XOR reduction of each rank's changes (every element has exactly one owner, so the merge moves bits and
  * never adds numbers). The grid does not depend on the rank count: rank 0's outputs are bit-identical to the
- * single-process fr_fwd / fr_bwd for every rank count. Other engines run whole on rank 0. */
+ * single-process fr_fwd / fr_bwd for every rank count. Other engines run whole on rank 0. A case run for its
+ * files (fr_dist_run_to_dir, dist_io.c) skips the merge: each rank writes its own rows into the output .npy files,
+ * after reading only the query rows its forward tasks use (fr_dist_case_load, dist_read.c). */
 #ifndef FR_DIST_DIST_H
 #define FR_DIST_DIST_H
 
@@ -40,10 +42,10 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
  * expected, and pwrite()s only the rows its tasks own (the backward's dk/dv rows are owned whole by one pass B
  * task, so nothing is reduced across ranks; dsink by rank 0). The files are byte-identical to a single process's
  * fr_case_write_outputs. Other engines run whole on rank 0, which writes every file. Under one process it is
- * fr_fwd / fr_bwd then fr_case_write_outputs. o holds only this rank's part afterwards. *written (may be NULL):
- * the bytes this rank wrote (headers and data). Returns the same status on every rank; on failure after rank 0
- * created the files it removes them (a half-written output must not look like a result). The files must be on a
- * file system every rank sees under the same path. */
+ * fr_fwd / fr_bwd then fr_case_write_outputs. With the golden split, o holds only this rank's part afterwards
+ * (the other elements keep their prefill). *written (may be NULL): the bytes this rank wrote (headers and data).
+ * Returns the same status on every rank; on failure after rank 0 created the files it removes them (a half-written
+ * output must not look like a result). The files must be on a file system every rank sees under the same path. */
 struct fr_case;
 struct fr_case_outputs;
 fr_status fr_dist_run_to_dir(const fr_dist *d, const struct fr_case *c, struct fr_case_outputs *o,
