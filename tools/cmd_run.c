@@ -92,16 +92,26 @@ int cmd_run(int argc, char **argv) {
     } else
 #endif
         st = fr_case_load(dir, &c, &err);
+    fr_case_outputs o;
     if (st != FR_OK) {
         fprintf(stderr, "flashref run: %s: %s: %s\n", dir, fr_status_name(st), err.msg);
-        return 2;
-    }
-    fr_case_outputs o;
-    if ((st = fr_case_alloc_outputs(&c, kind == FR_ENGINE_GOLDEN, &o, &err)) != FR_OK) {
+    } else if ((st = fr_case_alloc_outputs(&c, kind == FR_ENGINE_GOLDEN, &o, &err)) != FR_OK) {
         fprintf(stderr, "flashref run: %s: invalid case: %s: %s\n", dir, fr_status_name(st), err.msg);
         fr_case_free(&c);
+    }
+#ifdef FR_HAVE_MPI
+    /* Every rank learns whether another one failed before the collective run: a rank that stopped here alone
+     * would leave the others waiting in it forever. */
+    if (cli_size() > 1 && fr_dist_any(cli_dist(), st != FR_OK)) {
+        if (st == FR_OK) {
+            fprintf(stderr, "flashref run: rank %d: another rank could not load the case\n", cli_rank());
+            fr_case_outputs_free(&o);
+            fr_case_free(&c);
+        }
         return 2;
     }
+#endif
+    if (st != FR_OK) return 2;
     const char *odir = out ? out : dir;
     int written_here = 0; /* the files are on disk already (written in parallel by the ranks) */
 #ifdef FR_HAVE_MPI

@@ -9,7 +9,8 @@
 # unwritten (zeros on disk) fails the comparison. FLASHREF_DIST_STATS=1 reports the bytes each rank wrote and read:
 # for R = 2, 3 every rank must have written some, together exactly the files' sizes (no byte written twice), and a
 # forward's ranks each a part of the query, together all of it once. An engine without a part grid (fast) runs on
-# rank 0 alone; a symbolic link in place of an output file is refused, its target left untouched.
+# rank 0 alone; a symbolic link in place of an output file is refused, its target left untouched; a rank that cannot
+# load the case stops them all before the run.
 # usage: dist_bit_identical.sh FLASHREF MPIEXEC
 set -u
 F=$1
@@ -95,6 +96,16 @@ grep -q "attention_out.npy: cannot create" "$T/stats" ||
   { echo "FAIL: no 'cannot create' message"; cat "$T/stats"; fail=1; }
 [ ! -e "$T/trap/softmax_max.npy" ] || { echo "FAIL: a failed run left output files behind"; fail=1; }
 echo "a symbolic link in place of an output file: refused, its target untouched"
+# A rank that cannot load the case (here: given a missing directory, MPMD) stops every rank before the collective
+# run, each with its message and exit status 2, and nothing is written.
+"$MPI" --oversubscribe -n 1 "$F" run "$T/in/fwd_band" --engine golden --out "$T/mpmd" : \
+  -n 1 "$F" run "$T/in/missing" --engine golden --out "$T/mpmd" >"$T/stats" 2>&1 &&
+  { echo "FAIL: a rank's load failure did not fail the run"; fail=1; }
+grep -q "missing/case.json: cannot open" "$T/stats" &&
+  grep -q "rank 0: another rank could not load the case" "$T/stats" ||
+  { echo "FAIL: a rank's load failure: messages"; cat "$T/stats"; fail=1; }
+[ ! -e "$T/mpmd" ] || { echo "FAIL: a rank's load failure: outputs written"; fail=1; }
+echo "one rank cannot load the case: every rank stops before the run, nothing written"
 # flashref golden: one case split across ranks, and a suite set's cases spread over ranks.
 P="--name one --B 1 --N1 2 --S1 300 --S2 260 --D 40 --sparse-mode 2 --mask canonical --sink --bwd"
 "$F" golden --out "$T/g1" $P >/dev/null || fail=1
