@@ -49,6 +49,8 @@ double fr_test_sym(uint64_t *s) { return 2.0 * fr_test_unif(s) - 1.0; }
 
 int64_t fr_test_below(uint64_t *s, int64_t n) { return n <= 0 ? 0 : (int64_t)(fr_test_rand(s) % (uint64_t)n); }
 
+int64_t fr_test_range(uint64_t *s, int64_t lo, int64_t hi) { return lo + fr_test_below(s, hi - lo + 1); }
+
 int fr_test_cli(const char *exe, const char *out, const char *fmt, ...) {
     char cmd[4096];
     int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);

@@ -49,7 +49,7 @@ static size_t nbytes(const fr_tensor *t) {
 }
 
 static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
-    gt_rng rr = {seed * 7919 + (uint64_t)id}, *r = &rr;
+    uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
     memset(&c, 0, sizeof c);
     gt_opts o;
@@ -57,32 +57,32 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     c.p = fr_params_default();
     const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
     const fr_dtype dts[4] = {FR_F32, FR_BF16, FR_F16, FR_E4M3FN};
-    c.L = Ls[gt_int(r, 5)];
-    c.dt = dts[gt_int(r, 4)];
+    c.L = Ls[fr_test_below(r, 5)];
+    c.dt = dts[fr_test_below(r, 4)];
     int fp8 = c.dt == FR_E4M3FN;
-    int big = gt_int(r, 3) == 0; /* crosses the 128-row and 64-key blocks */
-    c.B = gt_range(r, 1, 2);
-    c.N2 = gt_range(r, 1, 2);
-    c.N1 = c.N2 * gt_range(r, 1, 2);
-    c.S1 = big ? gt_range(r, 120, 300) : gt_range(r, 1, 40);
-    c.S2 = big ? gt_range(r, 60, 200) : gt_range(r, 1, 40);
-    c.Dk = gt_range(r, 1, 40);
-    c.Dv = gt_range(r, 1, c.Dk);
-    c.Dr = gt_range(r, 1, 9);
-    for (int64_t b = 0; b < c.B; b++) c.lq[b] = gt_range(r, 0, c.S1), c.lkv[b] = gt_range(r, 1, c.S2);
+    int big = fr_test_below(r, 3) == 0; /* crosses the 128-row and 64-key blocks */
+    c.B = fr_test_range(r, 1, 2);
+    c.N2 = fr_test_range(r, 1, 2);
+    c.N1 = c.N2 * fr_test_range(r, 1, 2);
+    c.S1 = big ? fr_test_range(r, 120, 300) : fr_test_range(r, 1, 40);
+    c.S2 = big ? fr_test_range(r, 60, 200) : fr_test_range(r, 1, 40);
+    c.Dk = fr_test_range(r, 1, 40);
+    c.Dv = fr_test_range(r, 1, c.Dk);
+    c.Dr = fr_test_range(r, 1, 9);
+    for (int64_t b = 0; b < c.B; b++) c.lq[b] = fr_test_range(r, 0, c.S1), c.lkv[b] = fr_test_range(r, 1, c.S2);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
     if (!fp8) gt_draw_semantics(&c, &o, r, 40);
-    if (gt_int(r, 4) == 0) {
+    if (fr_test_below(r, 4) == 0) {
         o.topk = 1;
-        o.topk_kv = (int)gt_int(r, 2);
-        c.W = gt_range(r, 1, 30);
+        o.topk_kv = (int)fr_test_below(r, 2);
+        c.W = fr_test_range(r, 1, 30);
     }
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
-    if (gt_int(r, 4) == 0 && c.in.value.dtype == FR_F32) { /* an Inf and a NaN in V (masked or not) */
+    if (fr_test_below(r, 4) == 0 && c.in.value.dtype == FR_F32) { /* an Inf and a NaN in V (masked or not) */
         int64_t n = gt_numel(&c.in.value), idx[FR_MAX_DIMS] = {0};
         for (int k = 0; k < 2; k++) {
-            int64_t e = gt_int(r, n);
+            int64_t e = fr_test_below(r, n);
             for (int q = c.in.value.ndim - 1; q >= 0; q--) idx[q] = e % c.in.value.shape[q], e /= c.in.value.shape[q];
             gt_put(&c.in.value, idx, k ? NAN : INFINITY);
         }

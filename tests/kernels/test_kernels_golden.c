@@ -144,8 +144,8 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
     bi.softmax_max = fo.softmax_max;
     bi.softmax_sum = fo.softmax_sum;
     bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
-    kt_rng r = {seed ^ 0xd1ull};
-    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, kt_sym(&r)));
+    uint64_t r = seed ^ 0xd1ull;
+    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, fr_test_sym(&r)));
     fr_bwd_outputs fg = grads_as(&P, c->dt), gg = grads_as(&P, FR_F64);
     fr_status sf = st == FR_OK ? fr_bwd(&P.p, &bi, &fg, &ef, &err) : st;
     fr_status sg = st == FR_OK ? fr_bwd(&P.p, &bi, &gg, &eg, &err) : st;
