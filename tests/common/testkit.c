@@ -77,3 +77,15 @@ fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tens
     b.softmax_sum = ssum;
     return b;
 }
+
+bool fr_test_file_contains(const char *dir, const char *name, const char *s) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return false;
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, s) != NULL;
+}

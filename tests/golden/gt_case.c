@@ -408,14 +408,17 @@ void gt_make_outputs(gt_case *c, int bwd, uint64_t *r) {
     }
 }
 
-fr_status gt_run_fwd(gt_case *c, int threads, fr_error *err) {
+fr_status gt_run_fwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err) {
     fr_fwd_outputs o = {c->out, c->smax, c->ssum};
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
     e.num_threads = threads;
+    e.isa = isa;
     return fr_fwd(&c->p, &c->in, &o, &e, err);
 }
 
-fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err) {
+fr_status gt_run_fwd(gt_case *c, int threads, fr_error *err) { return gt_run_fwd_isa(c, FR_ISA_AUTO, threads, err); }
+
+fr_status gt_run_bwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err) {
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(&c->out);
     for (int64_t e = 0; e < n; e++) {
         gt_put(&c->ain, idx, gt_get(&c->out, idx));
@@ -436,8 +439,11 @@ fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err) {
     bo.dq = c->dq, bo.dk = c->dk, bo.dv = c->dv, bo.dq_rope = c->dqr, bo.dk_rope = c->dkr, bo.dsink = c->dsink;
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
     e.num_threads = threads;
+    e.isa = isa;
     return fr_bwd(&c->p, &bi, &bo, &e, err);
 }
+
+fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err) { return gt_run_bwd_isa(c, FR_ISA_AUTO, threads, err); }
 
 void gt_case_free(gt_case *c) {
     if (c->mask_shared) memset(&c->in.atten_mask, 0, sizeof c->in.atten_mask);

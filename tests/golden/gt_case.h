@@ -110,10 +110,13 @@ fr_dtype gt_op_dtype(const gt_case *c);
 /* fp64 forward outputs (NaN-prefilled), and backward tensors when bwd. */
 void gt_make_outputs(gt_case *c, int bwd, uint64_t *r);
 
+/* The golden forward into out, smax, ssum; the _isa form with fr_engine.isa = isa (FR_ISA_AUTO: the dispatcher's). */
 fr_status gt_run_fwd(gt_case *c, int threads, fr_error *err);
+fr_status gt_run_fwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 /* Backward fed the golden's own forward (run gt_run_fwd first): fp64 softmax max/sum, attention_in = the fp64
  * attention_out rounded to the operator's dtype (nearest even). */
 fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err);
+fr_status gt_run_bwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 
 /* Frees every tensor of the case (not a shared compressed mask). */
 void gt_case_free(gt_case *c);

@@ -23,10 +23,7 @@ static fr_status tiny_fwd(fr_isa isa, fr_error *err) {
     c.L = FR_BNSD, c.dt = FR_F32, c.B = 1, c.N1 = 1, c.N2 = 1, c.S1 = 4, c.S2 = 5, c.Dk = 8, c.Dv = 8;
     gt_make_inputs(&c, &o, &r);
     gt_make_outputs(&c, 0, &r);
-    fr_fwd_outputs out = {c.out, c.smax, c.ssum};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.isa = isa;
-    fr_status st = fr_fwd(&c.p, &c.in, &out, &e, err);
+    fr_status st = gt_run_fwd_isa(&c, isa, 1, err);
     gt_case_free(&c);
     return st;
 }

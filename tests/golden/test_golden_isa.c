@@ -7,35 +7,6 @@
 
 static int fails = 0, skipped = 0, compared = 0;
 
-static fr_status run_fwd(gt_case *c, fr_isa isa, int threads, fr_error *err) {
-    fr_fwd_outputs o = {c->out, c->smax, c->ssum};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = threads;
-    e.isa = isa;
-    return fr_fwd(&c->p, &c->in, &o, &e, err);
-}
-
-static fr_status run_bwd(gt_case *c, fr_isa isa, int threads, fr_error *err) {
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(&c->out);
-    for (int64_t k = 0; k < n; k++) {
-        gt_put(&c->ain, idx, gt_get(&c->out, idx));
-        for (int q = c->out.ndim - 1; q >= 0; q--) {
-            if (++idx[q] < c->out.shape[q]) break;
-            idx[q] = 0;
-        }
-    }
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = c->in, bi.dy = c->dy, bi.attention_in = c->ain, bi.softmax_max = c->smax, bi.softmax_sum = c->ssum;
-    fr_bwd_outputs bo;
-    memset(&bo, 0, sizeof bo);
-    bo.dq = c->dq, bo.dk = c->dk, bo.dv = c->dv, bo.dq_rope = c->dqr, bo.dk_rope = c->dkr, bo.dsink = c->dsink;
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = threads;
-    e.isa = isa;
-    return fr_bwd(&c->p, &bi, &bo, &e, err);
-}
-
 #define NOUT 9
 static void outputs(gt_case *c, fr_tensor **t) {
     fr_tensor *o[NOUT] = {&c->out, &c->smax, &c->ssum, &c->dq, &c->dk, &c->dv, &c->dqr, &c->dkr, &c->dsink};
@@ -92,8 +63,8 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     fr_tensor *now[NOUT];
     outputs(&c, now);
     void *ref[NOUT] = {0};
-    fr_status st = run_fwd(&c, FR_ISA_SCALAR, 1, &err);
-    if (st == FR_OK) st = run_bwd(&c, FR_ISA_SCALAR, 1, &err);
+    fr_status st = gt_run_fwd_isa(&c, FR_ISA_SCALAR, 1, &err);
+    if (st == FR_OK) st = gt_run_bwd_isa(&c, FR_ISA_SCALAR, 1, &err);
     if (st != FR_OK) { /* a combination validation refuses: not this test's subject */
         skipped++;
         gt_case_free(&c);
@@ -113,8 +84,8 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     for (int v = 0; v < nisa; v++)
         for (int threads = 1; threads <= 3; threads += 2) {
             if (isas[v] == FR_ISA_SCALAR && threads == 1) continue;
-            st = run_fwd(&c, isas[v], threads, &err);
-            if (st == FR_OK) st = run_bwd(&c, isas[v], threads, &err);
+            st = gt_run_fwd_isa(&c, isas[v], threads, &err);
+            if (st == FR_OK) st = gt_run_bwd_isa(&c, isas[v], threads, &err);
             if (st != FR_OK) {
                 printf("FAIL case %d isa %d: %s\n", id, (int)isas[v], err.msg);
                 fails++;

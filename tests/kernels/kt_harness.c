@@ -263,6 +263,43 @@ void kt_free_outputs(fr_fwd_outputs *o) {
     free(o->attention_out.data), free(o->softmax_max.data), free(o->softmax_sum.data);
 }
 
+fr_fwd_outputs kt_outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats) {
+    fr_fwd_outputs o = kt_outputs(P, out);
+    if (stats != FR_F32) {
+        fr_tensor m = o.softmax_max, s = o.softmax_sum;
+        o.softmax_max = kt_alloc(stats, m.ndim, m.shape);
+        o.softmax_sum = kt_alloc(stats, s.ndim, s.shape);
+        free(m.data), free(s.data);
+    }
+    return o;
+}
+
+fr_bwd_outputs kt_grads(const kt_prob *P, fr_dtype dt) {
+    fr_bwd_outputs o;
+    memset(&o, 0, sizeof o);
+    const kt_case *c = &P->c;
+    o.dq = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Dk);
+    o.dk = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dk);
+    o.dv = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dv);
+    if (c->Drope) {
+        o.dq_rope = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Drope);
+        o.dk_rope = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Drope);
+    }
+    if (c->sink) {
+        int64_t sh[1] = {c->N1};
+        o.dsink = kt_alloc(dt == FR_F64 ? FR_F64 : FR_F32, 1, sh);
+    }
+    fr_tensor *all[6] = {&o.dq, &o.dk, &o.dv, &o.dq_rope, &o.dk_rope, &o.dsink};
+    for (int k = 0; k < 6; k++)
+        if (fr_tensor_present(all[k])) kt_fill_nan(all[k]);
+    return o;
+}
+
+void kt_free_grads(fr_bwd_outputs *o) {
+    free(o->dq.data), free(o->dk.data), free(o->dv.data), free(o->dq_rope.data), free(o->dk_rope.data),
+        free(o->dsink.data);
+}
+
 bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;

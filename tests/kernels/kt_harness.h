@@ -95,6 +95,11 @@ void kt_free_prob(kt_prob *P);
 /* Forward outputs of the problem (attention_out in dtype dt). */
 fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt);
 void kt_free_outputs(fr_fwd_outputs *o);
+/* kt_outputs with attention_out in dtype out and softmax_max / softmax_sum in dtype stats (zeroed when not fp32). */
+fr_fwd_outputs kt_outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats);
+/* Backward outputs of the problem in dtype dt (dsink: fp64 when dt is, else fp32), NaN-prefilled. */
+fr_bwd_outputs kt_grads(const kt_prob *P, fr_dtype dt);
+void kt_free_grads(fr_bwd_outputs *o);
 
 /* ---- the spec, written out independently ------------------------------------------------------------------------ */
 

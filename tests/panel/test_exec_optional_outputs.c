@@ -120,6 +120,5 @@ int main(int argc, char **argv) {
     char rm[1200];
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     if (system(rm) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    printf("test_exec_optional_outputs: %s (%d failure(s))\n", failures ? "FAILED" : "ok", failures);
-    return failures != 0;
+    return fr_test_exit("test_exec_optional_outputs");
 }

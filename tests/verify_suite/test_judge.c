@@ -295,6 +295,5 @@ int main(void) {
     test_gain();
     test_d1();
     test_hypotheses();
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_judge");
 }
