@@ -300,6 +300,14 @@ void kt_free_grads(fr_bwd_outputs *o) {
         free(o->dsink.data);
 }
 
+fr_bwd_inputs kt_bwd_inputs(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed) {
+    const kt_case *c = &P->c;
+    fr_tensor dy = kt_qkv(c, c->dt, c->N1, P->pb.S1, P->T1, c->Dv);
+    uint64_t r = seed ^ 0xd1ull;
+    for (int64_t k = 0; k < kt_numel(&dy); k++) kt_put(&dy, k, kt_round_dt(c->dt, fr_test_sym(&r)));
+    return fr_test_bwd_inputs(&P->in, dy, fo->attention_out, fo->softmax_max, fo->softmax_sum);
+}
+
 bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;

@@ -7,6 +7,7 @@
 #ifndef FR_TESTS_KT_HARNESS_H
 #define FR_TESTS_KT_HARNESS_H
 
+#include "common/kit.h"
 #include "common/seed.h"
 #include "engine/engines.h"
 #include "core/core.h"
@@ -100,6 +101,9 @@ fr_fwd_outputs kt_outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats);
 /* Backward outputs of the problem in dtype dt (dsink: fp64 when dt is, else fp32), NaN-prefilled. */
 fr_bwd_outputs kt_grads(const kt_prob *P, fr_dtype dt);
 void kt_free_grads(fr_bwd_outputs *o);
+/* The backward's inputs after forward outputs fo: attention_in and the softmax statistics from fo, dy drawn uniform in
+ * [-1, 1) (rounded to the case's dtype) from seed ^ 0xd1 (free bi.dy.data). */
+fr_bwd_inputs kt_bwd_inputs(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed);
 
 /* ---- the spec, written out independently ------------------------------------------------------------------------ */
 

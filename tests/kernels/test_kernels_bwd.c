@@ -141,15 +141,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
         g_fail = 1;
         return;
     }
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = P.in;
-    bi.attention_in = fo.attention_out;
-    bi.softmax_max = fo.softmax_max;
-    bi.softmax_sum = fo.softmax_sum;
-    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
-    uint64_t r = seed ^ 0xd1ull;
-    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, fr_test_sym(&r)));
+    fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
     bref R;
     bool *d1rows = calloc((size_t)(c->B * c->N1 * P.pb.S1 + 1), sizeof(bool));
     bwd_reference(&P, &bi, &R, d1rows);

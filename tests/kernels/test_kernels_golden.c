@@ -103,15 +103,7 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
     ef.num_threads = 2;
     fr_error err;
     fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err);
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = P.in;
-    bi.attention_in = fo.attention_out;
-    bi.softmax_max = fo.softmax_max;
-    bi.softmax_sum = fo.softmax_sum;
-    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
-    uint64_t r = seed ^ 0xd1ull;
-    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, fr_test_sym(&r)));
+    fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
     fr_bwd_outputs fg = kt_grads(&P, c->dt), gg = kt_grads(&P, FR_F64);
     fr_status sf = st == FR_OK ? fr_bwd(&P.p, &bi, &fg, &ef, &err) : st;
     fr_status sg = st == FR_OK ? fr_bwd(&P.p, &bi, &gg, &eg, &err) : st;
