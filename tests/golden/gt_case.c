@@ -200,6 +200,15 @@ void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max) {
     o->rope = fr_test_below(r, 4) == 0;
 }
 
+/* A q/k/v-like input of the case's dtype and layout, N heads of dim D, uniform in [-amp, amp]. */
+static fr_tensor qkv_input(const gt_case *c, int kv, int64_t N, int64_t D, double amp, uint64_t *r) {
+    int64_t sh[FR_MAX_DIMS];
+    int nd = gt_shape(c, kv, N, D, sh);
+    fr_tensor t = gt_tensor(c->dt, nd, sh, c->strided, r);
+    gt_fill_uniform(&t, r, -amp, amp);
+    return t;
+}
+
 void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
     int64_t sh[FR_MAX_DIMS];
     int nd;
@@ -211,22 +220,12 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
     c->p.head_num = c->N1;
     double amp = o->amp > 0 ? o->amp : 1.0;
     int fp8 = c->dt == FR_E4M3FN || c->dt == FR_E5M2 || c->dt == FR_HIF8;
-    nd = gt_shape(c, 0, c->N1, c->Dk, sh);
-    in->query = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->query, r, -amp, amp);
-    nd = gt_shape(c, 1, c->N2, c->Dk, sh);
-    in->key = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->key, r, -amp, amp);
-    nd = gt_shape(c, 1, c->N2, c->Dv, sh);
-    in->value = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->value, r, -amp, amp);
+    in->query = qkv_input(c, 0, c->N1, c->Dk, amp, r);
+    in->key = qkv_input(c, 1, c->N2, c->Dk, amp, r);
+    in->value = qkv_input(c, 1, c->N2, c->Dv, amp, r);
     if (o->rope) {
-        nd = gt_shape(c, 0, c->N1, c->Dr, sh);
-        in->query_rope = gt_tensor(c->dt, nd, sh, c->strided, r);
-        gt_fill_uniform(&in->query_rope, r, -amp, amp);
-        nd = gt_shape(c, 1, c->N2, c->Dr, sh);
-        in->key_rope = gt_tensor(c->dt, nd, sh, c->strided, r);
-        gt_fill_uniform(&in->key_rope, r, -amp, amp);
+        in->query_rope = qkv_input(c, 0, c->N1, c->Dr, amp, r);
+        in->key_rope = qkv_input(c, 1, c->N2, c->Dr, amp, r);
     } else {
         c->Dr = 0;
     }
