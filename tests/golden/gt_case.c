@@ -360,6 +360,15 @@ fr_dtype gt_op_dtype(const gt_case *c) {
     return c->p.out_dtype == FR_DT_NONE ? FR_F16 : c->p.out_dtype;
 }
 
+/* The fp64 gradient of a q/k/v-like input (N heads of dim D), NaN-prefilled so that an unwritten element shows. */
+static fr_tensor qkv_grad(const gt_case *c, int kv, int64_t N, int64_t D, uint64_t *r) {
+    int64_t sh[FR_MAX_DIMS];
+    int nd = gt_shape(c, kv, N, D, sh);
+    fr_tensor t = gt_tensor(FR_F64, nd, sh, c->strided, r);
+    gt_fill_nan_raw(&t);
+    return t;
+}
+
 void gt_make_outputs(gt_case *c, int bwd, uint64_t *r) {
     int64_t sh[FR_MAX_DIMS];
     int nd = gt_shape(c, 0, c->N1, c->Dv, sh);
@@ -384,22 +393,12 @@ void gt_make_outputs(gt_case *c, int bwd, uint64_t *r) {
     c->dy = gt_tensor(gt_op_dtype(c), nd, sh, c->strided, r);
     gt_fill_uniform(&c->dy, r, -1.0, 1.0);
     c->ain = gt_tensor(gt_op_dtype(c), nd, sh, c->strided, r);
-    nd = gt_shape(c, 0, c->N1, c->Dk, sh);
-    c->dq = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    nd = gt_shape(c, 1, c->N2, c->Dk, sh);
-    c->dk = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    nd = gt_shape(c, 1, c->N2, c->Dv, sh);
-    c->dv = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    gt_fill_nan_raw(&c->dq);
-    gt_fill_nan_raw(&c->dk);
-    gt_fill_nan_raw(&c->dv);
+    c->dq = qkv_grad(c, 0, c->N1, c->Dk, r);
+    c->dk = qkv_grad(c, 1, c->N2, c->Dk, r);
+    c->dv = qkv_grad(c, 1, c->N2, c->Dv, r);
     if (c->Dr) {
-        nd = gt_shape(c, 0, c->N1, c->Dr, sh);
-        c->dqr = gt_tensor(FR_F64, nd, sh, c->strided, r);
-        nd = gt_shape(c, 1, c->N2, c->Dr, sh);
-        c->dkr = gt_tensor(FR_F64, nd, sh, c->strided, r);
-        gt_fill_nan_raw(&c->dqr);
-        gt_fill_nan_raw(&c->dkr);
+        c->dqr = qkv_grad(c, 0, c->N1, c->Dr, r);
+        c->dkr = qkv_grad(c, 1, c->N2, c->Dr, r);
     }
     if (fr_tensor_present(&c->in.sink)) {
         c->dsink = gt_tensor(FR_F64, 1, &c->N1, 0, r);
