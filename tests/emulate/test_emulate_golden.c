@@ -59,6 +59,9 @@ static fr_status run_bwd(gt_case *c, const fr_bwd_inputs *bi, const fr_engine *e
     return fr_bwd(&c->p, bi, &bo, e, err);
 }
 
+/* Alike golden/test_golden_isa.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws its
+ * own ranges (here 5 dtypes with hif8, S up to 40) in its own order, and the seed each prints must keep reproducing its
+ * cases. */
 static void one_case(uint64_t seed, int id) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;

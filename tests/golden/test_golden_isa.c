@@ -19,6 +19,9 @@ static size_t nbytes(const fr_tensor *t) {
     return n;
 }
 
+/* Alike emulate/test_emulate_golden.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws
+ * its own ranges (here 4 dtypes and shapes across the 128 x 64 blocks) in its own order, and the seed each prints must
+ * keep reproducing its cases. */
 static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;

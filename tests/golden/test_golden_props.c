@@ -364,6 +364,8 @@ static void test_nan_masked(uint64_t *r) {
 }
 
 /* ---- very negative finite scores ---------------------------------------------------------------------------- */
+/* Alike test_golden_props.c:test_broadcast (and the other property tests): kept apart because only the opening is alike
+ * (base_case, then each test's own sizes, options and checks). */
 static void test_very_negative(uint64_t *r) {
     gt_case c;
     gt_opts o;
@@ -468,6 +470,8 @@ static void test_out_dtype(uint64_t *r) {
 /* ---- broadcast (stride 0) views -------------------------------------------------------------------------------- */
 /* K and V with batch stride 0 (every batch the same rows) and a [B,N1,S1,S2] mask with stride 0 over b and h give the
  * same bits as the same values materialised. */
+/* Alike test_golden_props.c:test_very_negative (and the other property tests): kept apart because only the opening is
+ * alike (base_case, then each test's own sizes, options and checks). */
 static void test_broadcast(uint64_t *r) {
     gt_case c;
     gt_opts o;

@@ -54,6 +54,8 @@ void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0,
     }
 }
 
+/* Alike src/verify/suite.c:case_view: kept apart because only the shape is alike (field-by-field assignments of
+ * different structs: params from a kt_case here, a case view there). */
 void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     memset(P, 0, sizeof *P);
     P->c = *c;
@@ -377,6 +379,8 @@ bool kt_drop_keep(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, 
     return (((const uint8_t *)P->in.drop_mask.data)[k >> 3] >> (k & 7)) & 1;
 }
 
+/* Alike test_kernels_bwd.c:bwd_reference: kept apart because the forward oracle and the backward oracle compute
+ * different sums; they share only the (b, h, i) loop heads. */
 void kt_reference(const kt_prob *P, kt_ref *R) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;

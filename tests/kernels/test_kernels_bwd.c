@@ -25,6 +25,8 @@ typedef struct bref {
 static int64_t qrow(const kt_prob *P, int64_t b, int64_t h, int64_t i) { return (b * P->c.N1 + h) * P->pb.S1 + i; }
 static int64_t krow(const kt_prob *P, int64_t b, int64_t n, int64_t j) { return (b * P->c.N2 + n) * P->pb.S2 + j; }
 
+/* Alike kt_harness.c:kt_reference: kept apart because the backward oracle and the forward oracle compute different
+ * sums; they share only the (b, h, i) loop heads. */
 static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
@@ -149,6 +151,9 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_outputs first;
     bool have_first = false;
     int bad = 0;
+/* Alike test_kernels_fwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
+ * (gradients against the fp64 backward here, forward outputs there); they share only the keep-the-first-variant
+ * bookkeeping. */
 #define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                               \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                     \
@@ -204,6 +209,8 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     if (bad) g_fail = 1;
 }
 
+/* Alike test_kernels_golden.c:main: kept apart because each test has its own default seed and its own case table (what
+ * it covers); only the opening lines are alike. */
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261130u;
     printf("test_kernels_bwd: seed %llu (rerun: test_kernels_bwd %llu)\n", (unsigned long long)seed,

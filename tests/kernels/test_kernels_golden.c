@@ -133,6 +133,8 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
     kt_free_prob(&P);
 }
 
+/* Alike test_kernels_fwd.c:main and test_kernels_bwd.c:main: kept apart because each test has its own default seed and
+ * its own case table (sizes and options for what it checks); a shared table would couple their coverage. */
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261131u;
     printf("test_kernels_golden: seed %llu (rerun: test_kernels_golden %llu)\n", (unsigned long long)seed,

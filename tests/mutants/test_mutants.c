@@ -122,6 +122,9 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, uint64_t *r) 
 /* Forward and gradient tolerances (rel-L2; gradients with rel_l2_grad's floor). A real bug moves them by > 1e-2. */
 static const double kFtol = 1e-6, kGtol = 2e-6;
 
+/* Alike emulate/test_emulate_golden.c:one_case and golden/test_golden_isa.c:one_case: kept apart because each test
+ * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must keep
+ * reproducing its cases. */
 static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skipped) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
@@ -243,6 +246,8 @@ static errs run_m(const char *name, gt_case *c, int bwd, uint64_t *r) {
     return e;
 }
 
+/* Alike test_mutants.c:mutant_cases (its numbered blocks): kept apart because each block is one mutant's pair of cases
+ * (one that must expose it, one it must pass), with its own sizes and expectations. */
 static void mutant_cases(uint64_t seed) {
     uint64_t rr = seed ^ 0x5eed, *r = &rr;
     gt_case c;
