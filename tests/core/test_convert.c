@@ -2,7 +2,9 @@
  * through the decoders against an independent decoder, encoders on boundary and random inputs against the slow
  * reference of tests/common/convert_ref.h, and every array variant against the scalar routines.
  * Usage: test_convert [seed]. The exhaustive 2^32 check is tests/exhaustive/exhaustive_convert.c. */
+#include "common/check.h"
 #include "common/convert_ref.h"
+#include "common/seed.h"
 #include "flashref_convert.h"
 
 #include <float.h>
@@ -12,23 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-static int reported;
-#define CHECK(c)                                                                                                  \
-    do {                                                                                                          \
-        if (!(c)) {                                                                                               \
-            if (reported++ < 50) fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);            \
-            failures++;                                                                                           \
-        }                                                                                                         \
-    } while (0)
+static int reported; /* failures printed by the checks below that print their own message (at most 50) */
 
 static uint64_t rng_state;
-static uint64_t rnd(void) { /* splitmix64 */
-    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return fr_test_rand(&rng_state); }
 
 static float f32(uint32_t u) {
     float x;
@@ -454,6 +443,5 @@ int main(int argc, char **argv) {
     test_encoders_random(300000);
     test_arrays();
     for (int f = 0; f < REF_NFMT; f++) ref_fmt_free(&fmts[f]);
-    printf("test_convert: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_convert");
 }

@@ -7,18 +7,9 @@
  *  - a very negative finite score (-1e30 via pse) is a real score, not a mask;
  *  - bit-identical results for 1, 2 and 3 threads;
  *  - attention_out in the operator dtype is the fp64 result rounded once (half away, spec D3). */
+#include "common/check.h"
 #include "golden/gt_case.h"
 
-static int fails = 0;
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                               \
-            printf(__VA_ARGS__);                                                                                      \
-            printf("\n");                                                                                             \
-            fails++;                                                                                                  \
-        }                                                                                                             \
-    } while (0)
 
 static void base_case(gt_case *c, fr_layout L, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2, int64_t Dk,
                       int64_t Dv) {
@@ -525,6 +516,6 @@ int main(int argc, char **argv) {
     test_threads(&r);
     test_out_dtype(&r);
     test_broadcast(&r);
-    printf("test_golden_props: %d failures (seed %llu)\n", fails, (unsigned long long)seed);
-    return fails ? 1 : 0;
+    printf("test_golden_props: seed %llu\n", (unsigned long long)seed);
+    return fr_test_exit("test_golden_props");
 }
