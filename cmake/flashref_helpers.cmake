@@ -34,14 +34,14 @@ function(fr_isa_flags file isa)
   endif()
 endfunction()
 
-# fr_add_test(NAME SOURCES src... [LABELS l...] [TIMEOUT s] [ARGS a...]): one ctest test, linked with libflashref
-# and the test kit fr_testkit (tests/common: CHECK, the seeded generator).
+# fr_add_test(NAME SOURCES src... [LABELS l...] [TIMEOUT s] [ARGS a...] [LIBS l...]): one ctest test, linked with
+# libflashref, the test kit fr_testkit (tests/common: CHECK, the seeded generator) and a folder's helper libraries.
 # Label "quick" for unit tests; "slow" ones still run in make test; "exhaustive" ones only in make test-exhaustive.
 function(fr_add_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LABELS;ARGS;LIBS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(${name} PRIVATE flashref_static fr_testkit)
+  target_link_libraries(${name} PRIVATE ${T_LIBS} flashref_static fr_testkit)
   add_test(NAME ${name} COMMAND ${name} ${T_ARGS} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
@@ -87,10 +87,10 @@ function(fr_add_subfolders)
   endforeach()
 endfunction()
 
-# fr_add_tests_glob([LABELS l...] [TIMEOUT s]): every test_*.c of the calling folder becomes one test named after it
-# (so several engineers can add tests to one folder without editing this file).
+# fr_add_tests_glob([LABELS l...] [TIMEOUT s] [LIBS l...]): every test_*.c of the calling folder becomes one test named
+# after it (so several engineers can add tests to one folder without editing this file).
 function(fr_add_tests_glob)
-  cmake_parse_arguments(G "" "TIMEOUT" "LABELS" ${ARGN})
+  cmake_parse_arguments(G "" "TIMEOUT" "LABELS;LIBS" ${ARGN})
   file(GLOB tsrcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_*.c)
   foreach(f ${tsrcs})
     get_filename_component(n ${f} NAME_WE)
@@ -100,6 +100,9 @@ function(fr_add_tests_glob)
     endif()
     if(G_LABELS)
       list(APPEND extra LABELS ${G_LABELS})
+    endif()
+    if(G_LIBS)
+      list(APPEND extra LIBS ${G_LIBS})
     endif()
     fr_add_test(${n} SOURCES ${f} ${extra})
   endforeach()

@@ -42,6 +42,8 @@ def decode(a, dtype):
     return a.astype(np.float64)
 
 
+# Alike tests/python/ref_runner.py:f16_half_away: kept apart because this example must run standalone (a runner users
+# copy) and that one belongs to the tests' independent reference runner.
 def encode(x, dtype):
     """float64 -> the dtype's file representation: fp32 nearest even; fp16/bf16 through fp32, then half away from
     zero with saturation (NaN stays NaN)."""
@@ -83,6 +85,8 @@ def to_bnsd(x, layout, n):
     return x.reshape(s, b, n, h // n).transpose(1, 2, 0, 3)
 
 
+# Alike tests/python/ref_attention.py:from_bnsd: kept apart because this example must run standalone (a runner users
+# copy) and that one is the tests' independent reference.
 def from_bnsd(x, layout):
     b, n, s, d = x.shape
     if layout == "BNSD":

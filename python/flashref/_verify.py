@@ -195,6 +195,8 @@ class Case:
             x = x.reshape(s, b, n * d)
         return x.contiguous() if hasattr(x, "contiguous") else np.ascontiguousarray(x)
 
+    # Alike tests/python/ref_attention.py:sparse_masked: kept apart because that one is the tests' independent
+    # reference, written from the spec, that this package is checked against.
     def dense_mask(self) -> Optional[np.ndarray]:
         """The positions that do not take part, True = masked, as a bool array [B|1, N1|1, S1, S2] (numpy), for
         sparse modes 0-4 (spec 4): None when nothing is masked. Other modes raise Unsupported."""

@@ -52,6 +52,8 @@ fr_layout fr_layout_from_name(const char *name) {
     return FR_LAYOUT_NONE;
 }
 
+/* Alike tests/core/test_validate.c:mk: kept apart because that test builds views of huge shapes with saturating stride
+ * products, which this constructor does not check. */
 fr_tensor fr_tensor_make(fr_dtype t, void *data, int ndim, const int64_t *shape) {
     fr_tensor x;
     memset(&x, 0, sizeof x);

@@ -93,6 +93,7 @@ static lay_dims dims_of(const fr_tensor *t, fr_layout l) {
 
 /* The shape a q-like (rows S1/T1) or kv-like (rows S2/T2) tensor with N heads of dim D has in pb's layout.
  * tests/golden spells it out again (gt_shape) on purpose: a test does not reuse the code it checks. */
+/* Alike tests/golden/gt_case.c:gt_shape: kept apart for the reason above. */
 static int layout_shape(const fr_problem *pb, bool kv, int64_t N, int64_t D, int64_t *s) {
     int64_t S = kv ? pb->S2 : pb->S1, T = kv ? pb->T2 : pb->T1;
     switch (pb->layout) {

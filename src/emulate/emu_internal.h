@@ -16,6 +16,8 @@ typedef struct emu_ops {
     int64_t Tq, Tk;            /* rows of q and of k/v */
 } emu_ops;
 
+/* Alike kernels/fwd.c:fwd_ctx: kept apart because only the shape is alike: this context carries the numerics
+ * configuration the emulator varies, that one the ISA table (ops). */
 typedef struct emu_ctx {
     const fr_problem *pb;
     const fr_params *p;

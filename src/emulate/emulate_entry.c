@@ -42,6 +42,8 @@ static double out_value(double v, fr_dtype dt, fr_round r) {
 /* ------------------------------------------------------------------------------------------------------------ */
 /* Forward */
 
+/* Alike emulate_entry.c:bwd_run: kept apart because each validates its own extra output (o_lo here, o_extra, the fp32 O
+ * of the dpsum sum, there) before its own pass; they share only the default-numerics lines. */
 static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
                          const fr_fwd_outputs *out, const fr_numerics *nc, const fr_tensor *o_lo, int nthreads,
                          fr_error *err) {
@@ -245,6 +247,8 @@ static void store_grad(const fr_tensor *t, fr_layout l, int64_t D, int64_t r0, i
     for (int64_t d = 0; d < D; d++) fr_store_f64(t, fr_layout_offset(t, l, D, r0, b, n, i, d), out_value(v[d], t->dtype, rnd));
 }
 
+/* Alike emulate_entry.c:fwd_run: kept apart because each validates its own extra output (o_extra, the fp32 O of the
+ * dpsum sum, here; o_lo there) before its own pass; they share only the default-numerics lines. */
 static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
                          const fr_bwd_outputs *out, const fr_numerics *nc, const fr_tensor *o_extra, int nthreads,
                          fr_error *err) {

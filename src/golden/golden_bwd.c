@@ -147,6 +147,8 @@ static double row_terms(const gd_ctx *c, const fr_bwd_inputs *in, const gd_batch
 /* Pass A: dq, dq_rope of rows [i0, i0+nr) of head h (Dsaved: their D_i). Scores and dP are key-major here
  * ([nc][nr]): Q and dY are transposed once. Qt: [Dc][nr], dYt: [Dv][nr]; per key block Kc: [nc][Dc], V: [nc][Dv],
  * x, dp, ds: [nc][nr]; gq: [nr][Dc] += ds^T Kc. */
+/* Alike golden_bwd.c:dkv_block: kept apart because this pass lays its blocks out key-major (x and dp are [nc][nr], K .
+ * Q^T) and that one query-major ([nr][nc], Q . K^T); one loop would need an index transform in the innermost loop. */
 static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
                      int64_t h, int64_t i0, int64_t nr, const double *Dsaved, bwd_ws *w) {
     const fr_problem *pb = c->pb;
@@ -188,6 +190,8 @@ static void dq_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outp
  * are row-major here ([nr][nc]): K and V are transposed once. Kt: [Dc][nc], Vt: [Dv][nc]; per query block
  * Qc: [nr][Dc], dY: [nr][Dv], x, dp, ds, pz: [nr][nc]; gk: [nc][Dc] += ds^T Qc, gv: [nc][Dv] += pz^T dY.
  * Dall: [N1][TQ][GD_BR], the pre-pass's D_i. */
+/* Alike golden_bwd.c:dq_block: kept apart because this pass lays its blocks out query-major (x and dp are [nr][nc], Q .
+ * K^T) and that one key-major ([nc][nr], K . Q^T); one loop would need an index transform in the innermost loop. */
 static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const gd_batch *bt,
                       int64_t n2, int64_t j0, int64_t nc, const double *Dall, int64_t TQ, bwd_ws *w) {
     const fr_problem *pb = c->pb;
@@ -231,6 +235,8 @@ static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_out
     if (Dr) store_rows(&out->dk_rope, L, Dr, bt->kv0, bt->b, n2, j0, nc, w->gk + Dk, Dc, c->scale);
 }
 
+/* Alike golden_fwd.c:fr_golden_fwd and fr_golden_fwd_part: kept apart because only the entry shape is alike: the
+ * backward takes its own inputs and outputs and runs its own passes after the shared gd_ctx_init. */
 fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
     return fr_golden_bwd_part(pb, p, in, out, e, NULL, err);

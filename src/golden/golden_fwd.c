@@ -62,6 +62,8 @@ static fwd_ws fwd_ws_carve(const fr_problem *pb, char *mem) {
 /* Rows [i0, i0+nr) of head h of batch bt: the whole forward of one task (nr <= GD_BR). Per key block of nc <= GD_BC:
  * Qc: [nr][Dc] -> Qt: [Dc][nr], Kc: [nc][Dc], x = Kc . Qt: [nc][nr], P: [nc][nr], V: [nc][Dv], acc: [nr][Dv] += P^T V;
  * m, l: [nr]. Writes attention_out [nr][Dv] and softmax max / sum [nr][8] of these rows. */
+/* Alike golden_rowref.c:fwd_block (the row finish): kept apart because the row reference is the independent check
+ * test_golden_long runs the blocked golden against; a shared output step would carry one bug into both. */
 static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch *bt, int64_t h, int64_t i0,
                       int64_t nr, fwd_ws *w) {
     const fr_problem *pb = c->pb;
@@ -173,6 +175,8 @@ static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch
     }
 }
 
+/* Alike golden_bwd.c:fr_golden_bwd and fr_golden_bwd_part: kept apart because only the entry shape is alike: the
+ * forward takes its own inputs and outputs and runs its own blocks after the shared gd_ctx_init. */
 fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
     return fr_golden_fwd_part(pb, p, in, out, e, NULL, err);

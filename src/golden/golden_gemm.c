@@ -1,11 +1,11 @@
 /* The golden's product C += A . B: the scalar reference (C99 fma, the contract of golden_gemm.h written plainly),
- * the choice of variant, and the skipping path for non-finite operands. */
+ * the choice of variant (asked of the one CPU dispatcher, core/isa.c), and the skipping path for non-finite
+ * operands. */
 #include "golden/golden_gemm.h"
+#include "core/core.h"
+#include "core/isa.h"
 
 #include <math.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* C: [M][N] += A: [M][K] . B: [K][N]; element (r, c) is the fma chain over k = 0 .. K-1. */
 void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
@@ -18,58 +18,38 @@ void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_
         }
 }
 
-static bool isa_available(fr_isa isa) {
-    switch (isa) {
-    case FR_ISA_AUTO:
-    case FR_ISA_SCALAR:
-        return true;
-    case FR_ISA_AVX2:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case FR_ISA_AVX512:
-    case FR_ISA_AVX512_BF16:
-    case FR_ISA_AMX: /* the golden's fp64 product has no AMX variant: AVX-512 serves these */
-        return __builtin_cpu_supports("avx512f") && isa_available(FR_ISA_AVX2);
+/* The golden's fp64 product has scalar, avx2 and avx512 variants only: the kernel variants above avx512 (avx512bf16,
+ * amx) add bf16 arithmetic, which the fp64 golden has no use for, so they run its avx512 product. */
+static fr_isa gemm_variant(fr_isa isa) { return isa == FR_ISA_AVX512_BF16 || isa == FR_ISA_AMX ? FR_ISA_AVX512 : isa; }
+
+fr_status gd_gemm_select(fr_isa want, fr_isa *isa, fr_error *err) {
+    if (!fr_isa_known(want)) return fr_fail(err, FR_E_INVALID_ARG, "engine.isa: unknown value %d", (int)want);
+    if (want == FR_ISA_AUTO) {
+        fr_status st = fr_isa_selected(&want, err); /* an unknown FLASHREF_ISA is FR_E_INVALID_ARG, as for the kernels */
+        if (st != FR_OK) return st;
     }
-    return false;
+    fr_isa v = gemm_variant(want);
+    if (!fr_isa_available(v))
+        return fr_fail(err, FR_E_NOT_AVAILABLE, "golden: engine.isa %s does not run on this CPU", fr_isa_name(want));
+    *isa = v;
+    return FR_OK;
 }
-
-static fr_isa env_isa(void) {
-    const char *v = getenv("FLASHREF_ISA");
-    if (!v) return FR_ISA_AUTO;
-#define GD_ENV(name, e, str)                                                                                           \
-    if (!strcmp(v, str)) return e;
-    GD_GEMM_VARIANTS(GD_ENV)
-#undef GD_ENV
-    if (!strcmp(v, "avx512bf16") || !strcmp(v, "amx")) return FR_ISA_AVX512;
-    return FR_ISA_AUTO; /* unknown names are ignored: the library cannot print */
-}
-
-static _Atomic int best_cached = -1; /* the cpuid result, identical for every thread that races to fill it */
 
 fr_isa gd_gemm_isa(fr_isa want) {
-    if (want == FR_ISA_AVX512_BF16 || want == FR_ISA_AMX) want = FR_ISA_AVX512;
-    if (want != FR_ISA_AUTO) return isa_available(want) ? want : FR_ISA_AUTO;
-    int v = atomic_load_explicit(&best_cached, memory_order_relaxed);
-    if (v < 0) {
-        v = isa_available(FR_ISA_AVX512) ? FR_ISA_AVX512 : isa_available(FR_ISA_AVX2) ? FR_ISA_AVX2 : FR_ISA_SCALAR;
-        atomic_store_explicit(&best_cached, v, memory_order_relaxed);
-    }
-    fr_isa best = (fr_isa)v, env = env_isa();
-    if (env != FR_ISA_AUTO && env < best) best = env; /* scalar < avx2 < avx512 */
-    return best;
+    fr_isa v = FR_ISA_AUTO;
+    return gd_gemm_select(want, &v, NULL) == FR_OK ? v : FR_ISA_AUTO;
 }
 
-gd_gemm_fn gd_gemm_pick(fr_isa want) {
-    switch (gd_gemm_isa(want)) {
-    case FR_ISA_SCALAR:
-        return gd_gemm_acc_scalar;
-    case FR_ISA_AVX2:
-        return gd_gemm_acc_avx2;
-    case FR_ISA_AVX512:
-        return gd_gemm_acc_avx512;
-    default:
-        return NULL;
-    }
+fr_status gd_gemm_pick(fr_isa want, gd_gemm_fn *fn, fr_error *err) {
+    fr_isa v = FR_ISA_AUTO;
+    *fn = NULL;
+    fr_status st = gd_gemm_select(want, &v, err);
+    if (st != FR_OK) return st;
+#define GD_FN(name, e)                                                                                                 \
+    if (v == e) *fn = gd_gemm_acc_##name;
+    GD_GEMM_VARIANTS(GD_FN)
+#undef GD_FN
+    return *fn ? FR_OK : fr_fail(err, FR_E_INTERNAL, "golden: no product for %s", fr_isa_name(v));
 }
 
 void gd_mm(gd_gemm_fn mm, int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,

@@ -17,11 +17,11 @@
 typedef void (*gd_gemm_fn)(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                            int64_t ldb, double *C, int64_t ldc);
 
-/* The variants (X-macro list, style.md 5): name, fr_isa, FLASHREF_ISA spelling. */
+/* The variants (X-macro list, style.md 5): name (gd_gemm_acc_<name>), fr_isa. */
 #define GD_GEMM_VARIANTS(X)                                                                                            \
-    X(scalar, FR_ISA_SCALAR, "scalar")                                                                                 \
-    X(avx2, FR_ISA_AVX2, "avx2")                                                                                       \
-    X(avx512, FR_ISA_AVX512, "avx512")
+    X(scalar, FR_ISA_SCALAR)                                                                                           \
+    X(avx2, FR_ISA_AVX2)                                                                                               \
+    X(avx512, FR_ISA_AVX512)
 
 void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                         int64_t ldb, double *C, int64_t ldc);
@@ -30,12 +30,16 @@ void gd_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const double *A, int64_t 
 void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                         int64_t ldb, double *C, int64_t ldc);
 
-/* The variant for an engine request (the one place the golden chooses, style.md 1-2): e->isa when set and
- * available, else the best the CPU has (cpuid, cached) lowered by FLASHREF_ISA. FR_ISA_AVX512_BF16 means avx512
- * here (the golden has no bf16 arithmetic). Returns NULL when an explicitly requested ISA is missing. */
-gd_gemm_fn gd_gemm_pick(fr_isa want);
-/* The ISA gd_gemm_pick(want) resolves to (FR_ISA_SCALAR, FR_ISA_AVX2 or FR_ISA_AVX512). */
+/* The variant for an engine request (the one place the golden chooses, style.md 1-2), asked of the one CPU
+ * dispatcher (core/isa.c): want when set (it must run on this CPU; FLASHREF_ISA plays no part, as for the kernels),
+ * else fr_isa_selected (the best the CPU has, lowered by FLASHREF_ISA). FR_ISA_AVX512_BF16 and FR_ISA_AMX mean
+ * avx512 here (the golden has no bf16 arithmetic). *isa: FR_ISA_SCALAR, FR_ISA_AVX2 or FR_ISA_AVX512.
+ * FR_E_INVALID_ARG for an unknown want or an unknown FLASHREF_ISA; FR_E_NOT_AVAILABLE when want does not run here. */
+fr_status gd_gemm_select(fr_isa want, fr_isa *isa, fr_error *err);
+/* gd_gemm_select's variant, FR_ISA_AUTO where it fails. */
 fr_isa gd_gemm_isa(fr_isa want);
+/* The product function of gd_gemm_select's variant (*fn = NULL and its status where it fails). */
+fr_status gd_gemm_pick(fr_isa want, gd_gemm_fn *fn, fr_error *err);
 
 /* C += A . B with the contract above, except that terms with A[r][k] == 0 are skipped: for finite B that is the
  * same value (fma(0, b, c) = c, up to the sign of a zero c), and where B holds an Inf or a NaN a zero weight (masked,

@@ -31,6 +31,9 @@ static inline __attribute__((always_inline)) void tile(const int mr, int64_t K, 
     }
 }
 
+/* Alike golden_gemm_avx512.c:gd_gemm_acc_avx512: kept apart because each is one ISA's variant for its vector width (6 x
+ * 8 tiles of 4-lane ymm here, 8 x 16 of 8-lane zmm with mask registers there), compiled with its own ISA flags
+ * (style.md 3). */
 void gd_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                       int64_t ldb, double *C, int64_t ldc) {
     for (int64_t c = 0; c < N; c += 8) {
@@ -40,6 +43,8 @@ void gd_gemm_acc_avx2(int64_t M, int64_t N, int64_t K, const double *A, int64_t 
         double *Cc = C + c;
         int64_t r = 0;
         for (; r + 6 <= M; r += 6) tile(6, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+        /* Alike golden_gemm_avx2.c:gd_gemm_acc_avx2 (each case below): kept apart because every case hands the always-
+         * inline tile() a constant row count, so the compiler builds one fully unrolled tile per count. */
         switch (M - r) {
         case 5:
             tile(5, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);

@@ -28,6 +28,9 @@ static inline __attribute__((always_inline)) void tile(const int mr, int64_t K, 
     }
 }
 
+/* Alike golden_gemm_avx2.c:gd_gemm_acc_avx2: kept apart because each is one ISA's variant for its vector width (8 x 16
+ * tiles of 8-lane zmm with mask registers here, 6 x 8 of 4-lane ymm there), compiled with its own ISA flags (style.md
+ * 3). */
 void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                         int64_t ldb, double *C, int64_t ldc) {
     for (int64_t c = 0; c < N; c += 16) {
@@ -38,6 +41,8 @@ void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_
         double *Cc = C + c;
         int64_t r = 0;
         for (; r + 8 <= M; r += 8) tile(8, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);
+        /* Alike golden_gemm_avx512.c:gd_gemm_acc_avx512 (each case below): kept apart because every case hands the
+         * always-inline tile() a constant row count, so the compiler builds one fully unrolled tile per count. */
         switch (M - r) {
         case 7:
             tile(7, K, A + r * rsa, rsa, csa, Bc, ldb, Cc + r * ldc, ldc, m0, m1);

@@ -16,6 +16,8 @@
 #define GD_BR 128
 #define GD_BC 64
 
+/* Alike semantics/semantics.h:fr_sem: kept apart because the golden shares no mask/pse/semantics code with the kernels
+ * it judges (design.md); the golden's context is fp64 and written from the spec. */
 typedef struct gd_ctx {
     const fr_problem *pb;
     const fr_params *p;

@@ -43,6 +43,8 @@ static fwd_ws fwd_ws_carve(const fr_problem *pb, char *mem) {
     return w;
 }
 
+/* Alike golden_fwd.c:fwd_block (the row finish): kept apart because this row reference is the independent check
+ * test_golden_long runs the blocked golden against; a shared output step would carry one bug into both. */
 static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch *bt, int64_t h, int64_t i0,
                       int64_t nr, fwd_ws *w) {
     const fr_problem *pb = c->pb;

@@ -21,10 +21,7 @@ int gd_threads(const fr_engine *e) {
 }
 
 fr_status gd_ctx_pick(gd_ctx *c, const fr_engine *e, fr_error *err) {
-    fr_isa want = e ? e->isa : FR_ISA_AUTO;
-    c->mm = gd_gemm_pick(want);
-    if (!c->mm) return fr_fail(err, FR_E_NOT_AVAILABLE, "golden: the requested ISA does not run on this CPU");
-    return FR_OK;
+    return gd_gemm_pick(e ? e->isa : FR_ISA_AUTO, &c->mm, err);
 }
 
 static int64_t clamp_len(int64_t v) { return v < 0 ? 0 : v; }

@@ -255,6 +255,9 @@ static void ds_k(const bwd_ctx *c, bwd_ws *w, int64_t ni, int64_t nj, fr_tile_cl
 
 /* Pass A: dK, dV of key rows [j0, j0 + nj) of kv head kv. Fused mode (dqacc != NULL): also adds every query tile's
  * dS K into dqacc [G][S1][DQ] (Kahan, dqcomp), the task owning all of the group's query rows. */
+/* Alike bwd.c:task_q: kept apart because this task owns a key block (dk, dv, in fused mode the group's dq too: loops
+ * over heads and query tiles) and that one a query block (dq: loop over key tiles); the loop nests run in opposite
+ * orders. */
 static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, float *dqacc,
                     float *dqcomp) {
     const fr_problem *pb = c->pb;
@@ -298,6 +301,8 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
 }
 
 /* Pass B: dQ of query rows [i0, i0 + ni) of head h; returns the rows' dsink contribution. */
+/* Alike bwd.c:task_kv: kept apart because this task owns a query block (dq: loop over key tiles) and that one a key
+ * block (dk, dv: loops over heads and query tiles); the loop nests run in opposite orders. */
 static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0) {
     const fr_problem *pb = c->pb;
     const fr_kops *ops = c->ops;
@@ -498,6 +503,8 @@ static void task_of(const bwd_ctx *c, bool pass_a, int64_t t, fr_sem_batch *sb, 
     *r0 = (k % nt) * tile;
 }
 
+/* Alike fwd.c:fr_k_fwd: kept apart because only the set-up's shape is alike: each fills its own context (bwd_ctx here,
+ * fwd_ctx there) for its own passes. */
 fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     bwd_ctx c;

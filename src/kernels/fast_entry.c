@@ -17,6 +17,8 @@ static fr_status check_dtype(const fr_tensor *t, fr_dtype op, const char *name, 
                    fr_dtype_name(t->dtype), fr_dtype_name(op));
 }
 
+/* Alike fast_entry.c:fr_fast_bwd: kept apart because each checks its own outputs' dtypes before its own kernel; they
+ * share only the ISA selection line. */
 fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
     const fr_kops *ops;
@@ -28,6 +30,8 @@ fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inp
     return fr_k_fwd(ops, e ? e->num_threads : 0, pb, p, in, out, err);
 }
 
+/* Alike fast_entry.c:fr_fast_fwd: kept apart because each checks its own outputs' dtypes before its own kernel; they
+ * share only the ISA selection line. */
 fr_status fr_fast_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
     const fr_kops *ops;

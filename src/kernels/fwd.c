@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Alike emulate/emu_internal.h:emu_ctx: kept apart because only the shape is alike: this context carries the ISA table
+ * (ops), that one the numerics configuration the emulator varies. */
 typedef struct fwd_ctx {
     const fr_kops *ops;
     const fr_problem *pb;
@@ -106,6 +108,8 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline uint32_t pair16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
 
 /* One Q/K row (head dims [0, Dk) then rope [Dk, DQ)) of head n, row i of batch sb, as fp32 into dst. */
+/* Alike fwd.c:load_qk_row16: kept apart because the element type differs (fp32 here, bf16 bits there, zero-padded to an
+ * even length for the pair GEMM), each with its own loader. */
 static void load_qk_row(const fwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
                         int64_t row0, int64_t n, int64_t i, float *dst) {
     const fr_problem *pb = c->pb;
@@ -115,6 +119,8 @@ static void load_qk_row(const fwd_ctx *c, const fr_tensor *t, const fr_tensor *r
                         dst + pb->Dk);
 }
 /* Same as bf16 bits (bf16 path), zero-padded to 2 * DQ2. */
+/* Alike fwd.c:load_qk_row: kept apart because the element type differs (bf16 bits here, zero-padded to an even length
+ * for the pair GEMM; fp32 there), each with its own loader. */
 static void load_qk_row16(const fwd_ctx *c, const fr_tensor *t, const fr_tensor *rope, const fr_sem_batch *sb,
                           int64_t row0, int64_t n, int64_t i, uint16_t *dst) {
     const fr_problem *pb = c->pb;
@@ -490,6 +496,8 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
     *i0 = (k % nqt) * c->bq;
 }
 
+/* Alike bwd.c:fr_k_bwd: kept apart because only the set-up's shape is alike: each fills its own context (fwd_ctx here,
+ * bwd_ctx there) for its own passes. */
 fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
     fwd_ctx c;

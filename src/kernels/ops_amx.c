@@ -116,6 +116,9 @@ void fr_k_gemm_bf16_32x32_amx(int64_t m, int64_t n, int64_t k2, const uint32_t *
         }
 }
 
+/* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_avx512bf16.c (their fr_kops tables): kept apart because each
+ * variant's table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness
+ * is the slot list itself. */
 const fr_kops fr_kops_amx = {
     .name = "amx",
     .isa = FR_ISA_AMX,

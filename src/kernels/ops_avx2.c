@@ -16,6 +16,9 @@ static inline __m256i tail_mask8(int64_t rem) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/* Alike ops_avx512.c:block_f32 and ops_avx512bf16.c:block_bf16: kept apart because each is one ISA's kernel for its
+ * vector width (4 x 24 of 8-lane ymm here, 6 x 64 of 16-lane zmm there, bf16 pairs by vdpbf16ps in ops_avx512bf16.c),
+ * compiled with its own ISA flags. */
 static inline __attribute__((always_inline)) void block_f32(const int MR, int64_t k, const float *A, int64_t lda,
                                                             const float *B, int64_t ldb, float *C, int64_t ldc,
                                                             int64_t nc, bool acc) {
@@ -101,6 +104,8 @@ float fr_k_max_f32_avx2(int64_t n, const float *x) {
 }
 
 /* exp(x) for x <= 0; see fr_exp512 in simd_avx512.h (same reduction and polynomial). */
+/* Alike simd_avx512.h:fr_exp512: kept apart because this is the 8-lane AVX2 form (2^n built from exponent bits, AVX2
+ * has no scalef) of the same reduction and polynomial, compiled with AVX2 flags only. */
 static inline __m256 exp256(__m256 x) {
     __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -155,6 +160,9 @@ void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t)
     }
 }
 
+/* Alike ops_scalar.c, ops_avx512.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each
+ * variant's table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness
+ * is the slot list itself. */
 const fr_kops fr_kops_avx2 = {
     .name = "avx2",
     .isa = FR_ISA_AVX2,

@@ -11,6 +11,9 @@ static inline __mmask16 tail_mask(int64_t rem) {
 }
 
 /* One MR x 64 block (MR constant after inlining). */
+/* Alike ops_avx2.c:block_f32 and ops_avx512bf16.c:block_bf16: kept apart because each is one ISA's kernel for its
+ * vector width (6 x 64 of 16-lane zmm fp32 here, 4 x 24 of 8-lane ymm in ops_avx2.c, bf16 pairs by vdpbf16ps in
+ * ops_avx512bf16.c), compiled with its own ISA flags. */
 static inline __attribute__((always_inline)) void block_f32(const int MR, int64_t k, const float *A, int64_t lda,
                                                             const float *B, int64_t ldb, float *C, int64_t ldc,
                                                             int64_t nc, bool acc) {
@@ -149,6 +152,9 @@ void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *sr
         for (int64_t c = r < r16 ? c16 : 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
 
+/* Alike ops_scalar.c, ops_avx2.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
+ * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
+ * list itself. */
 const fr_kops fr_kops_avx512 = {
     .name = "avx512",
     .isa = FR_ISA_AVX512,

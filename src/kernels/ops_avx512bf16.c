@@ -8,6 +8,8 @@ static inline __mmask16 tail_mask(int64_t rem) {
     return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
 }
 
+/* Alike ops_avx512.c:block_f32 and ops_avx2.c:block_f32: kept apart because this is the bf16-pair kernel (vdpbf16ps on
+ * packed pairs, AVX512-BF16 flags) and they are fp32 kernels for their own vector widths. */
 static inline __attribute__((always_inline)) void block_bf16(const int MR, int64_t k, const uint32_t *A,
                                                              int64_t lda, const uint32_t *B, int64_t ldb, float *C,
                                                              int64_t ldc, int64_t nc, bool acc) {
@@ -102,6 +104,9 @@ void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, i
     }
 }
 
+/* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
+ * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
+ * list itself. */
 const fr_kops fr_kops_avx512bf16 = {
     .name = "avx512bf16",
     .isa = FR_ISA_AVX512_BF16,

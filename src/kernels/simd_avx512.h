@@ -8,6 +8,8 @@
 /* exp(x) for x <= 0 (the softmax range), within about 1 ulp of expf: x = n ln2 + r (two-constant Cody-Waite),
  * exp(r) by the Cephes degree-6 polynomial, times 2^n by scalef. Results below FLT_MIN flush to 0 (they cannot
  * matter next to a row sum >= 1); -inf gives 0, NaN stays NaN. */
+/* Alike ops_avx2.c:exp256: kept apart because this is the 16-lane AVX-512 form (2^n by scalef) of the same reduction
+ * and polynomial; AVX2 files cannot include AVX-512 code. */
 static inline __m512 fr_exp512(__m512 x) {
     __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -30,6 +30,8 @@
 #define FR_SEM_DSCALE_Q_ROWS 128
 #define FR_SEM_DSCALE_KV_ROWS 256
 
+/* Alike golden/golden_internal.h:gd_ctx: kept apart because the golden shares no mask/pse/semantics code with the
+ * kernels it judges (design.md); this context serves the fast kernels and the emulator. */
 typedef struct fr_sem {
     const fr_problem *pb;
     const fr_params *p;

@@ -69,6 +69,8 @@ static fr_status talloc(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, const 
 }
 
 /* Shape of a q/k/v/out-like tensor: N heads of dim D, S rows per batch (T rows for TND). */
+/* Alike tests/golden/gt_case.c:gt_shape: kept apart because a test does not reuse the code it checks: the golden tests
+ * spell the layouts out themselves. */
 static int qkv_shape(const dims *d, int64_t n, int64_t s, int64_t t, int64_t hd, int64_t *sh) {
     switch (d->layout) {
     case FR_BSH: sh[0] = d->B, sh[1] = s, sh[2] = n * hd; return 3;

@@ -373,6 +373,8 @@ static bool c_dropout(const fr_diag_in *x, int arg, cres *out) {
 }
 
 /* The shape of a kv-like tensor with N1 heads instead of N2 (data NULL: for offsets). */
+/* Alike tests/verify_suite/test_suite_diag.c:expand_kv: kept apart because that test's defect must not reuse the
+ * diagnosis code it provokes; this one is a data-less view for offsets. */
 static fr_tensor expanded_like(const fr_problem *pb, const fr_tensor *src, int64_t D, fr_dtype dt) {
     int64_t sh[FR_MAX_DIMS];
     memcpy(sh, src->shape, sizeof sh);

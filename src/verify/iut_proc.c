@@ -153,6 +153,8 @@ static void close_from(int lo, int except) {
 }
 
 /* Kills every child of this process (and its process group when it leads one). Returns how many it found. */
+/* Alike tests/iut/test_iut_exec.c:live_in_group: kept apart because that test counts live processes itself,
+ * independently of this cleanup it checks. */
 static int kill_children(void) {
     pid_t self = getpid();
     DIR *d = opendir("/proc");

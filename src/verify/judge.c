@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Alike tests/verify_suite/test_shrink.c:main and test_judge.c:test_hypotheses: kept apart because only the shape is
+ * alike (designated initializers, one field a line): these are the judge's defaults, those test cases. */
 fr_judge_opts fr_judge_opts_default(void) {
     fr_judge_opts o = {.k_out = 2.0,
                        .k_max = 4.0,

@@ -185,6 +185,17 @@ static uint32_t ref_finish(const ref_fmt *t, uint32_t u, size_t idx, int sat) {
     return sgn | c;
 }
 
+/* Not part of the reference: the library's scalar encoder of format f, the code both conversion tests judge. */
+static inline uint32_t ref_lib_encode(int f, float x, fr_round r, fr_sat s) {
+    switch (f) {
+    case REF_F16: return fr_f32_to_f16(x, r, s);
+    case REF_BF16: return fr_f32_to_bf16(x, r, s);
+    case REF_E4M3FN: return fr_f32_to_e4m3fn(x, r, s);
+    case REF_E5M2: return fr_f32_to_e5m2(x, r, s);
+    default: return fr_f32_to_hif8(x, r, s);
+    }
+}
+
 static inline double ref_f32_value(uint32_t u) {
     float x;
     memcpy(&x, &u, sizeof x);

@@ -3,7 +3,9 @@
  *                                    (NULL: discarded), prints "[rc N] command", returns the exit status (-1 when
  *                                    the command did not exit normally).
  *   fr_test_bwd_inputs(...)          the backward's inputs: the forward's inputs plus dy, attention_in and the
- *                                    stored softmax_max / softmax_sum. */
+ *                                    stored softmax_max / softmax_sum.
+ *   fr_test_file_contains(dir, name, s)  whether the file dir/name (its first 4 MiB) contains the string s; false
+ *                                    when it cannot be read. */
 #ifndef FR_TESTS_COMMON_KIT_H
 #define FR_TESTS_COMMON_KIT_H
 
@@ -15,5 +17,6 @@ __attribute__((format(printf, 3, 4)))
 int fr_test_cli(const char *exe, const char *out, const char *fmt, ...);
 fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tensor attention_in, fr_tensor smax,
                                  fr_tensor ssum);
+bool fr_test_file_contains(const char *dir, const char *name, const char *s);
 
 #endif

@@ -49,6 +49,8 @@ double fr_test_sym(uint64_t *s) { return 2.0 * fr_test_unif(s) - 1.0; }
 
 int64_t fr_test_below(uint64_t *s, int64_t n) { return n <= 0 ? 0 : (int64_t)(fr_test_rand(s) % (uint64_t)n); }
 
+int64_t fr_test_range(uint64_t *s, int64_t lo, int64_t hi) { return lo + fr_test_below(s, hi - lo + 1); }
+
 int fr_test_cli(const char *exe, const char *out, const char *fmt, ...) {
     char cmd[4096];
     int n = snprintf(cmd, sizeof cmd, "'%s' ", exe);
@@ -74,4 +76,16 @@ fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tens
     b.softmax_max = smax;
     b.softmax_sum = ssum;
     return b;
+}
+
+bool fr_test_file_contains(const char *dir, const char *name, const char *s) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return false;
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strstr(buf, s) != NULL;
 }

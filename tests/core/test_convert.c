@@ -2,7 +2,9 @@
  * through the decoders against an independent decoder, encoders on boundary and random inputs against the slow
  * reference of tests/common/convert_ref.h, and every array variant against the scalar routines.
  * Usage: test_convert [seed]. The exhaustive 2^32 check is tests/exhaustive/exhaustive_convert.c. */
+#include "common/check.h"
 #include "common/convert_ref.h"
+#include "common/seed.h"
 #include "flashref_convert.h"
 
 #include <float.h>
@@ -12,23 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-static int failures;
-static int reported;
-#define CHECK(c)                                                                                                  \
-    do {                                                                                                          \
-        if (!(c)) {                                                                                               \
-            if (reported++ < 50) fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);            \
-            failures++;                                                                                           \
-        }                                                                                                         \
-    } while (0)
+static int reported; /* failures printed by the checks below that print their own message (at most 50) */
 
 static uint64_t rng_state;
-static uint64_t rnd(void) { /* splitmix64 */
-    uint64_t z = (rng_state += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+static uint64_t rnd(void) { return fr_test_rand(&rng_state); }
 
 static float f32(uint32_t u) {
     float x;
@@ -45,16 +34,6 @@ static const fr_round rounds[2] = {FR_ROUND_NEAREST_EVEN, FR_ROUND_HALF_AWAY};
 static const fr_sat sats[2] = {FR_NO_SAT, FR_SAT};
 static const char *const round_name[2] = {"nearest-even", "half-away"};
 static const char *const sat_name[2] = {"no-sat", "sat"};
-
-static uint32_t encode(int f, float x, fr_round r, fr_sat s) {
-    switch (f) {
-    case REF_F16: return fr_f32_to_f16(x, r, s);
-    case REF_BF16: return fr_f32_to_bf16(x, r, s);
-    case REF_E4M3FN: return fr_f32_to_e4m3fn(x, r, s);
-    case REF_E5M2: return fr_f32_to_e5m2(x, r, s);
-    default: return fr_f32_to_hif8(x, r, s);
-    }
-}
 
 static float decode(int f, uint32_t c) {
     switch (f) {
@@ -84,7 +63,7 @@ static void check_encode(int f, uint32_t u) {
         hint = SIZE_MAX;
         for (int si = 0; si < 2; si++) {
             uint32_t want = ref_finish(&fmts[f], u, idx, si == 1);
-            uint32_t got = encode(f, x, rounds[ri], sats[si]);
+            uint32_t got = ref_lib_encode(f, x, rounds[ri], sats[si]);
             if (got != want) {
                 if (reported++ < 50)
                     fprintf(stderr, "encode %s %s %s: input 0x%08" PRIx32 " (%a) got 0x%" PRIx32 " want 0x%" PRIx32 "\n",
@@ -265,7 +244,7 @@ static void test_decoders_all_codes(void) {
             /* every finite code survives decode -> encode in every mode */
             if (isfinite(want)) {
                 for (int k = 0; k < 4; k++) {
-                    uint32_t back = encode(f, got, rounds[k & 1], sats[k >> 1]);
+                    uint32_t back = ref_lib_encode(f, got, rounds[k & 1], sats[k >> 1]);
                     if (back != c) {
                         if (reported++ < 50)
                             fprintf(stderr, "roundtrip %s 0x%04" PRIx32 " -> 0x%04" PRIx32 "\n", ref_fmt_name[f], c, back);
@@ -367,7 +346,7 @@ static void test_arrays(void) {
                     for (size_t i = 0; i < n; i++) {
                         uint32_t got = es == 2 ? ((uint16_t *)((char *)c + off * es))[i]
                                                : ((uint8_t *)((char *)c + off * es))[i];
-                        uint32_t w = encode(f, x[off + i], r, s);
+                        uint32_t w = ref_lib_encode(f, x[off + i], r, s);
                         if (got != w) {
                             if (reported++ < 50)
                                 fprintf(stderr, "array %s %s %s %s n=%zu i=%zu: input 0x%08" PRIx32 " got 0x%" PRIx32
@@ -464,6 +443,5 @@ int main(int argc, char **argv) {
     test_encoders_random(300000);
     test_arrays();
     for (int f = 0; f < REF_NFMT; f++) ref_fmt_free(&fmts[f]);
-    printf("test_convert: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_convert");
 }

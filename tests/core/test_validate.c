@@ -20,6 +20,8 @@ static unsigned char dummy[64];
 
 /* Contiguous view; strides computed with overflow checks (huge shapes must not be UB in the test itself), so not
  * fr_tensor_make, whose stride products are unchecked. */
+/* Alike src/core/tensor.c:fr_tensor_make: kept apart because this test needs stride products that saturate for huge
+ * shapes, which that constructor does not check. */
 static fr_tensor mk(fr_dtype dt, const int64_t *s, int nd) {
     fr_tensor t;
     memset(&t, 0, sizeof t);
@@ -140,6 +142,8 @@ static int64_t zeros[4096];
 
 enum { FWD_IN, FWD_OUT, BWD };
 
+/* Alike test_validate.c:INVALID_ROWS (its rows): kept apart because each X() row is one validation case (its own field
+ * changes and expected status); the likeness is the row format. */
 #define INVALID_ROWS(X)                                                                                                \
     /* NULL pointers and absent required tensors */                                                                   \
     X(params_null, BNSD, FWD_IN, FR_E_NULL, "params", c->null_p = true)                                                \

@@ -34,14 +34,14 @@ static double normwise_floor(const fr_tensor *a, const fr_tensor *r, double floo
     return rmax > 0 ? emax / rmax : emax;
 }
 
-static fr_tensor like(const fr_tensor *t, gt_rng *r) {
+static fr_tensor like(const fr_tensor *t, uint64_t *r) {
     fr_tensor o = gt_tensor(FR_F64, t->ndim, t->shape, 0, r);
     gt_fill_nan_raw(&o);
     return o;
 }
 
 /* A copy of t in dtype dt (rounded to nearest even): the operator takes dy and attention_in in its dtype. */
-static fr_tensor conv(const fr_tensor *t, fr_dtype dt, gt_rng *r) {
+static fr_tensor conv(const fr_tensor *t, fr_dtype dt, uint64_t *r) {
     fr_tensor o = gt_tensor(dt, t->ndim, t->shape, 0, r);
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(t);
     for (int64_t e = 0; e < n; e++) {
@@ -59,8 +59,11 @@ static fr_status run_bwd(gt_case *c, const fr_bwd_inputs *bi, const fr_engine *e
     return fr_bwd(&c->p, bi, &bo, e, err);
 }
 
+/* Alike golden/test_golden_isa.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws its
+ * own ranges (here 5 dtypes with hif8, S up to 40) in its own order, and the seed each prints must keep reproducing its
+ * cases. */
 static void one_case(uint64_t seed, int id) {
-    gt_rng rr = {seed * 7919 + (uint64_t)id}, *r = &rr;
+    uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
     memset(&c, 0, sizeof c);
     gt_opts o;
@@ -68,26 +71,26 @@ static void one_case(uint64_t seed, int id) {
     c.p = fr_params_default();
     const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
     const fr_dtype dts[5] = {FR_F32, FR_BF16, FR_F16, FR_E4M3FN, FR_HIF8};
-    c.L = Ls[gt_int(r, 5)];
-    c.dt = dts[gt_int(r, 5)];
+    c.L = Ls[fr_test_below(r, 5)];
+    c.dt = dts[fr_test_below(r, 5)];
     int fp8 = c.dt == FR_E4M3FN || c.dt == FR_HIF8;
-    c.B = gt_range(r, 1, 3);
-    c.N2 = gt_range(r, 1, 2);
-    c.N1 = c.N2 * gt_range(r, 1, 3);
-    c.S1 = gt_range(r, 1, 40);
-    c.S2 = gt_range(r, 1, 40);
-    c.Dk = gt_range(r, 1, 24);
-    c.Dv = gt_range(r, 1, c.Dk);
+    c.B = fr_test_range(r, 1, 3);
+    c.N2 = fr_test_range(r, 1, 2);
+    c.N1 = c.N2 * fr_test_range(r, 1, 3);
+    c.S1 = fr_test_range(r, 1, 40);
+    c.S2 = fr_test_range(r, 1, 40);
+    c.Dk = fr_test_range(r, 1, 24);
+    c.Dv = fr_test_range(r, 1, c.Dk);
     c.Dr = 8;
-    for (int64_t b = 0; b < c.B; b++) c.lq[b] = gt_range(r, 0, 30), c.lkv[b] = gt_range(r, 1, 30);
+    for (int64_t b = 0; b < c.B; b++) c.lq[b] = fr_test_range(r, 0, 30), c.lkv[b] = fr_test_range(r, 1, 30);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
     if (!fp8) {
         gt_draw_semantics(&c, &o, r, 20);
     }
-    if (gt_int(r, 4) == 0) {
+    if (fr_test_below(r, 4) == 0) {
         o.topk = 1;
-        o.topk_kv = (int)gt_int(r, 2);
-        c.W = gt_range(r, 1, 12);
+        o.topk_kv = (int)fr_test_below(r, 2);
+        c.W = fr_test_range(r, 1, 12);
     }
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
@@ -118,15 +121,15 @@ static void one_case(uint64_t seed, int id) {
     }
     fr_numerics nc;
     fr_numerics_preset(preset, &nc, NULL);
-    nc.kv_tile = gt_range(r, 1, 16); /* the tiling must not matter in fp64 */
-    nc.order = (fr_emu_order)gt_int(r, 2);
-    nc.bwd_p = (fr_emu_bwd_p)gt_int(r, 2); /* P recomputed from the stats, or replayed as the forward used it */
+    nc.kv_tile = fr_test_range(r, 1, 16); /* the tiling must not matter in fp64 */
+    nc.order = (fr_emu_order)fr_test_below(r, 2);
+    nc.bwd_p = (fr_emu_bwd_p)fr_test_below(r, 2); /* P recomputed from the stats, or replayed as the forward used it */
     if (getenv("EMU_BWD_P")) nc.bwd_p = (fr_emu_bwd_p)atoi(getenv("EMU_BWD_P"));
     fr_tensor eo = like(&c.out, r), em = like(&c.smax, r), es = like(&c.ssum, r);
     fr_fwd_outputs fo = {eo, em, es};
     fr_engine e = fr_engine_default(FR_ENGINE_EMULATE);
     e.numerics = &nc;
-    e.num_threads = (int)gt_range(r, 1, 2);
+    e.num_threads = (int)fr_test_range(r, 1, 2);
     st = fr_fwd(&c.p, &c.in, &fo, &e, &err);
     double ef = 0;
     if (st != FR_OK) {
@@ -173,7 +176,7 @@ static void one_case(uint64_t seed, int id) {
 
 /* A rounding preset gives bit-identical outputs for 1 and 2 threads (forward and backward). */
 static void thread_invariance(uint64_t seed) {
-    gt_rng rr = {seed}, *r = &rr;
+    uint64_t rr = seed, *r = &rr;
     gt_case c;
     memset(&c, 0, sizeof c);
     gt_opts o;

@@ -35,16 +35,6 @@ typedef struct variant_kind {
     fr_isa isa;
 } variant_kind;
 
-static uint32_t encode(int f, float x, fr_round r, fr_sat s) {
-    switch (f) {
-    case REF_F16: return fr_f32_to_f16(x, r, s);
-    case REF_BF16: return fr_f32_to_bf16(x, r, s);
-    case REF_E4M3FN: return fr_f32_to_e4m3fn(x, r, s);
-    case REF_E5M2: return fr_f32_to_e5m2(x, r, s);
-    default: return fr_f32_to_hif8(x, r, s);
-    }
-}
-
 /* "array-<variant>" (static strings: one per variant of the list). */
 static const char *array_name(fr_isa isa) {
     static char names[16][32];
@@ -133,7 +123,7 @@ static void run_pass(const ref_fmt *t, int ri, const variant_kind *kinds, int nk
                             /* results into got[], counted in a tight loop; reported only when something differs */
                             int64_t bad = 0;
                             if (!kinds[ki].array) {
-                                for (uint32_t i = 0; i < BLOCK; i++) got[i] = encode(f, x[i], r, s);
+                                for (uint32_t i = 0; i < BLOCK; i++) got[i] = ref_lib_encode(f, x[i], r, s);
                             } else {
                                 fr_status st = fr_convert_array_isa(kinds[ki].isa, ref_fmt_dtype[f], out, FR_F32, x,
                                                                     BLOCK, r, s);

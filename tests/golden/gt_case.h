@@ -1,10 +1,12 @@
-/* Test helpers of the golden engine (tests/golden only): a seeded RNG, tensors over the test's own buffers with
- * contiguous or permuted-and-padded strides, element access by logical index (the test's own stride arithmetic,
- * not src/core's layout helpers), and a case builder that makes every optional input of the operator.
- * Everything is static inline so each test_*.c compiles alone. */
+/* Test helpers of the golden engine (tests/golden; also the emulator's and the mutants' tests, which judge against
+ * the golden): tensors over the test's own buffers with contiguous or permuted-and-padded strides, element access by
+ * logical index (the test's own stride arithmetic, not src/core's layout helpers), and a case builder that makes
+ * every optional input of the operator. Random draws come from the kit's generator (common/seed.h; r is its
+ * state). The bodies are in gt_case.c, compiled once into fr_test_gtcase. */
 #ifndef FR_TESTS_GOLDEN_GT_CASE_H
 #define FR_TESTS_GOLDEN_GT_CASE_H
 
+#include "common/seed.h"
 #include "flashref.h"
 
 #include <float.h>
@@ -14,50 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- RNG (splitmix64) ---------------------------------------------------------------------------------------- */
-typedef struct gt_rng {
-    uint64_t s;
-} gt_rng;
-static inline uint64_t gt_next(gt_rng *r) {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static inline double gt_unif(gt_rng *r) { return (double)(gt_next(r) >> 11) * 0x1.0p-53; }
-static inline int64_t gt_int(gt_rng *r, int64_t n) { return n <= 0 ? 0 : (int64_t)(gt_next(r) % (uint64_t)n); }
-static inline int64_t gt_range(gt_rng *r, int64_t lo, int64_t hi) { return lo + gt_int(r, hi - lo + 1); }
-
 /* ---- tensors ------------------------------------------------------------------------------------------------- */
 /* A tensor with its own zeroed buffer. strided: a random memory order of the dimensions (transposed views) and one
  * element of padding per dimension, so nothing is contiguous. */
-static inline fr_tensor gt_tensor(fr_dtype dt, int ndim, const int64_t *shape, int strided, gt_rng *r) {
-    fr_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = dt;
-    t.ndim = ndim;
-    int perm[FR_MAX_DIMS];
-    for (int k = 0; k < ndim; k++) perm[k] = k;
-    if (strided)
-        for (int k = ndim - 1; k > 0; k--) {
-            int o = (int)gt_int(r, k + 1), tmp = perm[k];
-            perm[k] = perm[o];
-            perm[o] = tmp;
-        }
-    int64_t s = 1;
-    for (int k = ndim - 1; k >= 0; k--) {
-        t.shape[perm[k]] = shape[perm[k]];
-        t.strides[perm[k]] = s;
-        s *= shape[perm[k]] + (strided ? 1 : 0);
-    }
-    size_t es = fr_dtype_size(dt);
-    t.data = calloc((size_t)(s > 0 ? s : 1), es ? es : 1);
-    return t;
-}
-static inline void gt_free(fr_tensor *t) {
-    free(t->data);
-    memset(t, 0, sizeof *t);
-}
+fr_tensor gt_tensor(fr_dtype dt, int ndim, const int64_t *shape, int strided, uint64_t *r);
+void gt_free(fr_tensor *t);
 static inline int64_t gt_off(const fr_tensor *t, const int64_t *idx) {
     int64_t o = 0;
     for (int k = 0; k < t->ndim; k++) o += idx[k] * t->strides[k];
@@ -69,69 +32,15 @@ static inline int64_t gt_numel(const fr_tensor *t) {
     return n;
 }
 /* Decoded element at a raw offset. */
-static inline double gt_get_off(const fr_tensor *t, int64_t o) {
-    switch (t->dtype) {
-    case FR_F64: return ((const double *)t->data)[o];
-    case FR_F32: return ((const float *)t->data)[o];
-    case FR_F16: return fr_f16_to_f32(((const uint16_t *)t->data)[o]);
-    case FR_BF16: return fr_bf16_to_f32(((const uint16_t *)t->data)[o]);
-    case FR_E4M3FN: return fr_e4m3fn_to_f32(((const uint8_t *)t->data)[o]);
-    case FR_E5M2: return fr_e5m2_to_f32(((const uint8_t *)t->data)[o]);
-    case FR_HIF8: return fr_hif8_to_f32(((const uint8_t *)t->data)[o]);
-    case FR_I32: return ((const int32_t *)t->data)[o];
-    case FR_I64: return (double)((const int64_t *)t->data)[o];
-    case FR_U8:
-    case FR_BOOL: return ((const uint8_t *)t->data)[o];
-    default: return NAN;
-    }
-}
-static inline double gt_get(const fr_tensor *t, const int64_t *idx) { return gt_get_off(t, gt_off(t, idx)); }
+double gt_get_off(const fr_tensor *t, int64_t o);
+double gt_get(const fr_tensor *t, const int64_t *idx);
 /* Stores v rounded to nearest even (inputs are generated this way). */
-static inline void gt_put_off(const fr_tensor *t, int64_t o, double v) {
-    float f = (float)v;
-    switch (t->dtype) {
-    case FR_F64: ((double *)t->data)[o] = v; break;
-    case FR_F32: ((float *)t->data)[o] = f; break;
-    case FR_F16: ((uint16_t *)t->data)[o] = fr_f32_to_f16(f, FR_ROUND_NEAREST_EVEN, FR_SAT); break;
-    case FR_BF16: ((uint16_t *)t->data)[o] = fr_f32_to_bf16(f, FR_ROUND_NEAREST_EVEN, FR_SAT); break;
-    case FR_E4M3FN: ((uint8_t *)t->data)[o] = fr_f32_to_e4m3fn(f, FR_ROUND_NEAREST_EVEN, FR_SAT); break;
-    case FR_E5M2: ((uint8_t *)t->data)[o] = fr_f32_to_e5m2(f, FR_ROUND_NEAREST_EVEN, FR_SAT); break;
-    case FR_HIF8: ((uint8_t *)t->data)[o] = fr_f32_to_hif8(f, FR_ROUND_HALF_AWAY, FR_SAT); break;
-    case FR_I32: ((int32_t *)t->data)[o] = (int32_t)v; break;
-    case FR_I64: ((int64_t *)t->data)[o] = (int64_t)v; break;
-    case FR_U8:
-    case FR_BOOL: ((uint8_t *)t->data)[o] = (uint8_t)v; break;
-    default: break;
-    }
-}
-static inline void gt_put(const fr_tensor *t, const int64_t *idx, double v) { gt_put_off(t, gt_off(t, idx), v); }
+void gt_put_off(const fr_tensor *t, int64_t o, double v);
+void gt_put(const fr_tensor *t, const int64_t *idx, double v);
 /* Visits every logical element: fills with f(rng) (uniform in [lo, hi]). */
-static inline void gt_fill_uniform(fr_tensor *t, gt_rng *r, double lo, double hi) {
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(t);
-    for (int64_t e = 0; e < n; e++) {
-        gt_put(t, idx, lo + (hi - lo) * gt_unif(r));
-        for (int k = t->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < t->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-}
+void gt_fill_uniform(fr_tensor *t, uint64_t *r, double lo, double hi);
 /* Fills every byte of the buffer behind t (padding included) with NaN of its dtype (fp64 / fp32 outputs). */
-static inline void gt_fill_nan_raw(fr_tensor *t) {
-    int64_t ext = 1;
-    for (int k = 0; k < t->ndim; k++) {
-        int64_t e = (t->shape[k] - 1) * t->strides[k] + 1;
-        if (t->shape[k] == 0) return;
-        if (e > ext) ext = e;
-    }
-    int64_t span = 0;
-    for (int k = 0; k < t->ndim; k++) span += (t->shape[k] - 1) * t->strides[k];
-    for (int64_t o = 0; o <= span; o++) {
-        if (t->dtype == FR_F64) ((double *)t->data)[o] = NAN;
-        else if (t->dtype == FR_F32) ((float *)t->data)[o] = NAN;
-        else if (t->dtype == FR_F16 || t->dtype == FR_BF16) ((uint16_t *)t->data)[o] = 0x7FFF;
-    }
-}
+void gt_fill_nan_raw(fr_tensor *t);
 
 /* ---- a case ------------------------------------------------------------------------------------------------- */
 #define GT_MAXB 8
@@ -158,64 +67,16 @@ static inline int64_t gt_q0(const gt_case *c, int64_t b) { return c->L == FR_TND
 static inline int64_t gt_kv0(const gt_case *c, int64_t b) { return c->L == FR_TND ? (b ? c->cukv[b - 1] : 0) : 0; }
 
 /* Logical index of element (b, n, i, d) (i within batch b) of a q/k/v-like tensor in layout L, head dim D. */
-static inline void gt_lidx(const gt_case *c, int kv, int64_t b, int64_t n, int64_t i, int64_t d, int64_t D,
-                           int64_t *idx) {
-    switch (c->L) {
-    case FR_BSH: idx[0] = b, idx[1] = i, idx[2] = n * D + d; break;
-    case FR_SBH: idx[0] = i, idx[1] = b, idx[2] = n * D + d; break;
-    case FR_BSND: idx[0] = b, idx[1] = i, idx[2] = n, idx[3] = d; break;
-    case FR_BNSD: idx[0] = b, idx[1] = n, idx[2] = i, idx[3] = d; break;
-    default: idx[0] = (kv ? gt_kv0(c, b) : gt_q0(c, b)) + i, idx[1] = n, idx[2] = d; break;
-    }
-}
+void gt_lidx(const gt_case *c, int kv, int64_t b, int64_t n, int64_t i, int64_t d, int64_t D, int64_t *idx);
 /* Shape of a q/k/v-like tensor with N heads of dim D. */
-static inline int gt_shape(const gt_case *c, int kv, int64_t N, int64_t D, int64_t *sh) {
-    int64_t S = kv ? c->S2 : c->S1, T = kv ? c->T2 : c->T1;
-    switch (c->L) {
-    case FR_BSH: sh[0] = c->B, sh[1] = S, sh[2] = N * D; return 3;
-    case FR_SBH: sh[0] = S, sh[1] = c->B, sh[2] = N * D; return 3;
-    case FR_BSND: sh[0] = c->B, sh[1] = S, sh[2] = N, sh[3] = D; return 4;
-    case FR_BNSD: sh[0] = c->B, sh[1] = N, sh[2] = S, sh[3] = D; return 4;
-    default: sh[0] = T, sh[1] = N, sh[2] = D; return 3;
-    }
-}
-static inline double gt_qkv(const gt_case *c, const fr_tensor *t, int kv, int64_t b, int64_t n, int64_t i, int64_t d,
-                            int64_t D) {
-    int64_t idx[4];
-    gt_lidx(c, kv, b, n, i, d, D, idx);
-    return gt_get(t, idx);
-}
+int gt_shape(const gt_case *c, int kv, int64_t N, int64_t D, int64_t *sh);
+double gt_qkv(const gt_case *c, const fr_tensor *t, int kv, int64_t b, int64_t n, int64_t i, int64_t d,
+              int64_t D);
 /* softmax_max/sum element (b, h, i, k): [B,N1,S1,8]; TND [N1,T,8] (default) or [T,N1,8]. */
-static inline void gt_sidx(const gt_case *c, int64_t b, int64_t h, int64_t i, int64_t k, int64_t *idx) {
-    if (c->L == FR_TND) {
-        if (c->p.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT) idx[0] = gt_q0(c, b) + i, idx[1] = h, idx[2] = k;
-        else idx[0] = h, idx[1] = gt_q0(c, b) + i, idx[2] = k;
-    } else {
-        idx[0] = b, idx[1] = h, idx[2] = i, idx[3] = k;
-    }
-}
+void gt_sidx(const gt_case *c, int64_t b, int64_t h, int64_t i, int64_t k, int64_t *idx);
 
 /* Sets B and per-batch lengths; TND uses lq/lkv as given. Computes S1/S2 (max), cumulative ends, T. */
-static inline void gt_set_lengths(gt_case *c) {
-    int64_t aq = 0, ak = 0, mq = 0, mk = 0;
-    for (int64_t b = 0; b < c->B; b++) {
-        if (c->L != FR_TND) c->lq[b] = c->S1, c->lkv[b] = c->S2;
-        aq += c->lq[b];
-        ak += c->lkv[b];
-        c->cuq[b] = aq;
-        c->cukv[b] = ak;
-        if (c->lq[b] > mq) mq = c->lq[b];
-        if (c->lkv[b] > mk) mk = c->lkv[b];
-    }
-    if (c->L == FR_TND) {
-        c->S1 = mq, c->S2 = mk, c->T1 = aq, c->T2 = ak;
-        c->p.actual_seq_qlen = c->cuq;
-        c->p.actual_seq_kvlen = c->cukv;
-        c->p.actual_seq_len = c->B;
-    } else {
-        c->T1 = c->B * c->S1, c->T2 = c->B * c->S2;
-    }
-}
+void gt_set_lengths(gt_case *c);
 
 /* Options of the optional inputs. */
 typedef struct gt_opts {
@@ -233,301 +94,31 @@ typedef struct gt_opts {
 
 /* Compressed masks of modes 2/3/4/7/8 ([2048,2048] triu(1)) and 6 ([3072,2048]); contents are never read by the
  * golden but are the canonical ones. */
-static inline fr_tensor gt_compressed_mask(int mode6) {
-    int64_t sh[2] = {mode6 ? 3072 : 2048, 2048};
-    fr_tensor t = gt_tensor(FR_U8, 2, sh, 0, NULL);
-    uint8_t *m = (uint8_t *)t.data;
-    for (int64_t i = 0; i < sh[0]; i++)
-        for (int64_t j = 0; j < 2048; j++) {
-            uint8_t v;
-            if (i < 2048) v = j > i;
-            else v = j >= 1024;
-            m[i * 2048 + j] = v;
-        }
-    return t;
-}
+fr_tensor gt_compressed_mask(int mode6);
+
+/* Draws the semantics of a random case: mask and sparse mode (band up to band_max), pse type and shape, dropout,
+ * sink and rope. Shared by the random-case tests (emulator vs golden, the mutants' base vs golden). */
+void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max);
 
 /* Allocates and fills q, k, v and every optional input the options ask for. The params (layout, head_num, modes,
  * band, keep_prob, scale) must be set before. */
-/* Draws the semantics of a random case: mask and sparse mode (band up to band_max), pse type and shape, dropout,
- * sink and rope. Shared by the random-case tests (emulator vs golden, the mutants' base vs golden). */
-static inline void gt_draw_semantics(gt_case *c, gt_opts *o, gt_rng *r, int64_t band_max) {
-    if (gt_int(r, 2)) {
-        o->mask = 1;
-        c->p.sparse_mode = (int)gt_int(r, c->L == FR_TND ? 9 : 7);
-        o->mask_shape = (int)gt_int(r, 4);
-        o->mask_density = 0.3;
-        if (c->p.sparse_mode == 0 || c->p.sparse_mode == 4) {
-            c->p.pre_tokens = gt_range(r, 0, band_max);
-            c->p.next_tokens = gt_range(r, 0, band_max);
-        }
-    }
-    if (gt_int(r, 3) == 0) {
-        o->pse = 1;
-        c->p.pse_type = (int)gt_int(r, 4);
-        o->pse_shape = (int)gt_int(r, c->p.pse_type >= 2 ? 2 : 3);
-        if (c->p.pse_type >= 2) {
-            c->S2 = c->S1;
-            for (int64_t b = 0; b < c->B; b++) c->lkv[b] = c->lq[b] > 0 ? c->lq[b] : 1;
-        }
-    }
-    if (gt_int(r, 3) == 0) {
-        o->drop = 1;
-        c->p.keep_prob = 0.75;
-    }
-    o->sink = gt_int(r, 3) == 0;
-    o->rope = gt_int(r, 4) == 0;
-}
+void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r);
 
-static inline void gt_make_inputs(gt_case *c, const gt_opts *o, gt_rng *r) {
-    int64_t sh[FR_MAX_DIMS];
-    int nd;
-    fr_fwd_inputs *in = &c->in;
-    memset(in, 0, sizeof *in);
-    c->G = c->N2 ? c->N1 / c->N2 : 1;
-    gt_set_lengths(c);
-    c->p.input_layout = c->L;
-    c->p.head_num = c->N1;
-    double amp = o->amp > 0 ? o->amp : 1.0;
-    int fp8 = c->dt == FR_E4M3FN || c->dt == FR_E5M2 || c->dt == FR_HIF8;
-    nd = gt_shape(c, 0, c->N1, c->Dk, sh);
-    in->query = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->query, r, -amp, amp);
-    nd = gt_shape(c, 1, c->N2, c->Dk, sh);
-    in->key = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->key, r, -amp, amp);
-    nd = gt_shape(c, 1, c->N2, c->Dv, sh);
-    in->value = gt_tensor(c->dt, nd, sh, c->strided, r);
-    gt_fill_uniform(&in->value, r, -amp, amp);
-    if (o->rope) {
-        nd = gt_shape(c, 0, c->N1, c->Dr, sh);
-        in->query_rope = gt_tensor(c->dt, nd, sh, c->strided, r);
-        gt_fill_uniform(&in->query_rope, r, -amp, amp);
-        nd = gt_shape(c, 1, c->N2, c->Dr, sh);
-        in->key_rope = gt_tensor(c->dt, nd, sh, c->strided, r);
-        gt_fill_uniform(&in->key_rope, r, -amp, amp);
-    } else {
-        c->Dr = 0;
-    }
-    if (fp8) {
-        int64_t s4[4] = {c->B, c->N1, (c->S1 + 127) / 128, 1};
-        in->d_scale_q = gt_tensor(FR_F32, 4, s4, 0, r);
-        gt_fill_uniform(&in->d_scale_q, r, 0.5, 2.0);
-        s4[1] = c->N2;
-        s4[2] = (c->S2 + 255) / 256;
-        in->d_scale_k = gt_tensor(FR_F32, 4, s4, 0, r);
-        gt_fill_uniform(&in->d_scale_k, r, 0.5, 2.0);
-        in->d_scale_v = gt_tensor(FR_F32, 4, s4, 0, r);
-        gt_fill_uniform(&in->d_scale_v, r, 0.5, 2.0);
-    }
-    const int mode = c->p.sparse_mode;
-    if (o->mask) {
-        if (mode == 0 || mode == 1 || mode == 5) {
-            int s = o->mask_shape;
-            if (c->L == FR_TND && s > 1) s = 1;
-            if (mode == 5 && c->B != 1 && s < 2) s = 2;
-            if (s == 0) sh[0] = c->S1, sh[1] = c->S2, nd = 2;
-            else sh[0] = s == 1 ? 1 : c->B, sh[1] = s == 3 ? c->N1 : 1, sh[2] = c->S1, sh[3] = c->S2, nd = 4;
-            in->atten_mask = gt_tensor(gt_int(r, 2) ? FR_BOOL : FR_U8, nd, sh, c->strided, r);
-            int64_t idx[4] = {0}, n = gt_numel(&in->atten_mask);
-            int64_t full_row = gt_int(r, c->S1 + 1); /* one row fully masked now and then (D1) */
-            for (int64_t e = 0; e < n; e++) {
-                int64_t i = idx[nd - 2];
-                gt_put(&in->atten_mask, idx, (i == full_row || gt_unif(r) < o->mask_density) ? 1.0 : 0.0);
-                for (int k = nd - 1; k >= 0; k--) {
-                    if (++idx[k] < in->atten_mask.shape[k]) break;
-                    idx[k] = 0;
-                }
-            }
-        } else {
-            const fr_tensor *sm = mode == 6 ? o->cmask6 : o->cmask;
-            if (sm) {
-                in->atten_mask = *sm;
-                c->mask_shared = 1;
-            } else {
-                in->atten_mask = gt_compressed_mask(mode == 6);
-            }
-        }
-        if (mode == 5 || mode == 6) {
-            for (int64_t b = 0; b < c->B; b++) {
-                int64_t s1 = c->lq[b], s2 = c->lkv[b];
-                int64_t lo = s1 > s2 ? 0 : s2 - s1;
-                c->prefix[b] = gt_range(r, lo, s2);
-            }
-            c->p.prefix = c->prefix;
-            c->p.prefix_len = c->B;
-        }
-    }
-    if (o->pse) {
-        if (c->p.pse_type >= 2) {
-            if (o->pse_shape == 0) sh[0] = c->B, sh[1] = c->N1, nd = 2;
-            else sh[0] = c->N1, nd = 1;
-            in->real_shift = gt_tensor(FR_F32, nd, sh, c->strided, r);
-            gt_fill_uniform(&in->real_shift, r, 0.0, 1.0);
-        } else {
-            int s = o->pse_shape;
-            sh[0] = (s == 2 || s == 4) ? 1 : c->B;
-            sh[1] = c->N1;
-            sh[2] = s == 1 ? 1 : s >= 3 ? 1024 : c->S1;
-            sh[3] = c->S2;
-            in->real_shift = gt_tensor(c->dt, 4, sh, c->strided, r);
-            if (s >= 3) {
-                /* compressed ALiBi: the last 1024 rows of a Toeplitz [S, S] matrix, value f(j - i) */
-                int64_t S = c->S2, R = 1024;
-                double *f = (double *)malloc((size_t)(S + R + 1) * sizeof(double));
-                for (int64_t k = 0; k <= S + R; k++) f[k] = -amp * gt_unif(r);
-                int64_t idx[4];
-                for (idx[0] = 0; idx[0] < sh[0]; idx[0]++)
-                    for (idx[1] = 0; idx[1] < sh[1]; idx[1]++)
-                        for (idx[2] = 0; idx[2] < R; idx[2]++)
-                            for (idx[3] = 0; idx[3] < S; idx[3]++)
-                                gt_put(&in->real_shift, idx, f[idx[3] - (S - R + idx[2]) + S]);
-                free(f);
-            } else {
-                gt_fill_uniform(&in->real_shift, r, -amp, amp);
-            }
-        }
-    }
-    if (o->drop) {
-        int64_t bits = 0;
-        for (int64_t b = 0; b < c->B; b++) bits += c->N1 * c->lq[b] * c->lkv[b];
-        int64_t nb = (bits + 7) / 8 + 1;
-        in->drop_mask = gt_tensor(FR_U8, 1, &nb, c->strided, r);
-        for (int64_t k = 0; k < nb; k++) gt_put(&in->drop_mask, &k, (double)(gt_next(r) & 0xFF));
-    }
-    if (o->sink) {
-        in->sink = gt_tensor(FR_F32, 1, &c->N1, c->strided, r);
-        gt_fill_uniform(&in->sink, r, -2.0, 2.0);
-    }
-    if (o->topk) {
-        c->topk_kv = o->topk_kv;
-        if (c->L == FR_TND) {
-            sh[0] = c->T1;
-            nd = 1;
-        } else {
-            sh[0] = c->B;
-            nd = 1;
-        }
-        if (o->topk_kv) sh[nd++] = c->N2;
-        if (c->L != FR_TND) sh[nd++] = c->S1;
-        sh[nd++] = c->W;
-        in->topk_indices = gt_tensor(FR_I32, nd, sh, c->strided, r);
-        int64_t idx[4] = {0}, n = gt_numel(&in->topk_indices);
-        for (int64_t e = 0; e < n; e++) {
-            /* the batch of this row, for the key range */
-            int64_t b = 0;
-            if (c->L == FR_TND) {
-                while (b < c->B - 1 && idx[0] >= c->cuq[b]) b++;
-            } else {
-                b = idx[0];
-            }
-            int64_t s2 = c->lkv[b];
-            /* keys, -1 sentinels, out-of-range indices, duplicates (small range) */
-            int64_t v = gt_range(r, -1, s2 + 1);
-            if (gt_int(r, 5) == 0) v = -1;
-            gt_put(&in->topk_indices, idx, (double)v);
-            for (int k = nd - 1; k >= 0; k--) {
-                if (++idx[k] < in->topk_indices.shape[k]) break;
-                idx[k] = 0;
-            }
-        }
-    }
-}
-
-static inline fr_dtype gt_op_dtype(const gt_case *c) {
-    int fp8 = c->dt == FR_E4M3FN || c->dt == FR_E5M2 || c->dt == FR_HIF8;
-    if (!fp8) return c->dt;
-    return c->p.out_dtype == FR_DT_NONE ? FR_F16 : c->p.out_dtype;
-}
+/* The dtype of dy and attention_in: the inputs' dtype; fp8 inputs: out_dtype, fp16 by default. */
+fr_dtype gt_op_dtype(const gt_case *c);
 
 /* fp64 forward outputs (NaN-prefilled), and backward tensors when bwd. */
-static inline void gt_make_outputs(gt_case *c, int bwd, gt_rng *r) {
-    int64_t sh[FR_MAX_DIMS];
-    int nd = gt_shape(c, 0, c->N1, c->Dv, sh);
-    c->out = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    if (c->L == FR_TND) {
-        if (c->p.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT) sh[0] = c->T1, sh[1] = c->N1;
-        else sh[0] = c->N1, sh[1] = c->T1;
-        sh[2] = 8;
-        nd = 3;
-    } else {
-        sh[0] = c->B, sh[1] = c->N1, sh[2] = c->S1, sh[3] = 8;
-        nd = 4;
-    }
-    c->smax = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    c->ssum = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    gt_fill_nan_raw(&c->out);
-    gt_fill_nan_raw(&c->smax);
-    gt_fill_nan_raw(&c->ssum);
-    if (!bwd) return;
-    /* dy and attention_in are of the operator's dtype (validation asks for it); fp8: out_dtype, fp16 by default */
-    nd = gt_shape(c, 0, c->N1, c->Dv, sh);
-    c->dy = gt_tensor(gt_op_dtype(c), nd, sh, c->strided, r);
-    gt_fill_uniform(&c->dy, r, -1.0, 1.0);
-    c->ain = gt_tensor(gt_op_dtype(c), nd, sh, c->strided, r);
-    nd = gt_shape(c, 0, c->N1, c->Dk, sh);
-    c->dq = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    nd = gt_shape(c, 1, c->N2, c->Dk, sh);
-    c->dk = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    nd = gt_shape(c, 1, c->N2, c->Dv, sh);
-    c->dv = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    gt_fill_nan_raw(&c->dq);
-    gt_fill_nan_raw(&c->dk);
-    gt_fill_nan_raw(&c->dv);
-    if (c->Dr) {
-        nd = gt_shape(c, 0, c->N1, c->Dr, sh);
-        c->dqr = gt_tensor(FR_F64, nd, sh, c->strided, r);
-        nd = gt_shape(c, 1, c->N2, c->Dr, sh);
-        c->dkr = gt_tensor(FR_F64, nd, sh, c->strided, r);
-        gt_fill_nan_raw(&c->dqr);
-        gt_fill_nan_raw(&c->dkr);
-    }
-    if (fr_tensor_present(&c->in.sink)) {
-        c->dsink = gt_tensor(FR_F64, 1, &c->N1, 0, r);
-        gt_fill_nan_raw(&c->dsink);
-    }
-}
+void gt_make_outputs(gt_case *c, int bwd, uint64_t *r);
 
-static inline fr_status gt_run_fwd(gt_case *c, int threads, fr_error *err) {
-    fr_fwd_outputs o = {c->out, c->smax, c->ssum};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = threads;
-    return fr_fwd(&c->p, &c->in, &o, &e, err);
-}
+/* The golden forward into out, smax, ssum; the _isa form with fr_engine.isa = isa (FR_ISA_AUTO: the dispatcher's). */
+fr_status gt_run_fwd(gt_case *c, int threads, fr_error *err);
+fr_status gt_run_fwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 /* Backward fed the golden's own forward (run gt_run_fwd first): fp64 softmax max/sum, attention_in = the fp64
  * attention_out rounded to the operator's dtype (nearest even). */
-static inline fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err) {
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(&c->out);
-    for (int64_t e = 0; e < n; e++) {
-        gt_put(&c->ain, idx, gt_get(&c->out, idx));
-        for (int k = c->out.ndim - 1; k >= 0; k--) {
-            if (++idx[k] < c->out.shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = c->in;
-    bi.dy = c->dy;
-    bi.attention_in = c->ain;
-    bi.softmax_max = c->smax;
-    bi.softmax_sum = c->ssum;
-    fr_bwd_outputs bo;
-    memset(&bo, 0, sizeof bo);
-    bo.dq = c->dq, bo.dk = c->dk, bo.dv = c->dv, bo.dq_rope = c->dqr, bo.dk_rope = c->dkr, bo.dsink = c->dsink;
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = threads;
-    return fr_bwd(&c->p, &bi, &bo, &e, err);
-}
+fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err);
+fr_status gt_run_bwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 
-static inline void gt_case_free(gt_case *c) {
-    if (c->mask_shared) memset(&c->in.atten_mask, 0, sizeof c->in.atten_mask);
-    fr_tensor *ts[] = {&c->in.query, &c->in.key, &c->in.value, &c->in.real_shift, &c->in.drop_mask,
-                       &c->in.atten_mask, &c->in.d_scale_q, &c->in.d_scale_k, &c->in.d_scale_v, &c->in.query_rope,
-                       &c->in.key_rope, &c->in.sink, &c->in.topk_indices, &c->out, &c->smax, &c->ssum, &c->dy, &c->ain,
-                       &c->dq, &c->dk, &c->dv, &c->dqr, &c->dkr, &c->dsink};
-    for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
-        gt_free(ts[k]);
-}
+/* Frees every tensor of the case (not a shared compressed mask). */
+void gt_case_free(gt_case *c);
 
 #endif

@@ -87,12 +87,12 @@ static int check_case(int64_t id, const gt_case *c, const ref *R, int bwd) {
 }
 
 /* ---- the grid ------------------------------------------------------------------------------------------------ */
-static void band(gt_case *c, gt_rng *r, int64_t S1, int64_t S2, int64_t *pre, int64_t *next) {
+static void band(gt_case *c, uint64_t *r, int64_t S1, int64_t S2, int64_t *pre, int64_t *next) {
     /* a top-left band [-pre, next] meeting the S1 x S2 scores, negative values now and then (spec 4.1) */
     for (;;) {
-        int64_t p = gt_range(r, -(S1 > 1 ? S1 - 1 : 0), S1 + 1), n = gt_range(r, -(S2 > 1 ? S2 - 1 : 0), S2 + 1);
-        if (gt_int(r, 4) == 0) p = FR_TOKENS_MAX;
-        if (gt_int(r, 4) == 0) n = FR_TOKENS_MAX;
+        int64_t p = fr_test_range(r, -(S1 > 1 ? S1 - 1 : 0), S1 + 1), n = fr_test_range(r, -(S2 > 1 ? S2 - 1 : 0), S2 + 1);
+        if (fr_test_below(r, 4) == 0) p = FR_TOKENS_MAX;
+        if (fr_test_below(r, 4) == 0) n = FR_TOKENS_MAX;
         if (p < 0 && n < 0) continue;
         if (n < 0 && p < -n) continue;
         if (p < 0 && n < -p) continue;
@@ -107,9 +107,9 @@ static void band(gt_case *c, gt_rng *r, int64_t S1, int64_t S2, int64_t *pre, in
 }
 
 /* big = 1: lengths around the golden's 64-row / 64-key blocks and the fp8 scale blocks (128 query rows, 256 keys) */
-static int64_t pick(gt_rng *r, const int64_t *v, int n) { return v[gt_int(r, n)]; }
+static int64_t pick(uint64_t *r, const int64_t *v, int n) { return v[fr_test_below(r, n)]; }
 
-static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tensor *cm, const fr_tensor *cm6,
+static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_tensor *cm, const fr_tensor *cm6,
                      int big) {
     memset(c, 0, sizeof *c);
     memset(o, 0, sizeof *o);
@@ -127,25 +127,25 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
     int gqa = (int)((k / 2) % 3);
     int tnd = c->L == FR_TND;
     if (tnd && mode == 5) mode = 6;
-    c->N2 = gt_range(r, 1, 2);
-    c->G = gqa == 0 ? 1 : gt_range(r, 2, 3);
+    c->N2 = fr_test_range(r, 1, 2);
+    c->G = gqa == 0 ? 1 : fr_test_range(r, 2, 3);
     if (gqa == 2) c->N2 = 1; /* MQA */
     c->N1 = c->N2 * c->G;
-    c->B = gt_range(r, 1, tnd ? 4 : 3);
-    c->Dk = gt_range(r, 1, 12);
-    c->Dv = gt_range(r, 1, c->Dk);
-    c->S1 = gt_range(r, 1, 13);
-    c->S2 = gt_range(r, 1, 13);
+    c->B = fr_test_range(r, 1, tnd ? 4 : 3);
+    c->Dk = fr_test_range(r, 1, 12);
+    c->Dv = fr_test_range(r, 1, c->Dk);
+    c->S1 = fr_test_range(r, 1, 13);
+    c->S2 = fr_test_range(r, 1, 13);
     for (int64_t b = 0; b < c->B; b++) {
-        c->lq[b] = gt_range(r, 0, 9);
-        c->lkv[b] = c->lq[b] ? gt_range(r, 1, 11) : gt_range(r, 0, 4);
+        c->lq[b] = fr_test_range(r, 0, 9);
+        c->lkv[b] = c->lq[b] ? fr_test_range(r, 1, 11) : fr_test_range(r, 0, 4);
     }
     if (big) {
         static const int64_t sz[8] = {1, 63, 64, 65, 127, 128, 129, 130}, sq8[4] = {127, 128, 129, 130},
                              sk8[4] = {255, 256, 257, 300}, tl[6] = {0, 1, 63, 64, 65, 129};
-        c->B = gt_range(r, 1, tnd ? 3 : 2);
-        c->Dk = gt_range(r, 1, 6);
-        c->Dv = gt_range(r, 1, c->Dk);
+        c->B = fr_test_range(r, 1, tnd ? 3 : 2);
+        c->Dk = fr_test_range(r, 1, 6);
+        c->Dv = fr_test_range(r, 1, c->Dk);
         c->S1 = fp8 ? pick(r, sq8, 4) : pick(r, sz, 8);
         c->S2 = fp8 ? pick(r, sk8, 4) : pick(r, sz, 8);
         for (int64_t b = 0; b < c->B; b++) {
@@ -153,33 +153,33 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
             c->lkv[b] = c->lq[b] ? pick(r, tl + 1, 5) : pick(r, tl, 6);
         }
     }
-    c->strided = gt_int(r, 10) < 3;
-    c->p.scale_value = 0.1 + 1.4 * gt_unif(r);
-    if (tnd && gt_int(r, 2)) c->p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+    c->strided = fr_test_below(r, 10) < 3;
+    c->p.scale_value = 0.1 + 1.4 * fr_test_unif(r);
+    if (tnd && fr_test_below(r, 2)) c->p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
     o->amp = 1.0;
     if (!fp8) {
-        o->mask = gt_int(r, 10) < 8;
+        o->mask = fr_test_below(r, 10) < 8;
         o->pse = pse >= 0;
-        o->drop = gt_int(r, 10) < 3;
-        o->rope = gt_int(r, 4) == 0;
+        o->drop = fr_test_below(r, 10) < 3;
+        o->rope = fr_test_below(r, 4) == 0;
     }
-    o->sink = gt_int(r, 4) == 0;
-    o->topk = gt_int(r, 5) == 0;
-    o->topk_kv = (int)gt_int(r, 2);
-    o->mask_shape = (int)gt_int(r, 4);
+    o->sink = fr_test_below(r, 4) == 0;
+    o->topk = fr_test_below(r, 5) == 0;
+    o->topk_kv = (int)fr_test_below(r, 2);
+    o->mask_shape = (int)fr_test_below(r, 4);
     o->mask_density = 0.25;
-    if (o->rope) c->Dr = gt_range(r, 1, 6);
-    if (o->topk) c->W = gt_range(r, 1, 6);
+    if (o->rope) c->Dr = fr_test_range(r, 1, 6);
+    if (o->topk) c->W = fr_test_range(r, 1, 6);
     if (o->drop) c->p.keep_prob = 0.8;
     if (o->pse) {
         c->p.pse_type = pse;
         if (pse >= 2) {
-            o->pse_shape = (int)gt_int(r, 2);
+            o->pse_shape = (int)fr_test_below(r, 2);
             c->S2 = c->S1;
-            c->p.q_start_idx = gt_range(r, -3, 3);
-            c->p.kv_start_idx = gt_range(r, -3, 3);
+            c->p.q_start_idx = fr_test_range(r, -3, 3);
+            c->p.kv_start_idx = fr_test_range(r, -3, 3);
         } else {
-            o->pse_shape = tnd ? 3 + (int)gt_int(r, 2) : (int)gt_int(r, 3);
+            o->pse_shape = tnd ? 3 + (int)fr_test_below(r, 2) : (int)fr_test_below(r, 3);
         }
         if (tnd) {
             /* TND pse: every batch S1_b == S2_b > 0; pse_type 0/1 (compressed) needs a causal pattern */
@@ -190,7 +190,7 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
             if (mode == 7) mode = 3;
             if (pse <= 1) {
                 o->mask = 1;
-                if (mode != 2 && mode != 3) mode = 2 + (int)gt_int(r, 2);
+                if (mode != 2 && mode != 3) mode = 2 + (int)fr_test_below(r, 2);
             }
         }
     }
@@ -200,13 +200,13 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
             band(c, r, c->L == FR_TND ? 0 : c->S1, c->L == FR_TND ? 0 : c->S2, &c->p.pre_tokens, &c->p.next_tokens);
             if (tnd) {
                 /* TND: the band is checked against max lengths; keep it wide */
-                c->p.pre_tokens = gt_range(r, 0, big ? 140 : 12);
-                c->p.next_tokens = gt_range(r, 0, big ? 140 : 12);
+                c->p.pre_tokens = fr_test_range(r, 0, big ? 140 : 12);
+                c->p.next_tokens = fr_test_range(r, 0, big ? 140 : 12);
             }
         } else if (mode == 4) {
             if (tnd) {
-                c->p.pre_tokens = gt_range(r, 12, 20) + (big ? 1000 : 0);
-                c->p.next_tokens = gt_range(r, 12, 20) + (big ? 1000 : 0);
+                c->p.pre_tokens = fr_test_range(r, 12, 20) + (big ? 1000 : 0);
+                c->p.next_tokens = fr_test_range(r, 12, 20) + (big ? 1000 : 0);
             } else {
                 int64_t pre, next;
                 band(c, r, c->S1, c->S2, &pre, &next);
@@ -223,8 +223,8 @@ static int make_case(int64_t k, gt_rng *r, gt_case *c, gt_opts *o, const fr_tens
             if (sel >= 0) {
                 int64_t s1 = c->lq[sel], s2 = c->lkv[sel];
                 if (mode == 7 && s1 > s2) c->lkv[sel] = s2 = s1;
-                c->p.pre_tokens = s2 + gt_range(r, 0, 2);
-                c->p.next_tokens = mode == 7 ? gt_range(r, s1 - s2, 0) : gt_range(r, s1 - s2, s1 - s2 + 4);
+                c->p.pre_tokens = s2 + fr_test_range(r, 0, 2);
+                c->p.next_tokens = mode == 7 ? fr_test_range(r, s1 - s2, 0) : fr_test_range(r, s1 - s2, s1 - s2 + 4);
             }
         }
     }
@@ -274,7 +274,7 @@ static int run_case(int64_t k, gt_case *c, int verbose) {
 }
 
 /* Compressed pse [B|1, N1, 1024, S2] outside TND needs S1 = S2 > 1024 and a causal mask: a few larger cases. */
-static int big_compressed_cases(gt_rng *r, const fr_tensor *cm, int64_t *ncases) {
+static int big_compressed_cases(uint64_t *r, const fr_tensor *cm, int64_t *ncases) {
     int ok = 1;
     for (int k = 0; k < 4; k++) {
         gt_case c;
@@ -285,7 +285,7 @@ static int big_compressed_cases(gt_rng *r, const fr_tensor *cm, int64_t *ncases)
         c.L = k % 2 ? FR_BNSD : FR_BSH;
         c.dt = k == 2 ? FR_BF16 : k == 3 ? FR_F16 : FR_F32;
         c.B = 1 + k % 2, c.N2 = 1, c.G = 1 + k / 2, c.N1 = c.G;
-        c.S1 = c.S2 = 1025 + gt_int(r, 40);
+        c.S1 = c.S2 = 1025 + fr_test_below(r, 40);
         c.Dk = 3, c.Dv = 2;
         c.p.sparse_mode = 2 + k % 2;
         c.p.pse_type = k / 2;
@@ -305,7 +305,7 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261129u;
     int64_t n = argc > 2 ? atoll(argv[2]) : 360;
     printf("test_golden_dense: seed %llu, %lld grid cases\n", (unsigned long long)seed, (long long)n);
-    gt_rng r = {seed};
+    uint64_t r = seed;
     fr_tensor cm = gt_compressed_mask(0), cm6 = gt_compressed_mask(1);
     int64_t fails = 0, ncases = 0;
     for (int64_t k = 0; k < n; k++) {

@@ -121,7 +121,7 @@ static const cfg cfgs[] = {
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 777u;
     printf("test_golden_fd: seed %llu\n", (unsigned long long)seed);
-    gt_rng r = {seed};
+    uint64_t r = seed;
     int fails = 0;
     for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
         const cfg *g = &cfgs[k];

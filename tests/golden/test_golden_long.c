@@ -12,7 +12,7 @@ int main(int argc, char **argv) {
     int64_t S1 = argc > 1 ? atoll(argv[1]) : 512, S2 = argc > 2 ? atoll(argv[2]) : 65536;
     int64_t D = argc > 3 ? atoll(argv[3]) : 128, nrows = argc > 4 ? atoll(argv[4]) : 8;
     const uint64_t seed = 14065536;
-    gt_rng r = {seed};
+    uint64_t r = seed;
     printf("test_golden_long: S1=%lld S2=%lld D=%lld, %lld reference rows (seed %llu)\n", (long long)S1, (long long)S2,
            (long long)D, (long long)nrows, (unsigned long long)seed);
     int64_t shq[4] = {1, 1, S1, D}, shk[4] = {1, 1, S2, D}, shs[4] = {1, 1, S1, 8};

@@ -249,6 +249,8 @@ static const char *base_json =
     "  \"q_start_idx\": 0, \"kv_start_idx\": 0, \"out_dtype\": null, \"softmax_layout\": \"\"},\n"
     " \"inputs\": {\"query\": \"query.npy\", \"key\": \"key.npy\", \"value\": \"value.npy\"}}\n";
 
+/* Alike test_io_case.c:test_json_malformed (its rows): kept apart because each row is one malformed case.json (its own
+ * edit and expected message); the likeness is the row format. */
 static void test_json_malformed(void) {
     struct {
         const char *name, *from, *to, *msg;
@@ -500,6 +502,8 @@ static void test_paths(void) {
         CHECK(!fr_case_path_ok(bad[i]), "path '%s' should be refused", bad[i]);
 }
 
+/* Alike test_io_npy.c:main: kept apart because only the opening is alike (the kit's seed, then the test's own scratch
+ * directory). */
 int main(void) {
     uint64_t seed = fr_test_seed(0, NULL, "test_io_case");
     uint64_t rng = seed;

@@ -130,6 +130,8 @@ static char *mk(int version, const char *dict, size_t data_len, size_t *len) {
 
 #define GOOD "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
 
+/* Alike test_io_npy.c:test_malformed (its rows): kept apart because each row is one malformed .npy header (its own text
+ * and expected status); the likeness is the row format. */
 static void test_malformed(const char *tmp) {
     struct {
         const char *name;     /* the class of malformation */
@@ -252,6 +254,8 @@ static void test_malformed(const char *tmp) {
     CHECK(fr_npy_write_mem(&none, 0, &buf, &len, &e) == FR_E_DTYPE, "write of an absent tensor: %s", e.msg);
 }
 
+/* Alike test_io_case.c:main: kept apart because only the opening is alike (the kit's seed, then the test's own scratch
+ * directory). */
 int main(void) {
     uint64_t seed = fr_test_seed(0, NULL, "test_io_npy");
     uint64_t rng = seed;

@@ -77,6 +77,8 @@ static double now_s(void) {
 }
 
 /* Live (not zombie) processes whose process group is pgid, from /proc/PID/stat ("pid (comm) S ppid pgrp ..."). */
+/* Alike src/verify/iut_proc.c:kill_children: kept apart because this test counts the group's live processes itself,
+ * independently of the library cleanup it checks. */
 static int live_in_group(long pgid) {
     DIR *d = opendir("/proc");
     if (!d) return 0;
@@ -233,6 +235,8 @@ static void protocol(const fr_case *c, const char *tag) {
     fr_case_outputs_free(&g);
 }
 
+/* Alike test_iut_exec.c:exit_codes (its blocks): kept apart because each block runs its own script and expects its own
+ * status and message. */
 static void exit_codes(const fr_case *c) {
     fr_error err;
     fr_case_outputs o;

@@ -96,6 +96,8 @@ static void nan_in_masked_kv(fr_iut *iut, uint64_t seed, const char *root, bool 
     fr_case_free(&c);
 }
 
+/* Alike panel/test_exec_optional_outputs.c:main: kept apart because only the argument check is alike (each prints its
+ * own usage). */
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_iut_python RUN_CASE.py [seed]\n");

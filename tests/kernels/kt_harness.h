@@ -2,10 +2,13 @@
  * the fast engine, and computes two references written here from the spec, independently of src/semantics:
  *   - ref64: fp64 throughout (the oracle, style.md 8),
  *   - ref32: the straightforward fp32 implementation (two-pass softmax, expf, sequential sums).
- * Header-only (static functions): included by the kernel tests (tests/kernels). */
+ * Random draws come from the kit's generator (common/seed.h). The bodies are in kt_harness.c, compiled once into
+ * fr_test_kharness for the kernel tests (tests/kernels). */
 #ifndef FR_TESTS_KT_HARNESS_H
 #define FR_TESTS_KT_HARNESS_H
 
+#include "common/kit.h"
+#include "common/seed.h"
 #include "engine/engines.h"
 #include "core/core.h"
 #include "flashref.h"
@@ -44,10 +47,7 @@ typedef struct kt_case {
 
 /* The small fp32 case the kernel tests vary: KT_ADD(cs, n, k_->field = ..., ...) appends a copy of it with the
  * given changes (k_ names the new case), and stops the test if cs is full. */
-static const kt_case kt_base_case = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1,
-                                     .S1 = 65, .S2 = 130, .Dk = 32, .Dv = 32, .pre = FR_TOKENS_MAX,
-                                     .next = FR_TOKENS_MAX, .mask_density = 0.3, .pse_type = 1, .keep_prob = 1.0,
-                                     .scale = 0.25, .amp = 1.0};
+extern const kt_case kt_base_case;
 #define KT_ADD(cs, n, ...)                                                                                             \
     do {                                                                                                               \
         if ((size_t)(n) >= sizeof(cs) / sizeof((cs)[0])) {                                                             \
@@ -60,52 +60,20 @@ static const kt_case kt_base_case = {.name = "", .layout = FR_BNSD, .dt = FR_F32
         __VA_ARGS__;                                                                                                   \
     } while (0)
 
-/* ---- random ---------------------------------------------------------------------------------------------------- */
-typedef struct kt_rng {
-    uint64_t s;
-} kt_rng;
-static inline uint64_t kt_next(kt_rng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-static inline double kt_unif(kt_rng *r) { return (double)(kt_next(r) >> 11) * 0x1p-53; }
-static inline double kt_sym(kt_rng *r) { return 2.0 * kt_unif(r) - 1.0; }
-
 /* ---- tensors --------------------------------------------------------------------------------------------------- */
-static inline double kt_round_dt(fr_dtype dt, double v) {
-    if (dt == FR_BF16) return fr_dec_bf16(fr_enc_bf16_away((float)v));
-    if (dt == FR_F16) return fr_dec_f16(fr_enc_f16_away((float)v));
-    return (double)(float)v;
-}
+/* v rounded to dtype dt (bf16 / fp16: half away from zero, else fp32). */
+double kt_round_dt(fr_dtype dt, double v);
 static inline void kt_put(const fr_tensor *t, int64_t off, double v) { fr_store_f64(t, off, v); }
 static inline double kt_get(const fr_tensor *t, int64_t off) { return fr_load_f64(t, off); }
 
-static inline fr_tensor kt_alloc(fr_dtype dt, int ndim, const int64_t *shape) {
-    int64_t n = 1;
-    for (int k = 0; k < ndim; k++) n *= shape[k];
-    void *d = calloc((size_t)(n > 0 ? n : 1), fr_dtype_size(dt));
-    return fr_tensor_make(dt, d, ndim, shape);
-}
+/* A contiguous zeroed tensor (free its data). */
+fr_tensor kt_alloc(fr_dtype dt, int ndim, const int64_t *shape);
 static inline int64_t kt_numel(const fr_tensor *t) { return fr_tensor_numel(t); }
-static inline void kt_fill_nan(const fr_tensor *t) {
-    int64_t n = kt_numel(t);
-    if (t->dtype == FR_F32 || t->dtype == FR_F64 || t->dtype == FR_F16 || t->dtype == FR_BF16)
-        for (int64_t k = 0; k < n; k++) fr_store_f64(t, k, NAN);
-}
+/* NaN in every element of a floating-point tensor (so an unwritten output shows). */
+void kt_fill_nan(const fr_tensor *t);
 
 /* A q/k/v-like tensor of the case's layout: n heads of dim D; rows: S (or T for TND). */
-static inline fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D) {
-    int64_t sh[4];
-    switch (c->layout) {
-    case FR_BNSD: sh[0] = c->B, sh[1] = n, sh[2] = S, sh[3] = D; return kt_alloc(dt, 4, sh);
-    case FR_BSND: sh[0] = c->B, sh[1] = S, sh[2] = n, sh[3] = D; return kt_alloc(dt, 4, sh);
-    case FR_BSH: sh[0] = c->B, sh[1] = S, sh[2] = n * D; return kt_alloc(dt, 3, sh);
-    case FR_SBH: sh[0] = S, sh[1] = c->B, sh[2] = n * D; return kt_alloc(dt, 3, sh);
-    default: sh[0] = T, sh[1] = n, sh[2] = D; return kt_alloc(dt, 3, sh);
-    }
-}
+fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D);
 
 typedef struct kt_prob {
     kt_case c;
@@ -117,300 +85,36 @@ typedef struct kt_prob {
     uint8_t *umask;            /* the user mask as generated ([B|1, N1|1, S1, S2] or [S1,S2]) */
 } kt_prob;
 
-static inline void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0, int64_t *s2) {
-    if (P->c.layout == FR_TND) {
-        *q0 = b ? P->cuq[b - 1] : 0;
-        *s1 = P->cuq[b] - *q0;
-        *k0 = b ? P->cukv[b - 1] : 0;
-        *s2 = P->cukv[b] - *k0;
-    } else {
-        *q0 = *k0 = 0;
-        *s1 = P->c.S1;
-        *s2 = P->c.S2;
-    }
-}
+/* Batch b's first query row q0 and key row k0 (TND: cumulative; else 0) and its lengths s1, s2. */
+void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0, int64_t *s2);
 
 /* Builds inputs (seeded). */
-static inline void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
-    memset(P, 0, sizeof *P);
-    P->c = *c;
-    kt_rng r = {seed};
-    fr_params *p = &P->p;
-    *p = fr_params_default();
-    p->head_num = c->N1;
-    p->input_layout = c->layout;
-    p->scale_value = c->scale;
-    p->keep_prob = c->keep_prob;
-    p->sparse_mode = c->sparse_mode;
-    p->pre_tokens = c->pre;
-    p->next_tokens = c->next;
-    p->pse_type = c->pse_type;
-    p->q_start_idx = c->q_start;
-    p->kv_start_idx = c->kv_start;
-    if (c->prefix) {
-        p->prefix = c->prefix;
-        p->prefix_len = c->B;
-    }
-    int64_t S1 = c->S1, S2 = c->S2;
-    if (c->layout == FR_TND) {
-        int64_t a = 0, bb = 0;
-        S1 = S2 = 0;
-        for (int64_t b = 0; b < c->B; b++) {
-            a += c->lq[b], bb += c->lkv[b];
-            P->cuq[b] = a, P->cukv[b] = bb;
-            if (c->lq[b] > S1) S1 = c->lq[b];
-            if (c->lkv[b] > S2) S2 = c->lkv[b];
-        }
-        P->T1 = a, P->T2 = bb;
-        p->actual_seq_qlen = P->cuq;
-        p->actual_seq_kvlen = P->cukv;
-        p->actual_seq_len = c->B;
-    } else {
-        P->T1 = c->B * S1, P->T2 = c->B * S2;
-    }
-    fr_fwd_inputs *in = &P->in;
-    in->query = kt_qkv(c, c->dt, c->N1, S1, P->T1, c->Dk);
-    in->key = kt_qkv(c, c->dt, c->N2, S2, P->T2, c->Dk);
-    in->value = kt_qkv(c, c->dt, c->N2, S2, P->T2, c->Dv);
-    if (c->Drope) {
-        in->query_rope = kt_qkv(c, c->dt, c->N1, S1, P->T1, c->Drope);
-        in->key_rope = kt_qkv(c, c->dt, c->N2, S2, P->T2, c->Drope);
-    }
-    const fr_tensor *all[5] = {&in->query, &in->key, &in->value, &in->query_rope, &in->key_rope};
-    for (int t = 0; t < 5; t++) {
-        if (!fr_tensor_present(all[t])) continue;
-        int64_t n = kt_numel(all[t]);
-        bool off = t == 2 && !c->vsym;
-        for (int64_t k = 0; k < n; k++)
-            kt_put(all[t], k, kt_round_dt(c->dt, c->amp * (off ? 0.75 + 0.5 * kt_sym(&r) : kt_sym(&r))));
-    }
-    if (c->mask) {
-        int64_t sh[4];
-        bool compressed = c->sparse_mode >= 2 && c->sparse_mode != 5;
-        if (compressed) { /* the canonical compressed masks: [2048, 2048], mode 6 [3072, 2048] */
-            sh[0] = c->sparse_mode == 6 ? 3072 : 2048, sh[1] = 2048;
-            in->atten_mask = kt_alloc(FR_U8, 2, sh);
-        } else if (c->layout == FR_TND) {
-            sh[0] = S1, sh[1] = S2;
-            in->atten_mask = kt_alloc(FR_U8, 2, sh);
-        } else {
-            sh[0] = c->B, sh[1] = c->N1, sh[2] = S1, sh[3] = S2;
-            in->atten_mask = kt_alloc(FR_BOOL, 4, sh);
-        }
-        int64_t n = kt_numel(&in->atten_mask);
-        uint8_t *m = (uint8_t *)in->atten_mask.data;
-        /* compressed masks are never read (D12): their content is noise here to prove it */
-        for (int64_t k = 0; k < n; k++) m[k] = kt_unif(&r) < (compressed ? 0.5 : c->mask_density);
-        if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
-            for (int64_t bh = 0; bh < c->B * c->N1; bh++)
-                for (int64_t j = 0; j < S2; j++) m[(bh * S1 + 2) * S2 + j] = 1;
-        if (c->poison > 0 && c->sparse_mode <= 1 && c->layout != FR_TND) { /* masked everywhere, and poisoned */
-            for (int64_t bhi = 0; bhi < c->B * c->N1 * S1; bhi++) m[bhi * S2 + c->poison] = 1;
-            for (int64_t b = 0; b < c->B; b++)
-                for (int64_t kvh = 0; kvh < c->N2; kvh++) {
-                    for (int64_t d = 0; d < c->Dk; d++)
-                        kt_put(&in->key, fr_layout_offset(&in->key, c->layout, c->Dk, 0, b, kvh, c->poison, d), INFINITY);
-                    for (int64_t d = 0; d < c->Dv; d++)
-                        kt_put(&in->value, fr_layout_offset(&in->value, c->layout, c->Dv, 0, b, kvh, c->poison, d), NAN);
-                }
-        }
-        P->umask = m;
-    }
-    if (c->pse) {
-        fr_dtype pdt = c->pse >= 5 ? FR_F32 : c->dt;
-        int64_t sh[4];
-        int nd = 4;
-        switch (c->pse) {
-        case 1: sh[0] = c->B, sh[1] = c->N1, sh[2] = S1, sh[3] = S2; break;
-        case 2: sh[0] = c->B, sh[1] = c->N1, sh[2] = 1, sh[3] = S2; break;
-        case 3: sh[0] = 1, sh[1] = c->N1, sh[2] = S1, sh[3] = S2; break;
-        case 4: sh[0] = c->B, sh[1] = c->N1, sh[2] = 1024, sh[3] = S2; break;
-        case 5: sh[0] = c->N1, nd = 1; break;
-        default: sh[0] = c->B, sh[1] = c->N1, nd = 2; break;
-        }
-        in->real_shift = kt_alloc(pdt, nd, sh);
-        int64_t n = kt_numel(&in->real_shift);
-        if (c->pse == 4) { /* Toeplitz: f(b, h, j - i) = sin-like values; compressed = last 1024 rows */
-            for (int64_t b = 0; b < c->B; b++)
-                for (int64_t h = 0; h < c->N1; h++)
-                    for (int64_t rr = 0; rr < 1024; rr++)
-                        for (int64_t j = 0; j < S2; j++) {
-                            int64_t i = S1 - 1024 + rr, d = j - i;
-                            double v = kt_round_dt(pdt, 0.5 * sin(0.37 * (double)d + (double)(b * 7 + h)));
-                            kt_put(&in->real_shift, ((b * c->N1 + h) * 1024 + rr) * S2 + j, v);
-                        }
-        } else {
-            for (int64_t k = 0; k < n; k++)
-                kt_put(&in->real_shift, k, kt_round_dt(pdt, c->pse >= 5 ? 0.05 + 0.5 * kt_unif(&r) : 2.0 * kt_sym(&r)));
-        }
-    }
-    if (c->keep_prob < 1.0) {
-        int64_t bits = c->layout == FR_TND ? 0 : c->B * c->N1 * S1 * S2;
-        if (c->layout == FR_TND)
-            for (int64_t b = 0; b < c->B; b++) bits += c->N1 * c->lq[b] * c->lkv[b];
-        int64_t sh[1] = {(bits + 7) / 8 + 1};
-        in->drop_mask = kt_alloc(FR_U8, 1, sh);
-        uint8_t *m = (uint8_t *)in->drop_mask.data;
-        for (int64_t k = 0; k < sh[0]; k++) {
-            uint8_t byte = 0;
-            for (int q = 0; q < 8; q++) byte |= (uint8_t)((kt_unif(&r) < c->keep_prob) << q);
-            m[k] = byte;
-        }
-    }
-    if (c->sink) {
-        int64_t sh[1] = {c->N1};
-        in->sink = kt_alloc(FR_F32, 1, sh);
-        for (int64_t h = 0; h < c->N1; h++) ((float *)in->sink.data)[h] = (float)(1.5 * kt_sym(&r));
-    }
-    if (c->W) {
-        int64_t sh[3];
-        if (c->layout == FR_TND) sh[0] = P->T1, sh[1] = c->W;
-        else sh[0] = c->B, sh[1] = S1, sh[2] = c->W;
-        in->topk_indices = kt_alloc(FR_I32, c->layout == FR_TND ? 2 : 3, sh);
-        int32_t *ix = (int32_t *)in->topk_indices.data;
-        int64_t rows = c->layout == FR_TND ? P->T1 : c->B * S1;
-        for (int64_t row = 0; row < rows; row++) {
-            int64_t s2 = S2;
-            if (c->layout == FR_TND) /* this row's batch length */
-                for (int64_t b = 0; b < c->B; b++)
-                    if (row < P->cuq[b]) {
-                        s2 = c->lkv[b];
-                        break;
-                    }
-            for (int64_t w = 0; w < c->W; w++) {
-                double u = kt_unif(&r);
-                int32_t v = u < 0.1 ? -1 : u < 0.15 ? (int32_t)(s2 + 3) : (int32_t)(kt_unif(&r) * (double)s2);
-                if (w > 0 && u > 0.9) v = ix[row * c->W + w - 1]; /* duplicate */
-                ix[row * c->W + w] = v;
-            }
-        }
-    }
-    if (c->dscale) {
-        fr_tensor *t3[3] = {&in->d_scale_q, &in->d_scale_k, &in->d_scale_v};
-        for (int k = 0; k < 3; k++) {
-            int64_t sh[4] = {c->B, k ? c->N2 : c->N1, k ? (S2 + 255) / 256 : (S1 + 127) / 128, 1};
-            *t3[k] = kt_alloc(FR_F32, 4, sh);
-            for (int64_t e = 0; e < kt_numel(t3[k]); e++) ((float *)t3[k]->data)[e] = (float)(0.5 + 1.5 * kt_unif(&r));
-        }
-    }
-    /* The resolved problem (what validation produces). */
-    fr_problem *pb = &P->pb;
-    pb->layout = c->layout;
-    pb->dtype = c->dt;
-    pb->out_dtype = c->dt;
-    pb->B = c->B, pb->N1 = c->N1, pb->N2 = c->N2, pb->G = (c->N2 ? c->N1 / c->N2 : 1);
-    pb->S1 = S1, pb->S2 = S2, pb->Dk = c->Dk, pb->Dv = c->Dv, pb->Drope = c->Drope;
-    pb->T1 = P->T1, pb->T2 = P->T2;
-    pb->cu_q = c->layout == FR_TND ? P->cuq : NULL;
-    pb->cu_kv = c->layout == FR_TND ? P->cukv : NULL;
-    pb->has_pse = c->pse != 0, pb->has_mask = c->mask, pb->has_drop = c->keep_prob < 1.0;
-    pb->has_rope = c->Drope > 0, pb->has_sink = c->sink;
-    pb->pse_type = c->pse_type, pb->sparse_mode = c->sparse_mode;
-    pb->has_topk = c->W > 0, pb->W = c->W;
-}
+void kt_build(kt_prob *P, const kt_case *c, uint64_t seed);
 
-static inline void kt_free_prob(kt_prob *P) {
-    fr_tensor *all[13] = {&P->in.query,     &P->in.key,        &P->in.value,     &P->in.query_rope, &P->in.key_rope,
-                          &P->in.real_shift, &P->in.drop_mask, &P->in.atten_mask, &P->in.sink,       &P->in.d_scale_q,
-                          &P->in.d_scale_k,  &P->in.d_scale_v, &P->in.topk_indices};
-    for (int k = 0; k < 13; k++) free(all[k]->data);
-}
+void kt_free_prob(kt_prob *P);
 
 /* Forward outputs of the problem (attention_out in dtype dt). */
-static inline fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt) {
-    fr_fwd_outputs o;
-    memset(&o, 0, sizeof o);
-    o.attention_out = kt_qkv(&P->c, dt, P->c.N1, P->pb.S1, P->T1, P->c.Dv);
-    int64_t sh[4];
-    if (P->c.layout == FR_TND) {
-        sh[0] = P->c.N1, sh[1] = P->T1, sh[2] = 8;
-        o.softmax_max = kt_alloc(FR_F32, 3, sh);
-        o.softmax_sum = kt_alloc(FR_F32, 3, sh);
-    } else {
-        sh[0] = P->c.B, sh[1] = P->c.N1, sh[2] = P->pb.S1, sh[3] = 8;
-        o.softmax_max = kt_alloc(FR_F32, 4, sh);
-        o.softmax_sum = kt_alloc(FR_F32, 4, sh);
-    }
-    kt_fill_nan(&o.attention_out);
-    kt_fill_nan(&o.softmax_max);
-    kt_fill_nan(&o.softmax_sum);
-    return o;
-}
-static inline void kt_free_outputs(fr_fwd_outputs *o) {
-    free(o->attention_out.data), free(o->softmax_max.data), free(o->softmax_sum.data);
-}
+fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt);
+void kt_free_outputs(fr_fwd_outputs *o);
+/* kt_outputs with attention_out in dtype out and softmax_max / softmax_sum in dtype stats (zeroed when not fp32). */
+fr_fwd_outputs kt_outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats);
+/* Backward outputs of the problem in dtype dt (dsink: fp64 when dt is, else fp32), NaN-prefilled. */
+fr_bwd_outputs kt_grads(const kt_prob *P, fr_dtype dt);
+void kt_free_grads(fr_bwd_outputs *o);
+/* The backward's inputs after forward outputs fo: attention_in and the softmax statistics from fo, dy drawn uniform in
+ * [-1, 1) (rounded to the case's dtype) from seed ^ 0xd1 (free bi.dy.data). */
+fr_bwd_inputs kt_bwd_inputs(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed);
 
 /* ---- the spec, written out independently ------------------------------------------------------------------------ */
 
 /* Does (i, j) of batch b, head h take part? (docs/semantics-decisions.md D12, written from the table) */
-static inline bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
-    const kt_case *c = &P->c;
-    if (!c->mask) return true;
-    int64_t mode = c->sparse_mode;
-    if (c->layout == FR_TND && (mode == 7 || mode == 8)) {
-        int64_t special = -1; /* last (7) / first (8) batch with a non-empty query */
-        for (int64_t k = 0; k < c->B; k++) {
-            int64_t kk = mode == 7 ? c->B - 1 - k : k;
-            if (c->lq[kk] != 0) {
-                special = kk;
-                break;
-            }
-        }
-        mode = b == special ? 4 : (mode == 7 ? 3 : 2);
-    }
-    bool user = false;
-    if (mode == 0 || mode == 1 || mode == 5) {
-        if (P->in.atten_mask.ndim == 2) user = P->umask[i * P->in.atten_mask.shape[1] + j] != 0;
-        else user = P->umask[((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j] != 0;
-    }
-    switch (mode) {
-    case 0: return !user && !(j - i > c->next) && !(i - j > c->pre);
-    case 1: return !user;
-    case 2: return !(j > i);
-    case 3: return !(j > i + S2b - S1b);
-    case 4: return !(j - i > c->next + (S2b - S1b)) && !(i - j > c->pre - (S2b - S1b));
-    case 5:
-        if (!c->prefix || c->prefix[b] > S2b) return !user;
-        return !user && !(j > i + S2b - S1b && j >= c->prefix[b]);
-    case 6: return !(j > i + S2b - S1b && j >= c->prefix[b]);
-    default: return true;
-    }
-}
+bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b);
 
-static inline double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b) {
-    const kt_case *c = &P->c;
-    const fr_tensor *t = &P->in.real_shift;
-    switch (c->pse) {
-    case 1: return kt_get(t, ((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j);
-    case 2: return kt_get(t, (b * c->N1 + h) * P->pb.S2 + j);
-    case 3: return kt_get(t, (h * P->pb.S1 + i) * P->pb.S2 + j);
-    case 4: return kt_round_dt(t->dtype, 0.5 * sin(0.37 * (double)(j - i) + (double)(b * 7 + h)));
-    case 5:
-    case 6: {
-        float slope = c->pse == 5 ? ((float *)t->data)[h] : ((float *)t->data)[b * c->N1 + h];
-        int64_t qs = c->q_start, ks = c->kv_start;
-        if (c->layout == FR_TND && c->sparse_mode == 8 && c->mask && b != 0) qs = ks = 0;
-        double d = fabs((double)((j + ks) - (i + qs)));
-        return -(double)slope * (c->pse_type == 3 ? sqrt(d) : d);
-    }
-    default: return 0.0;
-    }
-    (void)S1b;
-}
+/* The pse term added to score (i, j) of batch b, head h, from the spec's formulas. */
+double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b);
 
-static inline bool kt_drop_keep(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
-    const kt_case *c = &P->c;
-    if (c->keep_prob >= 1.0) return true;
-    int64_t k;
-    if (c->layout == FR_TND) {
-        int64_t base = 0;
-        for (int64_t bb = 0; bb < b; bb++) base += c->N1 * c->lq[bb] * c->lkv[bb];
-        k = base + (h * S1b + i) * S2b + j;
-    } else {
-        k = ((b * c->N1 + h) * S1b + i) * S2b + j;
-    }
-    return (((const uint8_t *)P->in.drop_mask.data)[k >> 3] >> (k & 7)) & 1;
-}
+/* Is (i, j) kept by the drop mask (bit k of the [B,N1,S1,S2] (TND: per-batch) bit order)? */
+bool kt_drop_keep(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b);
 
 typedef struct kt_ref {
     double *out;  /* [B][N1][S1max][Dv] logical (TND: per-batch rows) */
@@ -426,114 +130,11 @@ static inline int64_t kt_row_index(const kt_prob *P, int64_t b, int64_t h, int64
 }
 
 /* fp64 oracle and straightforward fp32 implementation, per (b, h, i). */
-static inline void kt_reference(const kt_prob *P, kt_ref *R) {
-    const kt_case *c = &P->c;
-    const fr_fwd_inputs *in = &P->in;
-    int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, G = (c->N2 ? c->N1 / c->N2 : 1);
-    R->rows = c->B * c->N1 * S1;
-    R->out = calloc((size_t)(R->rows * Dv + 1), sizeof(double));
-    R->out32 = calloc((size_t)(R->rows * Dv + 1), sizeof(float));
-    R->mx = calloc((size_t)R->rows + 1, sizeof(double));
-    R->sm = calloc((size_t)R->rows + 1, sizeof(double));
-    R->pvabs = calloc((size_t)R->rows + 1, sizeof(double));
-    R->xmag = calloc((size_t)R->rows + 1, sizeof(double));
-    R->mx32 = calloc((size_t)R->rows + 1, sizeof(float));
-    R->sm32 = calloc((size_t)R->rows + 1, sizeof(float));
-    double *x = malloc(sizeof(double) * (size_t)(S2 + 1));
-    float *x32 = malloc(sizeof(float) * (size_t)(S2 + 1));
-    bool *part = malloc(sizeof(bool) * (size_t)(S2 + 1));
-    float scale32 = (float)c->scale, rkeep32 = 1.0f / (float)c->keep_prob;
-    double scale = (double)scale32, rkeep = (double)rkeep32;
-    for (int64_t b = 0; b < c->B; b++) {
-        int64_t q0, S1b, k0, S2b;
-        kt_rows(P, b, &q0, &S1b, &k0, &S2b);
-        for (int64_t h = 0; h < c->N1; h++) {
-            int64_t kv = h / G;
-            for (int64_t i = 0; i < S1b; i++) {
-                int64_t row = kt_row_index(P, b, h, i);
-                double m = -INFINITY;
-                float m32 = -INFINITY;
-                int64_t npart = 0;
-                double xmag = 0;
-                for (int64_t j = 0; j < S2b; j++) {
-                    part[j] = kt_takes_part(P, b, h, i, j, S1b, S2b);
-                    if (!part[j]) continue;
-                    npart++;
-                    double s = 0, sa = 0;
-                    float s32 = 0;
-                    for (int64_t d = 0; d < c->Dk + c->Drope; d++) {
-                        const fr_tensor *tq = d < c->Dk ? &in->query : &in->query_rope;
-                        const fr_tensor *tk = d < c->Dk ? &in->key : &in->key_rope;
-                        int64_t D = d < c->Dk ? c->Dk : c->Drope, dd = d < c->Dk ? d : d - c->Dk;
-                        double qv = kt_get(tq, fr_layout_offset(tq, c->layout, D, q0, b, h, i, dd));
-                        double kv_ = kt_get(tk, fr_layout_offset(tk, c->layout, D, k0, b, kv, j, dd));
-                        s += qv * kv_;
-                        sa += fabs(qv * kv_);
-                        s32 += (float)qv * (float)kv_;
-                    }
-                    double pse = c->pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
-                    float pse32 = (float)pse;
-                    if (c->pse && c->pse_type == 1) {
-                        x[j] = (s + pse) * scale;
-                        float t = s32 + pse32;
-                        x32[j] = t * scale32;
-                    } else {
-                        x[j] = s * scale + pse;
-                        float t = s32 * scale32;
-                        x32[j] = t + pse32;
-                    }
-                    if (x[j] > m) m = x[j];
-                    if (sa * scale + fabs(pse) > xmag) xmag = sa * scale + fabs(pse);
-                    if (x32[j] > m32) m32 = x32[j];
-                }
-                double sinkv = c->sink ? (double)((float *)in->sink.data)[h] : -INFINITY;
-                if (c->sink && sinkv > m) m = sinkv;
-                if (c->sink && (float)sinkv > m32) m32 = (float)sinkv;
-                double *o = R->out + row * Dv;
-                float *o32 = R->out32 + row * Dv;
-                if (npart == 0 && !c->sink) {
-                    R->mx[row] = -FLT_MAX, R->sm[row] = FLT_MAX;
-                    R->mx32[row] = -FLT_MAX, R->sm32[row] = FLT_MAX;
-                    continue; /* D1: out stays 0 */
-                }
-                double l = c->sink ? exp(sinkv - m) : 0.0;
-                float l32 = c->sink ? expf((float)sinkv - m32) : 0.0f;
-                for (int64_t j = 0; j < S2b; j++)
-                    if (part[j]) l += exp(x[j] - m), l32 += expf(x32[j] - m32);
-                double pvabs = 0;
-                for (int64_t j = 0; j < S2b; j++) {
-                    if (!part[j]) continue;
-                    double pj = exp(x[j] - m);
-                    float pj32 = expf(x32[j] - m32);
-                    if (!kt_drop_keep(P, b, h, i, j, S1b, S2b)) continue;
-                    pj *= rkeep;
-                    pj32 *= rkeep32;
-                    double vmax = 0;
-                    for (int64_t d = 0; d < Dv; d++) {
-                        double vv = kt_get(&in->value, fr_layout_offset(&in->value, c->layout, Dv, k0, b, kv, j, d));
-                        o[d] += pj * vv;
-                        o32[d] += pj32 * (float)vv;
-                        if (fabs(vv) > vmax) vmax = fabs(vv);
-                    }
-                    pvabs += pj * vmax;
-                }
-                for (int64_t d = 0; d < Dv; d++) o[d] /= l, o32[d] /= l32;
-                R->mx[row] = m, R->sm[row] = l, R->pvabs[row] = pvabs / l;
-                R->mx32[row] = m32, R->sm32[row] = l32, R->xmag[row] = xmag;
-            }
-        }
-    }
-    free(x), free(x32), free(part);
-}
-static inline void kt_free_ref(kt_ref *R) {
-    free(R->out), free(R->out32), free(R->mx), free(R->sm), free(R->pvabs), free(R->xmag), free(R->mx32), free(R->sm32);
-}
+void kt_reference(const kt_prob *P, kt_ref *R);
+void kt_free_ref(kt_ref *R);
 
 /* Runs the fast engine on the problem with variant ops (NULL = auto) and threads. */
-static inline fr_status kt_run_fast(const kt_prob *P, const fr_kops *ops, int threads, const fr_fwd_outputs *out,
-                             fr_error *err) {
-    if (!ops) ops = fr_kops_get(FR_ISA_AUTO);
-    return fr_k_fwd(ops, threads, &P->pb, &P->p, &P->in, out, err);
-}
+fr_status kt_run_fast(const kt_prob *P, const fr_kops *ops, int threads, const fr_fwd_outputs *out,
+                      fr_error *err);
 
 #endif

@@ -14,34 +14,6 @@ static int g_fail = 0;
 static const int64_t k_lq[4] = {65, 0, 1, 130};
 static const int64_t k_lkv[4] = {70, 5, 64, 129};
 
-typedef struct bgrads {
-    fr_bwd_outputs o;
-} bgrads;
-
-static fr_bwd_outputs alloc_grads(const kt_prob *P, fr_dtype dt) {
-    fr_bwd_outputs o;
-    memset(&o, 0, sizeof o);
-    const kt_case *c = &P->c;
-    o.dq = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Dk);
-    o.dk = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dk);
-    o.dv = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dv);
-    if (c->Drope) {
-        o.dq_rope = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Drope);
-        o.dk_rope = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Drope);
-    }
-    if (c->sink) {
-        int64_t sh[1] = {c->N1};
-        o.dsink = kt_alloc(FR_F32, 1, sh);
-    }
-    fr_tensor *all[6] = {&o.dq, &o.dk, &o.dv, &o.dq_rope, &o.dk_rope, &o.dsink};
-    for (int k = 0; k < 6; k++)
-        if (fr_tensor_present(all[k])) kt_fill_nan(all[k]);
-    return o;
-}
-static void free_grads(fr_bwd_outputs *o) {
-    free(o->dq.data), free(o->dk.data), free(o->dv.data), free(o->dq_rope.data), free(o->dk_rope.data),
-        free(o->dsink.data);
-}
 
 /* fp64 reference gradients, logical [b][n][row][d] arrays over the same index space as the tensors. */
 typedef struct bref {
@@ -53,6 +25,8 @@ typedef struct bref {
 static int64_t qrow(const kt_prob *P, int64_t b, int64_t h, int64_t i) { return (b * P->c.N1 + h) * P->pb.S1 + i; }
 static int64_t krow(const kt_prob *P, int64_t b, int64_t n, int64_t j) { return (b * P->c.N2 + n) * P->pb.S2 + j; }
 
+/* Alike kt_harness.c:kt_reference: kept apart because the backward oracle and the forward oracle compute different
+ * sums; they share only the (b, h, i) loop heads. */
 static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
@@ -169,15 +143,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
         g_fail = 1;
         return;
     }
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = P.in;
-    bi.attention_in = fo.attention_out;
-    bi.softmax_max = fo.softmax_max;
-    bi.softmax_sum = fo.softmax_sum;
-    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
-    kt_rng r = {seed ^ 0xd1ull};
-    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, kt_sym(&r)));
+    fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
     bref R;
     bool *d1rows = calloc((size_t)(c->B * c->N1 * P.pb.S1 + 1), sizeof(bool));
     bwd_reference(&P, &bi, &R, d1rows);
@@ -185,6 +151,9 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_outputs first;
     bool have_first = false;
     int bad = 0;
+/* Alike test_kernels_fwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
+ * (gradients against the fp64 backward here, forward outputs there); they share only the keep-the-first-variant
+ * bookkeeping. */
 #define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                               \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                     \
@@ -192,7 +161,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
             printf("  %-24s %-10s SKIPPED: this CPU lacks it\n", c->name, str);                                    \
             break;                                                                                                  \
         }                                                                                                           \
-        fr_bwd_outputs o = alloc_grads(&P, c->dt);                                                                  \
+        fr_bwd_outputs o = kt_grads(&P, c->dt);                                                                  \
         fr_status st = fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &o, &err);                                                \
         if (st != FR_OK) {                                                                                          \
             fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, str, fr_status_name(st), err.msg);                \
@@ -217,13 +186,13 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
             first = o;                                                                                              \
             have_first = true;                                                                                      \
         } else {                                                                                                    \
-            free_grads(&o);                                                                                         \
+            kt_free_grads(&o);                                                                                         \
         }                                                                                                           \
     } while (0);
 #include "kernels/variants.inc"
 #undef FR_KVARIANT
     if (threads_check) {
-        fr_bwd_outputs a = alloc_grads(&P, c->dt), b3 = alloc_grads(&P, c->dt);
+        fr_bwd_outputs a = kt_grads(&P, c->dt), b3 = kt_grads(&P, c->dt);
         const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);
         fr_k_bwd(ops, 1, &P.pb, &P.p, &bi, &a, &err);
         fr_k_bwd(ops, 3, &P.pb, &P.p, &bi, &b3, &err);
@@ -231,15 +200,17 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
                     same_bits(&a.dsink, &b3.dsink);
         printf("  %-24s threads 1 vs 3: %s\n", c->name, same ? "bit-identical" : "DIFFER  FAIL");
         if (!same) bad = 1;
-        free_grads(&a), free_grads(&b3);
+        kt_free_grads(&a), kt_free_grads(&b3);
     }
-    if (have_first) free_grads(&first);
+    if (have_first) kt_free_grads(&first);
     free(R.dq), free(R.dk), free(R.dv), free(R.dsink), free(R.dsink_abs), free(d1rows), free(bi.dy.data);
     kt_free_outputs(&fo);
     kt_free_prob(&P);
     if (bad) g_fail = 1;
 }
 
+/* Alike test_kernels_golden.c:main: kept apart because each test has its own default seed and its own case table (what
+ * it covers); only the opening lines are alike. */
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261130u;
     printf("test_kernels_bwd: seed %llu (rerun: test_kernels_bwd %llu)\n", (unsigned long long)seed,

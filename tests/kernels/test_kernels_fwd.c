@@ -113,6 +113,9 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_fwd_outputs first;
     bool have_first = false;
     int bad = 0;
+/* Alike test_kernels_bwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
+ * (forward outputs here, gradients against the fp64 backward there); they share only the keep-the-first-variant
+ * bookkeeping. */
 #define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                                 \
     do {                                                                                                            \
         const fr_kops *ops = fr_kops_get(visa);                                                                      \
@@ -156,6 +159,8 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     if (bad) g_fail = 1;
 }
 
+/* Alike test_kernels_golden.c:main: kept apart because each test has its own default seed and its own case table (sizes
+ * and options for what it checks); a shared table would couple their coverage. */
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261129u;
     printf("test_kernels_fwd: seed %llu (rerun: test_kernels_fwd %llu)\n", (unsigned long long)seed,

@@ -18,16 +18,6 @@ static const int64_t k_pref1[1] = {40};
 static const int64_t k_lq8[3] = {30, 70, 64};
 static const int64_t k_lkv8[3] = {30, 70, 64};
 
-static fr_fwd_outputs outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats) {
-    fr_fwd_outputs o = kt_outputs(P, out);
-    if (stats != FR_F32) {
-        fr_tensor m = o.softmax_max, s = o.softmax_sum;
-        o.softmax_max = kt_alloc(stats, m.ndim, m.shape);
-        o.softmax_sum = kt_alloc(stats, s.ndim, s.shape);
-        free(m.data), free(s.data);
-    }
-    return o;
-}
 
 static double rel_l2(const fr_tensor *a, const fr_tensor *g, double *emax, double *gmax, int64_t *nnan) {
     double e2 = 0, r2 = 0;
@@ -48,7 +38,7 @@ static void fwd_case(const kt_case *c, uint64_t seed, fr_isa isa) {
     kt_build(&P, c, seed);
     kt_ref R;
     kt_reference(&P, &R);
-    fr_fwd_outputs fo = outputs_as(&P, c->dt, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+    fr_fwd_outputs fo = kt_outputs_as(&P, c->dt, FR_F32), go = kt_outputs_as(&P, FR_F64, FR_F64);
     fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
     ef.isa = isa;
     ef.num_threads = 2;
@@ -104,49 +94,17 @@ static void fwd_case(const kt_case *c, uint64_t seed, fr_isa isa) {
     kt_free_prob(&P);
 }
 
-static fr_bwd_outputs grads_as(const kt_prob *P, fr_dtype dt) {
-    fr_bwd_outputs o;
-    memset(&o, 0, sizeof o);
-    const kt_case *c = &P->c;
-    o.dq = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Dk);
-    o.dk = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dk);
-    o.dv = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Dv);
-    if (c->Drope) {
-        o.dq_rope = kt_qkv(c, dt, c->N1, P->pb.S1, P->T1, c->Drope);
-        o.dk_rope = kt_qkv(c, dt, c->N2, P->pb.S2, P->T2, c->Drope);
-    }
-    if (c->sink) {
-        int64_t sh[1] = {c->N1};
-        o.dsink = kt_alloc(dt == FR_F64 ? FR_F64 : FR_F32, 1, sh);
-    }
-    fr_tensor *all[6] = {&o.dq, &o.dk, &o.dv, &o.dq_rope, &o.dk_rope, &o.dsink};
-    for (int k = 0; k < 6; k++)
-        if (fr_tensor_present(all[k])) kt_fill_nan(all[k]);
-    return o;
-}
-static void free_grads(fr_bwd_outputs *o) {
-    free(o->dq.data), free(o->dk.data), free(o->dv.data), free(o->dq_rope.data), free(o->dk_rope.data),
-        free(o->dsink.data);
-}
 
 static void bwd_case(const kt_case *c, uint64_t seed) {
     kt_prob P;
     kt_build(&P, c, seed);
-    fr_fwd_outputs fo = outputs_as(&P, c->dt, FR_F32);
+    fr_fwd_outputs fo = kt_outputs_as(&P, c->dt, FR_F32);
     fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
     ef.num_threads = 2;
     fr_error err;
     fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err);
-    fr_bwd_inputs bi;
-    memset(&bi, 0, sizeof bi);
-    bi.fwd = P.in;
-    bi.attention_in = fo.attention_out;
-    bi.softmax_max = fo.softmax_max;
-    bi.softmax_sum = fo.softmax_sum;
-    bi.dy = kt_qkv(c, c->dt, c->N1, P.pb.S1, P.T1, c->Dv);
-    kt_rng r = {seed ^ 0xd1ull};
-    for (int64_t k = 0; k < kt_numel(&bi.dy); k++) kt_put(&bi.dy, k, kt_round_dt(c->dt, kt_sym(&r)));
-    fr_bwd_outputs fg = grads_as(&P, c->dt), gg = grads_as(&P, FR_F64);
+    fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
+    fr_bwd_outputs fg = kt_grads(&P, c->dt), gg = kt_grads(&P, FR_F64);
     fr_status sf = st == FR_OK ? fr_bwd(&P.p, &bi, &fg, &ef, &err) : st;
     fr_status sg = st == FR_OK ? fr_bwd(&P.p, &bi, &gg, &eg, &err) : st;
     bool ok = sf == FR_OK && sg == FR_OK;
@@ -169,12 +127,14 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
                rl[0], rl[1], rl[2], rl[3], rl[4], rl[5], ok ? "" : "  FAIL");
     }
     if (!ok) g_fail = 1;
-    free_grads(&fg), free_grads(&gg);
+    kt_free_grads(&fg), kt_free_grads(&gg);
     free(bi.dy.data);
     kt_free_outputs(&fo);
     kt_free_prob(&P);
 }
 
+/* Alike test_kernels_fwd.c:main and test_kernels_bwd.c:main: kept apart because each test has its own default seed and
+ * its own case table (sizes and options for what it checks); a shared table would couple their coverage. */
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261131u;
     printf("test_kernels_golden: seed %llu (rerun: test_kernels_golden %llu)\n", (unsigned long long)seed,
@@ -254,7 +214,7 @@ int main(int argc, char **argv) {
             c8.dt = f8[k], c8.dscale = true, c8.S1 = 300, c8.S2 = 600, c8.Dk = 64, c8.Dv = 48, c8.N1 = 2, c8.N2 = 1;
             kt_prob P;
             kt_build(&P, &c8, seed + 500 + (uint64_t)k);
-            fr_fwd_outputs fo = outputs_as(&P, FR_F16, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+            fr_fwd_outputs fo = kt_outputs_as(&P, FR_F16, FR_F32), go = kt_outputs_as(&P, FR_F64, FR_F64);
             fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
             fr_error err, err2;
             fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err), sg = fr_fwd(&P.p, &P.in, &go, &eg, &err2);
@@ -284,7 +244,7 @@ int main(int argc, char **argv) {
         kt_prob P;
         kt_build(&P, &ct, seed + 700);
         P.p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
-        fr_fwd_outputs fo = outputs_as(&P, FR_F32, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+        fr_fwd_outputs fo = kt_outputs_as(&P, FR_F32, FR_F32), go = kt_outputs_as(&P, FR_F64, FR_F64);
         fr_tensor *st4[4] = {&fo.softmax_max, &fo.softmax_sum, &go.softmax_max, &go.softmax_sum};
         for (int k = 0; k < 4; k++) { /* [N1, T, 8] -> [T, N1, 8] */
             int64_t sh[3] = {P.T1, ct.N1, 8};
@@ -328,7 +288,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 6; k++) {
         kt_prob P;
         kt_build(&P, &e8[k], seed);
-        fr_fwd_outputs fo = outputs_as(&P, FR_F32, FR_F32), go = outputs_as(&P, FR_F64, FR_F64);
+        fr_fwd_outputs fo = kt_outputs_as(&P, FR_F32, FR_F32), go = kt_outputs_as(&P, FR_F64, FR_F64);
         fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
         fr_error err, err2;
         fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err), sg = fr_fwd(&P.p, &P.in, &go, &eg, &err2);

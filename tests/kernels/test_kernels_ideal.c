@@ -54,16 +54,6 @@ typedef struct gcase {
     double peak; /* > 0: q_i += peak * k_i (i < min(S1b, S2b)), rounded to the dtype */
 } gcase;
 
-static fr_fwd_outputs outputs_as(const kt_prob *P, fr_dtype out, fr_dtype stats) {
-    fr_fwd_outputs o = kt_outputs(P, out);
-    if (stats != FR_F32) {
-        fr_tensor m = o.softmax_max, s = o.softmax_sum;
-        o.softmax_max = kt_alloc(stats, m.ndim, m.shape);
-        o.softmax_sum = kt_alloc(stats, s.ndim, s.shape);
-        free(m.data), free(s.data);
-    }
-    return o;
-}
 
 static void peak_inputs(kt_prob *P, double a) {
     const kt_case *c = &P->c;
@@ -135,7 +125,7 @@ static void run_case(const gcase *gc, uint64_t seed) {
     if (gc->peak > 0) peak_inputs(&P, gc->peak);
     fr_error err;
     /* golden, fp64 outputs */
-    fr_fwd_outputs go = outputs_as(&P, FR_F64, FR_F64);
+    fr_fwd_outputs go = kt_outputs_as(&P, FR_F64, FR_F64);
     fr_engine eg = fr_engine_default(FR_ENGINE_GOLDEN);
     eg.num_threads = 2;
     fr_status st = fr_fwd(&P.p, &P.in, &go, &eg, &err);
@@ -149,7 +139,7 @@ static void run_case(const gcase *gc, uint64_t seed) {
     int64_t n = kt_numel(&go.attention_out);
     /* the ideal pipeline of the dtype, as fr_numerics_ideal defines it (RNE; see the header) */
     fr_numerics nc = fr_numerics_ideal(c->dt);
-    fr_fwd_outputs io = outputs_as(&P, c->dt, FR_F32);
+    fr_fwd_outputs io = kt_outputs_as(&P, c->dt, FR_F32);
     fr_engine ee = fr_engine_default(FR_ENGINE_EMULATE);
     ee.numerics = &nc;
     ee.num_threads = 2;
@@ -162,7 +152,7 @@ static void run_case(const gcase *gc, uint64_t seed) {
         acc_add(&T->ideal, &mi, g, n);
         for (int k = 0; k < N_ISAS; k++) {
             if (!g_isa_ok[k]) continue;
-            fr_fwd_outputs fo = outputs_as(&P, c->dt, FR_F32);
+            fr_fwd_outputs fo = kt_outputs_as(&P, c->dt, FR_F32);
             fr_engine ef = fr_engine_default(FR_ENGINE_FAST);
             ef.isa = k_isas[k];
             ef.num_threads = 2;

@@ -34,6 +34,8 @@ static float f_of_bf16(uint16_t h) {
 static void sizes(int64_t t, int64_t out[4]) { out[0] = t > 1 ? t - 1 : 1, out[1] = t, out[2] = t + 1, out[3] = 2 * t; }
 
 /* fp32 GEMM: m x n x k over the size sets, acc on and off. */
+/* Alike test_kernels_slots.c:check_gemm_bf16: kept apart because the operands differ (fp32 here, bf16 pairs there) and
+ * so do the error mass and bound (k products here, 2 k2 there). */
 static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
     int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
     sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);
@@ -70,6 +72,8 @@ static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
 }
 
 /* bf16 GEMM over pairs: A [m][k2] pairs, B [k2][n] pairs. */
+/* Alike test_kernels_slots.c:check_gemm_f32: kept apart because the operands differ (bf16 pairs here, fp32 there) and
+ * so do the error mass and bound (2 k2 products here, k there). */
 static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
     int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
     sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);

@@ -68,7 +68,7 @@ static double worst_bwd(const errs *e) {
 typedef fr_status (*fwd_fn)(const fr_params *, const fr_fwd_inputs *, const fr_fwd_outputs *, fr_error *);
 typedef fr_status (*bwd_fn)(const fr_params *, const fr_bwd_inputs *, const fr_bwd_outputs *, fr_error *);
 
-static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, gt_rng *r) {
+static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, uint64_t *r) {
     errs e;
     memset(&e, 0, sizeof e);
     fr_error err;
@@ -122,8 +122,11 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, gt_rng *r) {
 /* Forward and gradient tolerances (rel-L2; gradients with rel_l2_grad's floor). A real bug moves them by > 1e-2. */
 static const double kFtol = 1e-6, kGtol = 2e-6;
 
+/* Alike emulate/test_emulate_golden.c:one_case and golden/test_golden_isa.c:one_case: kept apart because each test
+ * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must keep
+ * reproducing its cases. */
 static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skipped) {
-    gt_rng rr = {seed * 7919 + (uint64_t)id}, *r = &rr;
+    uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
     memset(&c, 0, sizeof c);
     gt_opts o;
@@ -131,18 +134,18 @@ static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skippe
     c.p = fr_params_default();
     const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
     const fr_dtype dts[3] = {FR_F32, FR_BF16, FR_F16};
-    c.L = Ls[gt_int(r, 5)];
-    c.dt = dts[gt_int(r, 3)];
-    c.strided = (int)gt_int(r, 2);
-    c.B = gt_range(r, 1, 2);
-    c.N2 = gt_range(r, 1, 2);
-    c.N1 = c.N2 * gt_range(r, 1, 3);
-    c.S1 = gt_range(r, 1, 140);
-    c.S2 = gt_range(r, 1, 140);
-    c.Dk = gt_range(r, 1, 24);
-    c.Dv = gt_range(r, 1, c.Dk);
+    c.L = Ls[fr_test_below(r, 5)];
+    c.dt = dts[fr_test_below(r, 3)];
+    c.strided = (int)fr_test_below(r, 2);
+    c.B = fr_test_range(r, 1, 2);
+    c.N2 = fr_test_range(r, 1, 2);
+    c.N1 = c.N2 * fr_test_range(r, 1, 3);
+    c.S1 = fr_test_range(r, 1, 140);
+    c.S2 = fr_test_range(r, 1, 140);
+    c.Dk = fr_test_range(r, 1, 24);
+    c.Dv = fr_test_range(r, 1, c.Dk);
     c.Dr = 8;
-    for (int64_t b = 0; b < c.B; b++) c.lq[b] = gt_range(r, 0, 100), c.lkv[b] = gt_range(r, 0, 100);
+    for (int64_t b = 0; b < c.B; b++) c.lq[b] = fr_test_range(r, 0, 100), c.lkv[b] = fr_test_range(r, 0, 100);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
     gt_draw_semantics(&c, &o, r, 80);
     o.amp = 2.0;
@@ -233,7 +236,7 @@ static const fr_mutant *get(const char *name) {
 }
 
 /* Runs mutant `name` on c (already made) and returns the errors against the golden. */
-static errs run_m(const char *name, gt_case *c, int bwd, gt_rng *r) {
+static errs run_m(const char *name, gt_case *c, int bwd, uint64_t *r) {
     const fr_mutant *m = get(name);
     errs e;
     memset(&e, 0, sizeof e);
@@ -243,8 +246,10 @@ static errs run_m(const char *name, gt_case *c, int bwd, gt_rng *r) {
     return e;
 }
 
+/* Alike test_mutants.c:mutant_cases (its numbered blocks): kept apart because each block is one mutant's pair of cases
+ * (one that must expose it, one it must pass), with its own sizes and expectations. */
 static void mutant_cases(uint64_t seed) {
-    gt_rng rr = {seed ^ 0x5eed}, *r = &rr;
+    uint64_t rr = seed ^ 0x5eed, *r = &rr;
     gt_case c;
     gt_opts o;
     errs e;
@@ -439,7 +444,7 @@ static void mutant_cases(uint64_t seed) {
 
 /* (8) index32: K as a strided bf16 view whose rows lie 2^30 elements apart (offsets past 2^31 from row 2 on), in a
  * MAP_NORESERVE mapping (only the touched pages exist); the same K contiguous. Skipped (loudly) without the mapping. */
-static void index32_case(gt_rng *r) {
+static void index32_case(uint64_t *r) {
     const int64_t S2 = 4, D = 8, RS = INT64_C(1) << 30;
     size_t bytes = (size_t)((S2 - 1) * RS + D) * 2;
     void *big = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -498,7 +503,7 @@ static void zoo_table(void) {
 }
 
 /* fp8 and top-k are refused as FR_E_UNSUPPORTED (SKIP), not computed wrong. */
-static void unsupported_cases(gt_rng *r) {
+static void unsupported_cases(uint64_t *r) {
     gt_case c;
     gt_opts o;
     plain(&c, &o, 1, 1, 10, 10, 16), c.dt = FR_E4M3FN, gt_make_inputs(&c, &o, r);
@@ -527,7 +532,7 @@ int main(int argc, char **argv) {
         printf("FAIL: too few valid random cases\n");
         failures++;
     }
-    gt_rng rr = {seed + 1};
+    uint64_t rr = seed + 1;
     unsupported_cases(&rr);
     mutant_cases(seed);
     index32_case(&rr);

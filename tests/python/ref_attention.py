@@ -184,6 +184,8 @@ def to_bnsd(x, layout, n, b_count):
     raise ValueError(layout)
 
 
+# Alike examples/python_runner/run_case.py:from_bnsd: kept apart because this is the tests' independent reference
+# (written from the spec) and that one an example that must run standalone.
 def from_bnsd(x, layout):
     """[B, N, S, D] -> [layout]."""
     bb, n, s, d = x.shape
@@ -243,6 +245,8 @@ def band_mask(s1, s2, pre, nxt):
     return ((j - i) > nxt) | ((i - j) > pre)
 
 
+# Alike python/flashref/_verify.py:dense_mask: kept apart because this is the independent reference the package is
+# checked against (written from the spec only); sharing would make the check circular.
 def sparse_masked(params, mask, dims, b):
     s1, s2 = dims.s1[b], dims.s2[b]
     shape = (dims.N1, s1, s2)

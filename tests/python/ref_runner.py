@@ -33,6 +33,8 @@ def bf16_half_away(x):
     return ((sign >> np.uint32(16)) | rounded).astype(np.uint16)
 
 
+# Alike examples/python_runner/run_case.py:encode: kept apart because this belongs to the tests' independent reference
+# runner and that one to an example that must run standalone.
 def f16_half_away(x):
     """float64 -> fp32 (nearest even) -> fp16, ties away from zero, saturating to +-65504 (NaN stays NaN)."""
     f = np.asarray(x, dtype=np.float64).astype(np.float32).astype(np.float64)

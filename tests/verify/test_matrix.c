@@ -43,6 +43,8 @@ static void test_values_reachable(void) {
         }
 }
 
+/* Alike verify_suite/test_shrink.c:main: kept apart because these are different cases' data (designated initializers,
+ * one field a line), not shared logic. */
 static void test_classify(void) {
     int c[FR_AX_COUNT];
     fr_gen_spec s = {.name = "x",

@@ -186,6 +186,5 @@ int main(int argc, char **argv) {
     test_ulp();
     test_edges();
     test_softmax_props();
-    printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_metrics");
 }

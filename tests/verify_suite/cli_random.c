@@ -16,6 +16,10 @@
 static const char *exe;
 static char tmp[256];
 #include "common/check.h"
+#include "common/kit.h"
+
+/* True when file tmp/NAME contains s. */
+static bool contains(const char *name, const char *s) { return fr_test_file_contains(tmp, name, s); }
 
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int run(const char *fmt, ...) {
@@ -30,18 +34,6 @@ static int run(const char *fmt, ...) {
     int rc = system(cmd);
     printf("[rc %d] %s\n", WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-static bool contains(const char *name, const char *s) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmp, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return false;
-    static char buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return strstr(buf, s) != NULL;
 }
 
 static int count_dirs(const char *dir, const char *prefix) {

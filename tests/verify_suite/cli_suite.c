@@ -14,22 +14,12 @@ static char tmp[256];
 #include "common/check.h"
 #include "common/kit.h"
 
+/* True when file tmp/NAME contains s. */
+static bool contains(const char *name, const char *s) { return fr_test_file_contains(tmp, name, s); }
+
 /* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */
 static char out_txt[300];
 #define run(...) fr_test_cli(exe, out_txt, __VA_ARGS__)
-
-/* True when file tmp/NAME contains s. */
-static bool contains(const char *name, const char *s) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", tmp, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return false;
-    static char buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return strstr(buf, s) != NULL;
-}
 
 int main(int argc, char **argv) {
     if (argc < 3) {
@@ -104,6 +94,5 @@ int main(int argc, char **argv) {
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (!failures && system(cmd) != 0) printf("could not remove %s\n", tmp);
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("cli_suite");
 }

@@ -158,6 +158,8 @@ static void test_basic(void) {
 
 /* Coherent row gains of +-2.5e-3 on top of the bf16 ideal pipeline (rel-L2 ~2.2e-3, its own gain rms ~5e-4): inside
  * the bounds, but coherent. */
+/* Alike test_judge.c:test_d1 and test_hypotheses: kept apart because each test has its own case spec and expectations;
+ * the likeness is the build / judge / expect sequence and one-field-a-line initializers. */
 static void test_gain(void) {
     fr_gen_spec s = {.name = "judge_gain", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 64, .S2 = 200, .D = 64};
     tcase t;
@@ -180,6 +182,8 @@ static void test_gain(void) {
 
 /* Fully masked rows (causal, S1 > S2): NaN there, the mean of V there (Ascend default mode), and the latter from an
  * external implementation (D1: implementation-defined, finite required). */
+/* Alike test_judge.c:test_gain and test_hypotheses: kept apart because each test has its own case spec and
+ * expectations; the likeness is the build / judge / expect sequence and one-field-a-line initializers. */
 static void test_d1(void) {
     fr_gen_spec s = {.name = "judge_d1",
                      .B = 1,
@@ -212,6 +216,8 @@ static void test_d1(void) {
 }
 
 /* Hypotheses: the IUT computes top-left causal where bottom-right was meant, or pse type 0 where 1 was meant. */
+/* Alike test_judge.c:test_gain and test_d1, test_shrink.c:main, src/verify/judge.c:fr_judge_opts_default: kept apart
+ * because these are different cases' data (designated initializers), not shared logic. */
 static void test_hypotheses(void) {
     fr_gen_spec s = {.name = "judge_causal",
                      .B = 1,
@@ -295,6 +301,5 @@ int main(void) {
     test_gain();
     test_d1();
     test_hypotheses();
-    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_judge");
 }

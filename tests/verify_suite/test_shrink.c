@@ -42,6 +42,9 @@ static void shrink_case(const char *impl, const fr_gen_spec *s, fr_diag want, fr
 }
 
 int main(void) {
+    /* Alike test_judge.c:test_hypotheses, verify/test_matrix.c:test_classify, src/verify/judge.c:fr_judge_opts_default
+     * and the spec below: kept apart because these are different cases' data (designated initializers, one field a
+     * line), not shared logic. */
     fr_gen_spec s = {.name = "shrink_causal",
                      .dtype = FR_BF16,
                      .layout = FR_BSND,
@@ -81,6 +84,8 @@ int main(void) {
           (long long)m->S2, (long long)m->D);
     CHECK(!strcmp(m->name, s.name), "the name (hence the input streams) is kept");
 
+    /* Alike test_shrink.c:main (the spec above): kept apart because it is another case's data (designated
+     * initializers), not shared logic. */
     fr_gen_spec g = {.name = "shrink_gqa",
                      .layout = FR_BSH,
                      .B = 3,
