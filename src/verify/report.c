@@ -393,7 +393,7 @@ static void heat_color(double t, char *buf, size_t n) {
     snprintf(buf, n, "rgb(%d,%d,%d)", r, g, b);
 }
 
-/* V = identity cases (suite.c: FR_MOD_V_IDENTITY, properties, BNSD, Dv = S2): attention_out is the probability
+/* V = identity cases (suite_modify.c: FR_MOD_V_IDENTITY, properties, BNSD, Dv = S2): attention_out is the probability
  * matrix P itself, so output column j is key j. The suite marks them by the explicit-P check's note in extra. */
 static bool is_v_identity(const fr_case_result *c) {
     return c->cat == FR_CAT_PROPERTIES && !c->bwd && c->S2 > 0 && !strncmp(c->extra, "explicit P:", 11) &&
