@@ -34,20 +34,6 @@ static int64_t strided_offset(const fr_tensor *t, int64_t k) {
     return off;
 }
 
-/* Every element of a contiguous tensor widened to fp64 (NULL with *n = 0 for an absent or empty tensor). */
-static double *load_all(const fr_tensor *t, int64_t *n) {
-    *n = 0;
-    if (!fr_tensor_present(t)) return NULL;
-    int64_t cnt = fr_tensor_numel(t);
-    if (cnt <= 0) return NULL;
-    double *v = malloc(sizeof(double) * (size_t)cnt);
-    if (!v) return NULL;
-    for (int64_t k = 0; k < cnt; k++)
-        v[k] = fr_load_f64(t, k);
-    *n = cnt;
-    return v;
-}
-
 static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
 
 /* A contiguous copy of t (any strides), same dtype; shape may differ from t's only where `map` says: element k of
@@ -149,7 +135,7 @@ static bool run_alt(const fr_case *c, const fr_engine *e, bool fp64, cres *out) 
     for (int k = first; ok && k <= last; k++) {
         const fr_tensor *t = fr_case_output_cslot(&g, (fr_case_output)k);
         if (!fr_tensor_present(t) || fr_tensor_numel(t) == 0) continue;
-        out->v[k] = load_all(t, &out->n[k]);
+        out->v[k] = fr_metrics_load(t, &out->n[k]);
         ok = out->v[k] != NULL;
     }
     fr_case_outputs_free(&g);

@@ -72,20 +72,6 @@ static double unit_roundoff(fr_dtype dt) {
     }
 }
 
-/* Every element of a contiguous tensor widened to fp64 (NULL with *n = 0 for an absent or empty tensor). */
-static double *load_all(const fr_tensor *t, int64_t *n) {
-    *n = 0;
-    if (!fr_tensor_present(t)) return NULL;
-    int64_t cnt = fr_tensor_numel(t);
-    if (cnt <= 0) return NULL;
-    double *v = malloc(sizeof(double) * (size_t)cnt);
-    if (!v) return NULL;
-    for (int64_t k = 0; k < cnt; k++)
-        v[k] = fr_load_f64(t, k);
-    *n = cnt;
-    return v;
-}
-
 static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
     if (a->ndim != b->ndim) return false;
     for (int d = 0; d < a->ndim; d++)
@@ -360,10 +346,10 @@ static fr_status stage_load(ctx *x, const fr_case_outputs *iut, const fr_case_ou
         const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
         if (!fr_tensor_present(a) || fr_tensor_numel(a) == 0) continue;
         int64_t na, nr, ne = 0, np = 0;
-        x->a[k] = load_all(a, &na);
-        x->r[k] = load_all(fr_case_output_cslot(golden, (fr_case_output)k), &nr);
-        if (ideal) x->e[k] = load_all(fr_case_output_cslot(ideal, (fr_case_output)k), &ne);
-        if (plain) x->pl[k] = load_all(fr_case_output_cslot(plain, (fr_case_output)k), &np);
+        x->a[k] = fr_metrics_load(a, &na);
+        x->r[k] = fr_metrics_load(fr_case_output_cslot(golden, (fr_case_output)k), &nr);
+        if (ideal) x->e[k] = fr_metrics_load(fr_case_output_cslot(ideal, (fr_case_output)k), &ne);
+        if (plain) x->pl[k] = fr_metrics_load(fr_case_output_cslot(plain, (fr_case_output)k), &np);
         if (!x->a[k] || !x->r[k] || na != nr)
             return fr_fail(err, FR_E_NOMEM, "judge: %s: cannot load", fr_case_output_name((fr_case_output)k));
         if (x->e[k] && ne != na) {
