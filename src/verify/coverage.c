@@ -2,6 +2,7 @@
 #include "verify/coverage.h"
 
 #include "core/core.h"
+#include "verify/report.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -112,19 +113,6 @@ void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list
     }
 }
 
-static void esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else
-            fputc(*s, f);
-    }
-}
-
 void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
     const fr_axis *ax = fr_matrix_axes();
     fprintf(f,
@@ -140,7 +128,7 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
             for (int w = 0; w < ax[other].n; w++)
                 n += cr->cv.hits[fr_coverage_index(a, v, other, w)];
             fprintf(f, "%s", v ? ", " : "");
-            esc(f, ax[a].values[v]);
+            fr_report_html_text(f, ax[a].values[v]);
             fprintf(f, " (%u)", n);
         }
         fprintf(f, "</td></tr>");
@@ -172,9 +160,9 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
             int a, va, b, vb;
             fr_coverage_pair(p, &a, &va, &b, &vb);
             fprintf(f, "<li>%s = ", ax[a].name);
-            esc(f, ax[a].values[va]);
+            fr_report_html_text(f, ax[a].values[va]);
             fprintf(f, " &#215; %s = ", ax[b].name);
-            esc(f, ax[b].values[vb]);
+            fr_report_html_text(f, ax[b].values[vb]);
             fprintf(f, "</li>");
             shown++;
         }
