@@ -479,12 +479,7 @@ def list_cases(set: str = "default", filter: Optional[str] = None) -> List[Dict[
 
 
 def set_names() -> List[str]:
-    p = L.lib.fr_verify_set_names()
-    out, k = [], 0
-    while p[k]:
-        out.append(p[k].decode())
-        k += 1
-    return out
+    return L.name_list(L.lib.fr_verify_set_names())
 
 
 _ = (shape_of,)
