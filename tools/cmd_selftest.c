@@ -101,8 +101,7 @@ int cmd_selftest(int argc, char **argv) {
         return 0;
     }
     suite_cli s;
-    memset(&s, 0, sizeof s);
-    s.o = fr_suite_opts_default();
+    suite_cli_init(&s);
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) {
@@ -117,10 +116,7 @@ int cmd_selftest(int argc, char **argv) {
             return 2;
         }
     }
-    if (!fr_suite_set_known(s.o.set)) {
-        fprintf(stderr, "flashref selftest: --set: '%s' (quick, default, long or all)\n", s.o.set);
-        return 2;
-    }
+    if (!suite_cli_check_set("selftest", &s)) return 2;
     fr_error err;
     memset(&err, 0, sizeof err);
     int bad = 0, rows = 0;

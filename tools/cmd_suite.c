@@ -68,6 +68,17 @@ static bool writable(const char *cmd, const char *opt, const char *path) {
     return false;
 }
 
+void suite_cli_init(suite_cli *s) {
+    memset(s, 0, sizeof *s);
+    s->o = fr_suite_opts_default();
+}
+
+bool suite_cli_check_set(const char *cmd, const suite_cli *s) {
+    if (fr_suite_set_known(s->o.set)) return true;
+    fprintf(stderr, "flashref %s: --set: '%s' (quick, default, long or all)\n", cmd, s->o.set);
+    return false;
+}
+
 bool suite_cli_check_paths(const char *cmd, const suite_cli *s) {
     bool ok = true;
     if (s->json) ok = writable(cmd, "--json", s->json) && ok;
@@ -337,8 +348,7 @@ int cmd_suite(int argc, char **argv) {
         return 0;
     }
     suite_cli s;
-    memset(&s, 0, sizeof s);
-    s.o = fr_suite_opts_default();
+    suite_cli_init(&s);
     s.o.shrink = true; /* failing random draws (--random, --only rnd_K) */
     s.impl = "fast";
     for (int i = 1; i < argc; i++) {
@@ -350,10 +360,7 @@ int cmd_suite(int argc, char **argv) {
             return 2;
         }
     }
-    if (!fr_suite_set_known(s.o.set)) {
-        fprintf(stderr, "flashref suite: --set: '%s' (quick, default, long or all)\n", s.o.set);
-        return 2;
-    }
+    if (!suite_cli_check_set("suite", &s)) return 2;
     if (s.o.random && !s.seed_set) { /* a fresh batch every run; the seed printed reproduces it */
         s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);
     }

@@ -25,8 +25,7 @@ int cmd_verify(int argc, char **argv) {
         return 0;
     }
     suite_cli s;
-    memset(&s, 0, sizeof s);
-    s.o = fr_suite_opts_default();
+    suite_cli_init(&s);
     s.o.set = "verify";
     s.impl = "disk";
     char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
