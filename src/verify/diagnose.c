@@ -23,17 +23,6 @@ static const double kNumericsMax = 0.05;
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Small helpers. */
 
-/* Offset of the element with C-order linear index k (any strides). */
-static int64_t strided_offset(const fr_tensor *t, int64_t k) {
-    int64_t off = 0;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        int64_t n = t->shape[d] > 0 ? t->shape[d] : 1;
-        off += (k % n) * t->strides[d];
-        k /= n;
-    }
-    return off;
-}
-
 static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
 
 /* A contiguous copy of t (any strides), same dtype; shape may differ from t's only where `map` says: element k of
@@ -342,7 +331,7 @@ static bool c_dropout(const fr_diag_in *x, int arg, cres *out) {
         return false;
     }
     for (int64_t q = 0; q < fr_tensor_numel(dm); q++)
-        src[q] = (uint8_t)fr_load_f64(dm, strided_offset(dm, q));
+        src[q] = (uint8_t)fr_load_f64(dm, fr_tensor_offset_linear(dm, q));
     uint8_t *dst = sh.data;
     for (int64_t r = 0; r < nbits / S2; r++)
         for (int64_t jj = 0; jj < S2; jj++) {

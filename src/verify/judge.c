@@ -189,17 +189,6 @@ static void set(fr_judgement *j, fr_verdict v, fr_diag d) {
     j->diag = d;
 }
 
-/* Offset of the element with C-order linear index k (any strides). */
-static int64_t strided_offset(const fr_tensor *t, int64_t k) {
-    int64_t off = 0;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        int64_t n = t->shape[d] > 0 ? t->shape[d] : 1;
-        off += (k % n) * t->strides[d];
-        k /= n;
-    }
-    return off;
-}
-
 /* Largest |x| over a tensor (any strides); max row norm over rows of length d (C order). */
 static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *maxnorm) {
     *maxabs = 0;
@@ -208,7 +197,7 @@ static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *
     int64_t n = fr_tensor_numel(t);
     double ss = 0;
     for (int64_t k = 0; k < n; k++) {
-        double v = fr_load_f64(t, strided_offset(t, k));
+        double v = fr_load_f64(t, fr_tensor_offset_linear(t, k));
         if (!isfinite(v)) continue;
         if (fabs(v) > *maxabs) *maxabs = fabs(v);
         ss += v * v;
