@@ -75,6 +75,11 @@ unsigned fr_suite_spec_tags(const fr_gen_spec *s) {
     return t;
 }
 
+fr_suite_item fr_suite_item_of_spec(const fr_gen_spec *s, const char *what, bool drawn) {
+    return (fr_suite_item){NULL,        s,    s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, fr_suite_spec_tags(s),
+                           FR_MOD_NONE, what, drawn};
+}
+
 static bool name_ok(const char *name, const char *filter) { return !filter || !*filter || strstr(name, filter); }
 bool fr_suite_selected(const char *name, const fr_suite_select *sel) {
     return name_ok(name, sel->filter) && (!sel->only || !*sel->only || !strcmp(name, sel->only));
@@ -88,10 +93,7 @@ int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *d
         for (int k = 0; k < ndraws; k++) {
             const fr_gen_spec *s = &draws[k].spec;
             if (!fr_suite_selected(s->name, sel)) continue;
-            if (items)
-                items[n] = (fr_suite_item){NULL,        s, s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE,
-                                           fr_suite_spec_tags(s), FR_MOD_NONE, "random draw from the option matrix",
-                                           true};
+            if (items) items[n] = fr_suite_item_of_spec(s, "random draw from the option matrix", true);
             n++;
         }
         return n;
@@ -109,10 +111,7 @@ int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *d
         for (int k = 0; k < xs->count; k++) {
             const fr_gen_spec *s = &xs->specs[k];
             if (!fr_suite_selected(s->name, sel)) continue;
-            if (items)
-                items[n] = (fr_suite_item){NULL,        s, s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE,
-                                           fr_suite_spec_tags(s), FR_MOD_NONE, "cross-check grid (casegen xcheck)",
-                                           false};
+            if (items) items[n] = fr_suite_item_of_spec(s, "cross-check grid (casegen xcheck)", false);
             n++;
         }
     return n;

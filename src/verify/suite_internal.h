@@ -58,6 +58,9 @@ typedef struct fr_suite_select {
 
 unsigned fr_suite_set_bits(const char *set); /* FR_SET_* of a set name; 0 for an unknown one */
 unsigned fr_suite_spec_tags(const fr_gen_spec *s); /* the FR_TAG_* a spec implies */
+/* A generated case with no table entry (a random draw, a cross-check grid case): gradients when backward, else
+ * equivalence; tags from the spec, no post-processing. */
+fr_suite_item fr_suite_item_of_spec(const fr_gen_spec *s, const char *what, bool drawn);
 bool fr_suite_selected(const char *name, const fr_suite_select *sel);
 /* Fills items (when non-NULL) and returns the count: the random draws when there are any, else the set's cases. */
 int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *draws, int ndraws,

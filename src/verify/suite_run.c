@@ -284,8 +284,7 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
 
 fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
                               fr_error *err) {
-    fr_suite_item it = {NULL,        spec, spec->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, fr_suite_spec_tags(spec),
-                        FR_MOD_NONE, "random draw from the option matrix", true};
+    fr_suite_item it = fr_suite_item_of_spec(spec, "random draw from the option matrix", true);
     return run_item(iut, &it, o, cr, err);
 }
 
