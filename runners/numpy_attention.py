@@ -57,10 +57,7 @@ def handle(c):
     G = c.N1 // c.N2
     bwd = c.op == "bwd"
     outs = c.alloc_outputs()
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        if S1 == 0:
-            continue
+    for b in c.batches():
         q, kk, vv = c.qkv(b)
         keep, bias = c.keep(b), c.pse(b)
         o, P, Pr, x = forward(q, kk, vv, keep, bias, scale, c.dtype)

@@ -61,10 +61,7 @@ def handle(c):
     sess = session(c.dtype)
     scale = np.float32(c.p["scale_value"])
     outs = c.alloc_outputs()
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        if S1 == 0:
-            continue
+    for b in c.batches():
         q, kk, vv = c.qkv(b)
         keep, pse = c.keep(b), c.pse(b)
         bias = np.where(keep, np.float32(0) if pse is None else pse, np.float32(-np.inf)).astype(np.float32)

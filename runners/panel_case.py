@@ -105,6 +105,10 @@ class Case:
             return s, cu[b] - s
         return 0, self.S2 if kv else self.S1
 
+    def batches(self):
+        """The batches with at least one query row (an empty one has no output rows to write)."""
+        return [b for b in range(self.B) if self.rows(b, False)[1] > 0]
+
     def heads(self, name, b, n, D, kv):
         """Tensor `name` of batch b as [n, S, D] float32."""
         t, L = self.t[name], self.layout

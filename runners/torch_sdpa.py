@@ -37,11 +37,7 @@ def handle(c, backend):
     scale = float(np.float32(c.p["scale_value"]))
     G = c.N1 // c.N2
     outs = c.alloc_outputs()
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        _, S2 = c.rows(b, True)
-        if S1 == 0:
-            continue
+    for b in c.batches():
         t = lambda name, n, D, kv: torch.from_numpy(c.heads(name, b, n, D, kv)).to(dt)  # noqa: E731
         q, k, v = t("query", c.N1, c.Dk, False), t("key", c.N2, c.Dk, True), t("value", c.N2, c.Dv, True)
         leaves = [q, k, v]
