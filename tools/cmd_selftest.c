@@ -95,6 +95,8 @@ static void selftest_usage(FILE *f) {
     suite_cli_help(f);
 }
 
+/* Alike cmd_suite.c:cmd_suite, cmd_verify.c:cmd_verify: kept apart because each command has its own usage text and
+ * its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_selftest(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         selftest_usage(stdout);

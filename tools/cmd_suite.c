@@ -244,6 +244,8 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             fr_coverage_report_free(&cov);
         }
     }
+    /* Alike cmd_suite.c (--report below): kept apart because the two reports have their own writer, option name and
+     * printed label. */
     if (s->json) {
         if (fr_report_json(s->json, r, &m, &err) != FR_OK) {
             fprintf(stderr, "flashref %s: --json: %s\n", cmd, err.msg);
@@ -252,6 +254,8 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             printf("json:   %s\n", s->json);
         }
     }
+    /* Alike cmd_suite.c (--json above): kept apart because the two reports have their own writer, option name and
+     * printed label. */
     if (s->html) {
         if (fr_report_html(s->html, r, &m, &err) != FR_OK) {
             fprintf(stderr, "flashref %s: --report: %s\n", cmd, err.msg);
@@ -342,6 +346,8 @@ static int print_coverage(const suite_cli *s) {
     return 0;
 }
 
+/* Alike cmd_selftest.c:cmd_selftest, cmd_verify.c:cmd_verify: kept apart because each command has its own usage text
+ * and its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_suite(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         suite_usage(stdout);

@@ -195,6 +195,8 @@ class Case:
             x = x.reshape(s, b, n * d)
         return x.contiguous() if hasattr(x, "contiguous") else np.ascontiguousarray(x)
 
+    # Alike examples/python_runner/run_case.py:Problem.mask: kept apart because the example is self-contained (numpy
+    # only, no flashref package) so that a user can copy it.
     def dense_mask(self) -> Optional[np.ndarray]:
         """The positions that do not take part, True = masked, as a bool array [B|1, N1|1, S1, S2] (numpy), for
         sparse modes 0-4 (spec 4): None when nothing is masked. Other modes raise Unsupported."""

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+/* Alike convert_avx512.c:enc_bf16: kept apart because they are ISA variants (8 lanes AVX2 here, 16 lanes AVX-512
+ * there) of one algorithm, each tested against the scalar fr_f32_to_bf16 (style.md 1, 3). */
 static inline __m256i enc_bf16(__m256i u, fr_round r, fr_sat s) {
     const __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
     __m256i t;

@@ -66,6 +66,8 @@ static void axis_pair(const fr_coverage_report *cr, int a, int b, int *cov, int 
         }
 }
 
+/* Alike coverage.c:fr_coverage_html: kept apart because it is the same table in another output format (text columns
+ * here, HTML cells there); the numbers come from the same report. */
 void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list) {
     const fr_axis *ax = fr_matrix_axes();
     fr_coverage_print_line(f, cr);
@@ -113,6 +115,8 @@ void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list
     }
 }
 
+/* Alike coverage.c:fr_coverage_print_table: kept apart because it is the same table in another output format (HTML
+ * cells here, text columns there); the numbers come from the same report. */
 void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
     const fr_axis *ax = fr_matrix_axes();
     fprintf(f,

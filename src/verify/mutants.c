@@ -115,6 +115,8 @@ static const fr_mutant kZoo[] = {
 #undef F
 #undef W
 
+/* Alike casegen.c:fr_gen_sets / fr_gen_set_find: kept apart because the tables hold different element types; C has
+ * no generic table lookup short of a macro. */
 const fr_mutant *fr_mutants(int *count) {
     if (count) *count = (int)(sizeof kZoo / sizeof kZoo[0]);
     return kZoo;
