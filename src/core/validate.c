@@ -19,6 +19,13 @@
 static const char *layout_str(fr_layout l) { return fr_layout_name(l); }
 static const char *dt_str(fr_dtype t) { return fr_dtype_name(t); }
 
+/* FR_OK when t's dtype is want, else status and "NAME: dtype X differs from REF dtype Y". */
+static fr_status same_dtype(const fr_tensor *t, const char *name, fr_dtype want, const char *ref, fr_status status,
+                            fr_error *err) {
+    if (t->dtype == want) return FR_OK;
+    return fr_fail(err, status, "%s: dtype %s differs from %s dtype %s", name, dt_str(t->dtype), ref, dt_str(want));
+}
+
 /* "[2,3,4]" */
 static const char *shape_str(const fr_tensor *t, char *buf, size_t n) {
     size_t k = 0;
@@ -220,12 +227,9 @@ static fr_status qkv_dtypes(const fr_params *p, const fr_fwd_inputs *in, fr_prob
     if (!fr_input_dtype_is_valid(q->dtype))
         return fr_fail(err, FR_E_DTYPE, "query: dtype %s is not one of fp32, fp16, bf16, e4m3fn, e5m2, hif8",
                        dt_str(q->dtype));
-    if (k->dtype != q->dtype)
-        return fr_fail(err, FR_E_DTYPE, "key: dtype %s differs from query dtype %s", dt_str(k->dtype),
-                       dt_str(q->dtype));
-    if (v->dtype != q->dtype)
-        return fr_fail(err, FR_E_DTYPE, "value: dtype %s differs from query dtype %s", dt_str(v->dtype),
-                       dt_str(q->dtype));
+    fr_status st = same_dtype(k, "key", q->dtype, "query", FR_E_DTYPE, err);
+    if (st == FR_OK) st = same_dtype(v, "value", q->dtype, "query", FR_E_DTYPE, err);
+    if (st != FR_OK) return st;
     pb->dtype = q->dtype;
     pb->fp8 = fr_dtype_is_fp8(q->dtype);
 
@@ -486,12 +490,9 @@ static fr_status check_rope(const fr_fwd_inputs *in, fr_problem *pb, fr_error *e
                        dt_str(pb->dtype));
     if (!hq) return fr_fail(err, FR_E_ROPE, "query_rope: absent while key_rope is given");
     if (!hk) return fr_fail(err, FR_E_ROPE, "key_rope: absent while query_rope is given");
-    if (qr->dtype != pb->dtype)
-        return fr_fail(err, FR_E_ROPE, "query_rope: dtype %s differs from query dtype %s", dt_str(qr->dtype),
-                       dt_str(pb->dtype));
-    if (kr->dtype != pb->dtype)
-        return fr_fail(err, FR_E_ROPE, "key_rope: dtype %s differs from key dtype %s", dt_str(kr->dtype),
-                       dt_str(pb->dtype));
+    fr_status st = same_dtype(qr, "query_rope", pb->dtype, "query", FR_E_ROPE, err);
+    if (st == FR_OK) st = same_dtype(kr, "key_rope", pb->dtype, "key", FR_E_ROPE, err);
+    if (st != FR_OK) return st;
     int rank = fr_layout_rank(pb->layout);
     if (qr->ndim != rank)
         return fr_fail(err, FR_E_ROPE, "query_rope: rank %d, input_layout %s needs %d", qr->ndim,
@@ -499,7 +500,6 @@ static fr_status check_rope(const fr_fwd_inputs *in, fr_problem *pb, fr_error *e
     if (kr->ndim != rank)
         return fr_fail(err, FR_E_ROPE, "key_rope: rank %d, input_layout %s needs %d", kr->ndim, layout_str(pb->layout),
                        rank);
-    fr_status st;
     if ((st = check_view(qr, "query_rope", err)) != FR_OK) return st;
     if ((st = check_view(kr, "key_rope", err)) != FR_OK) return st;
     int64_t Dr;
