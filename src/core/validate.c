@@ -368,6 +368,15 @@ static fr_status qkv_lengths_dense(lay_dims qd, lay_dims kd, fr_problem *pb, fr_
     return FR_OK;
 }
 
+/* FR_OK when entry b (value c) of the cumulative offsets `name` is not below the previous entry prev (0 before the
+ * first), else FR_E_SEQLEN naming both entries. */
+static fr_status cumulative_ok(const char *name, int64_t b, int64_t c, int64_t prev, fr_error *err) {
+    if (c >= prev) return FR_OK;
+    if (b == 0) return fr_fail(err, FR_E_SEQLEN, "%s[0] = %lld is negative", name, LL(c));
+    return fr_fail(err, FR_E_SEQLEN, "%s[%lld] = %lld < %s[%lld] = %lld (offsets must be cumulative, non-decreasing)",
+                   name, LL(b), LL(c), name, LL(b - 1), LL(prev));
+}
+
 /* check_qkv, stage 4 (TND): the batches from the cumulative end offsets actual_seq_qlen / actual_seq_kvlen; S1, S2
  * are the longest batch's lengths. */
 static fr_status qkv_lengths_tnd(const fr_params *p, lay_dims qd, lay_dims kd, fr_problem *pb, fr_error *err) {
@@ -386,18 +395,9 @@ static fr_status qkv_lengths_tnd(const fr_params *p, lay_dims qd, lay_dims kd, f
     int64_t pq = 0, pk = 0, S1 = 0, S2 = 0;
     for (int64_t b = 0; b < B; b++) {
         int64_t cq = p->actual_seq_qlen[b], ck = p->actual_seq_kvlen[b];
-        if (cq < pq)
-            return b == 0 ? fr_fail(err, FR_E_SEQLEN, "actual_seq_qlen[0] = %lld is negative", LL(cq))
-                          : fr_fail(err, FR_E_SEQLEN,
-                                    "actual_seq_qlen[%lld] = %lld < actual_seq_qlen[%lld] = %lld (offsets must be "
-                                    "cumulative, non-decreasing)",
-                                    LL(b), LL(cq), LL(b - 1), LL(pq));
-        if (ck < pk)
-            return b == 0 ? fr_fail(err, FR_E_SEQLEN, "actual_seq_kvlen[0] = %lld is negative", LL(ck))
-                          : fr_fail(err, FR_E_SEQLEN,
-                                    "actual_seq_kvlen[%lld] = %lld < actual_seq_kvlen[%lld] = %lld (offsets must be "
-                                    "cumulative, non-decreasing)",
-                                    LL(b), LL(ck), LL(b - 1), LL(pk));
+        fr_status st = cumulative_ok("actual_seq_qlen", b, cq, pq, err);
+        if (st == FR_OK) st = cumulative_ok("actual_seq_kvlen", b, ck, pk, err);
+        if (st != FR_OK) return st;
         if (cq > qd.S)
             return fr_fail(err, FR_E_SEQLEN, "actual_seq_qlen[%lld] = %lld exceeds query T = %lld", LL(b), LL(cq),
                            LL(qd.S));
