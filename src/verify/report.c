@@ -106,6 +106,8 @@ static cJSON *num(double v) {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
+/* Alike report.c:metrics_json (its lines, to one another): kept apart because each line writes one fr_metrics field
+ * under its JSON name; a table of offsets would be longer than the list. */
 static cJSON *metrics_json(const fr_metrics *m) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "n", num((double)m->n));
