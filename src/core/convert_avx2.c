@@ -60,6 +60,8 @@ static inline __m128i pack16(__m256i c) {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
 }
 
+/* Alike convert_avx512.c:FR_ENC_LOOP / FR_ENC_DISPATCH_: kept apart because they are ISA variants (8 lanes with a
+ * scalar tail here, 16 lanes with a masked tail there), style.md 1 and 3. */
 #define FR_ENC_LOOP(ENC, R, S, SCALAR)                                                                            \
     do {                                                                                                          \
         size_t i = 0;                                                                                             \

@@ -109,6 +109,8 @@ static inline __m512i enc_e5m2(__m512i u, fr_round r, fr_sat s) {
         }                                                                                                         \
     } while (0)
 
+/* Alike convert_avx2.c:FR_ENC_LOOP / FR_ENC_DISPATCH: kept apart because they are ISA variants (16 lanes with a
+ * masked tail here, 8 lanes with a scalar tail there), style.md 1 and 3. */
 #define FR_ENC_DISPATCH_(LOOP, ENC)                                                                               \
     do {                                                                                                          \
         if (r == FR_ROUND_HALF_AWAY) {                                                                            \
