@@ -56,33 +56,16 @@ def handle(c):
     scale = np.float32(c.p["scale_value"])
     G = c.N1 // c.N2
     bwd = c.op == "bwd"
-    if bwd:
-        outs = {"dq": c.alloc("query", c.Dk, c.N1), "dk": c.alloc("key", c.Dk, c.N2),
-                "dv": c.alloc("value", c.Dv, c.N2)}
-        if c.Drope:
-            outs["dq_rope"] = c.alloc("query_rope", c.Drope, c.N1)
-            outs["dk_rope"] = c.alloc("key_rope", c.Drope, c.N2)
-    else:
-        out = c.alloc("query", c.Dv, c.N1)
-        smax = np.zeros(c.softmax_shape(), dtype=np.float32)
-        ssum = np.zeros(c.softmax_shape(), dtype=np.float32)
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        if S1 == 0:
-            continue
-        q, k, v = c.heads("query", b, c.N1, c.Dk, False), c.heads("key", b, c.N2, c.Dk, True), \
-            c.heads("value", b, c.N2, c.Dv, True)
-        if c.Drope:
-            q = np.concatenate([q, c.heads("query_rope", b, c.N1, c.Drope, False)], -1)
-            k = np.concatenate([k, c.heads("key_rope", b, c.N2, c.Drope, True)], -1)
-        kk, vv = np.repeat(k, G, axis=0), np.repeat(v, G, axis=0)
+    outs = c.alloc_outputs()
+    for b in c.batches():
+        q, kk, vv = c.qkv(b)
         keep, bias = c.keep(b), c.pse(b)
         o, P, Pr, x = forward(q, kk, vv, keep, bias, scale, c.dtype)
         if not bwd:
-            c.put(out, b, to_dtype(o, c.dtype), False)
+            c.put(outs["attention_out"], b, to_dtype(o, c.dtype), False)
             m, l = softmax_stats(x)
-            c.put_stats(smax, b, m)
-            c.put_stats(ssum, b, l)
+            c.put_stats(outs["softmax_max"], b, m)
+            c.put_stats(outs["softmax_sum"], b, l)
             continue
         dy = c.heads("dy", b, c.N1, c.Dv, False)
         dv = np.matmul(Pr.transpose(0, 2, 1), dy)
@@ -99,13 +82,7 @@ def handle(c):
         if c.Drope:
             c.put(outs["dq_rope"], b, to_dtype(dq[..., c.Dk:], c.dtype), False)
             c.put(outs["dk_rope"], b, to_dtype(dk[..., c.Dk:], c.dtype), True)
-    if bwd:
-        for name, arr in outs.items():
-            c.save(name, arr)
-    else:
-        c.save("attention_out", out)
-        c.save("softmax_max", smax, typed=False)
-        c.save("softmax_sum", ssum, typed=False)
+    c.save_outputs(outs)
 
 
 if __name__ == "__main__":

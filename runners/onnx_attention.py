@@ -60,20 +60,9 @@ def handle(c):
     npd = np.float32 if c.dtype == "fp32" else np.float16
     sess = session(c.dtype)
     scale = np.float32(c.p["scale_value"])
-    G = c.N1 // c.N2
-    out = c.alloc("query", c.Dv, c.N1)
-    smax = np.zeros(c.softmax_shape(), dtype=np.float32)
-    ssum = np.zeros(c.softmax_shape(), dtype=np.float32)
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        if S1 == 0:
-            continue
-        q, k, v = c.heads("query", b, c.N1, c.Dk, False), c.heads("key", b, c.N2, c.Dk, True), \
-            c.heads("value", b, c.N2, c.Dv, True)
-        if c.Drope:
-            q = np.concatenate([q, c.heads("query_rope", b, c.N1, c.Drope, False)], -1)
-            k = np.concatenate([k, c.heads("key_rope", b, c.N2, c.Drope, True)], -1)
-        kk, vv = np.repeat(k, G, axis=0), np.repeat(v, G, axis=0)
+    outs = c.alloc_outputs()
+    for b in c.batches():
+        q, kk, vv = c.qkv(b)
         keep, pse = c.keep(b), c.pse(b)
         bias = np.where(keep, np.float32(0) if pse is None else pse, np.float32(-np.inf)).astype(np.float32)
         try:
@@ -83,14 +72,12 @@ def handle(c):
             if "NOT_IMPLEMENTED" in str(e):
                 raise Unsupported("onnxruntime: %s" % str(e).splitlines()[0][:200])
             raise
-        c.put(out, b, o.astype(np.float32), False)
+        c.put(outs["attention_out"], b, o.astype(np.float32), False)
         x = np.matmul(q, kk.transpose(0, 2, 1)) * scale + (0 if pse is None else pse)
         m, l = softmax_stats(np.where(keep, x, np.float32(-np.inf)))
-        c.put_stats(smax, b, m)
-        c.put_stats(ssum, b, l)
-    c.save("attention_out", out)
-    c.save("softmax_max", smax, typed=False)
-    c.save("softmax_sum", ssum, typed=False)
+        c.put_stats(outs["softmax_max"], b, m)
+        c.put_stats(outs["softmax_sum"], b, l)
+    c.save_outputs(outs)
 
 
 if __name__ == "__main__":

@@ -105,6 +105,10 @@ class Case:
             return s, cu[b] - s
         return 0, self.S2 if kv else self.S1
 
+    def batches(self):
+        """The batches with at least one query row (an empty one has no output rows to write)."""
+        return [b for b in range(self.B) if self.rows(b, False)[1] > 0]
+
     def heads(self, name, b, n, D, kv):
         """Tensor `name` of batch b as [n, S, D] float32."""
         t, L = self.t[name], self.layout
@@ -208,6 +212,36 @@ class Case:
         shape = list(t.shape)
         shape[-1] = n * D if L in ("BSH", "SBH") else D
         return np.zeros(shape, dtype=np.float32)
+
+    def alloc_outputs(self):
+        """Zeroed float32 arrays for every output of the case, by file name: dq, dk, dv (+ dq_rope, dk_rope) for a
+        backward case, attention_out, softmax_max, softmax_sum for a forward one."""
+        if self.op == "bwd":
+            outs = {"dq": self.alloc("query", self.Dk, self.N1), "dk": self.alloc("key", self.Dk, self.N2),
+                    "dv": self.alloc("value", self.Dv, self.N2)}
+            if self.Drope:
+                outs["dq_rope"] = self.alloc("query_rope", self.Drope, self.N1)
+                outs["dk_rope"] = self.alloc("key_rope", self.Drope, self.N2)
+            return outs
+        return {"attention_out": self.alloc("query", self.Dv, self.N1),
+                "softmax_max": np.zeros(self.softmax_shape(), dtype=np.float32),
+                "softmax_sum": np.zeros(self.softmax_shape(), dtype=np.float32)}
+
+    def save_outputs(self, outs):
+        """Writes alloc_outputs' arrays: gradients and attention_out in the case's dtype, the statistics in fp32."""
+        for name, arr in outs.items():
+            self.save(name, arr, typed=name not in ("softmax_max", "softmax_sum"))
+
+    def qkv(self, b):
+        """Q, K, V of batch b as [N1, S, D] float32 numpy arrays: rope columns appended to Q and K, K and V heads
+        repeated G = N1 / N2 times (GQA / MQA)."""
+        G = self.N1 // self.N2
+        q, k, v = self.heads("query", b, self.N1, self.Dk, False), self.heads("key", b, self.N2, self.Dk, True), \
+            self.heads("value", b, self.N2, self.Dv, True)
+        if self.Drope:
+            q = np.concatenate([q, self.heads("query_rope", b, self.N1, self.Drope, False)], -1)
+            k = np.concatenate([k, self.heads("key_rope", b, self.N2, self.Drope, True)], -1)
+        return q, np.repeat(k, G, axis=0), np.repeat(v, G, axis=0)
 
     def put(self, arr, b, x, kv):
         """x: [n, S, D] float32 of batch b into arr (the case layout)."""

@@ -36,21 +36,8 @@ def handle(c, backend):
     bwd = c.op == "bwd"
     scale = float(np.float32(c.p["scale_value"]))
     G = c.N1 // c.N2
-    if bwd:
-        outs = {"dq": c.alloc("query", c.Dk, c.N1), "dk": c.alloc("key", c.Dk, c.N2),
-                "dv": c.alloc("value", c.Dv, c.N2)}
-        if c.Drope:
-            outs["dq_rope"] = c.alloc("query_rope", c.Drope, c.N1)
-            outs["dk_rope"] = c.alloc("key_rope", c.Drope, c.N2)
-    else:
-        out = c.alloc("query", c.Dv, c.N1)
-        smax = np.zeros(c.softmax_shape(), dtype=np.float32)
-        ssum = np.zeros(c.softmax_shape(), dtype=np.float32)
-    for b in range(c.B):
-        _, S1 = c.rows(b, False)
-        _, S2 = c.rows(b, True)
-        if S1 == 0:
-            continue
+    outs = c.alloc_outputs()
+    for b in c.batches():
         t = lambda name, n, D, kv: torch.from_numpy(c.heads(name, b, n, D, kv)).to(dt)  # noqa: E731
         q, k, v = t("query", c.N1, c.Dk, False), t("key", c.N2, c.Dk, True), t("value", c.N2, c.Dv, True)
         leaves = [q, k, v]
@@ -92,22 +79,16 @@ def handle(c, backend):
                 c.put(outs["dq_rope"], b, f(qr), False)
                 c.put(outs["dk_rope"], b, f(kr), True)
         else:
-            c.put(out, b, o.float().numpy(), False)
+            c.put(outs["attention_out"], b, o.float().numpy(), False)
             # softmax_max / softmax_sum: SDPA does not return them; fp32 scores with torch ops
             x = torch.matmul(qq.float(), kk.float().transpose(-1, -2)) * np.float32(scale)
             if pse is not None:
                 x = x + torch.from_numpy(pse)
             x = torch.where(keep, x, torch.tensor(float("-inf")))
             m, l = softmax_stats(x.numpy())
-            c.put_stats(smax, b, m)
-            c.put_stats(ssum, b, l)
-    if bwd:
-        for name, arr in outs.items():
-            c.save(name, arr)
-    else:
-        c.save("attention_out", out)
-        c.save("softmax_max", smax, typed=False)
-        c.save("softmax_sum", ssum, typed=False)
+            c.put_stats(outs["softmax_max"], b, m)
+            c.put_stats(outs["softmax_sum"], b, l)
+    c.save_outputs(outs)
 
 
 if __name__ == "__main__":

@@ -95,14 +95,15 @@ static void selftest_usage(FILE *f) {
     suite_cli_help(f);
 }
 
+/* Alike cmd_suite.c:cmd_suite, cmd_verify.c:cmd_verify: kept apart because each command has its own usage text and
+ * its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_selftest(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         selftest_usage(stdout);
         return 0;
     }
     suite_cli s;
-    memset(&s, 0, sizeof s);
-    s.o = fr_suite_opts_default();
+    suite_cli_init(&s);
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) {
@@ -117,10 +118,7 @@ int cmd_selftest(int argc, char **argv) {
             return 2;
         }
     }
-    if (!fr_suite_set_known(s.o.set)) {
-        fprintf(stderr, "flashref selftest: --set: '%s' (quick, default, long or all)\n", s.o.set);
-        return 2;
-    }
+    if (!suite_cli_check_set("selftest", &s)) return 2;
     fr_error err;
     memset(&err, 0, sizeof err);
     int bad = 0, rows = 0;

@@ -23,6 +23,10 @@ typedef struct suite_cli {
 #define SUITE_EXIT_EMPTY 3   /* nothing was judged: every case SKIP, or no case matched (--allow-empty: 0) */
 #define SUITE_EXIT_STOPPED 4 /* stopped early: the implementation failed identically 5 times in a row */
 
+/* A zeroed suite_cli with the library's default suite options: the start of every command's parsing. */
+void suite_cli_init(suite_cli *s);
+/* False (and "flashref CMD: --set: 'X' (quick, default, long or all)" on stderr) for an unknown --set. */
+bool suite_cli_check_set(const char *cmd, const suite_cli *s);
 /* Checks before the run that the report paths (--json, --report, --history) can be written and that --regression
  * is a readable directory: prints "flashref CMD: --json PATH: cannot write: REASON" and returns false otherwise. */
 bool suite_cli_check_paths(const char *cmd, const suite_cli *s);

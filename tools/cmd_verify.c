@@ -19,14 +19,15 @@ static void verify_usage(FILE *f) {
     suite_cli_help_exit(f);
 }
 
+/* Alike cmd_suite.c:cmd_suite, cmd_selftest.c:cmd_selftest: kept apart because each command has its own usage text
+ * and its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_verify(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         verify_usage(stdout);
         return 0;
     }
     suite_cli s;
-    memset(&s, 0, sizeof s);
-    s.o = fr_suite_opts_default();
+    suite_cli_init(&s);
     s.o.set = "verify";
     s.impl = "disk";
     char **dirs = calloc((size_t)argc + 1, sizeof *dirs);

@@ -22,6 +22,10 @@ static const fr_dtype fmts[] = {FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
 
 static volatile uint32_t sink;
 
+/* Alike convert_array.c:encode_scalar: kept apart because that loop is private to the library; the baseline here is
+ * the public per-element routines in the benchmark's own loop, timed against fr_convert_array_isa. */
+/* Alike bench_convert.c:scalar_encode (its cases, to one another): kept apart because each case calls its own
+ * format's encoder with its own code width. */
 static void scalar_encode(fr_dtype t, void *dst, const float *x, size_t n, fr_round r, fr_sat s) {
     switch (t) {
     case FR_F16:

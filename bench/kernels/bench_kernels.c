@@ -33,6 +33,8 @@ typedef struct meas {
 } meas;
 
 /* ---- machine peak ------------------------------------------------------------------------------------------------ */
+/* Alike bench_kernels.c:fma_loop_256 / dpbf16_loop: kept apart because each measures the peak of one instruction on
+ * its own ISA (target attributes per function, style.md 3). */
 __attribute__((target("avx512f"))) static float fma_loop_512(int64_t iters) {
     __m512 a[12], b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
     for (int k = 0; k < 12; k++) a[k] = _mm512_set1_ps((float)k);
@@ -42,6 +44,8 @@ __attribute__((target("avx512f"))) static float fma_loop_512(int64_t iters) {
     for (int k = 1; k < 12; k++) s = _mm512_add_ps(s, a[k]);
     return _mm512_reduce_add_ps(s);
 }
+/* Alike bench_kernels.c:fma_loop_512: kept apart because each measures the peak of one instruction on its own ISA
+ * (target attributes per function, style.md 3). */
 __attribute__((target("avx2,fma"))) static float fma_loop_256(int64_t iters) {
     __m256 a[12], b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
     for (int k = 0; k < 12; k++) a[k] = _mm256_set1_ps((float)k);

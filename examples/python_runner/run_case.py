@@ -142,6 +142,8 @@ class Problem:
             self.pse = ps
         self.masked = self.mask(p, inputs.get("atten_mask"))       # [B|1, N1|1, S1, S2], True = does not take part
 
+    # Alike python/flashref/_verify.py:Case.dense_mask: kept apart because this example is self-contained (numpy only,
+    # no flashref package) so that a user can copy it as the start of a runner.
     def mask(self, p, mask):
         s1, s2 = self.S1, self.S2
         if mask is None:                                        # no atten_mask: mode and band are ignored (spec 4.2)

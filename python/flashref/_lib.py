@@ -7,7 +7,7 @@ import ctypes as C
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 MAX_DIMS = 8
 MSG_LEN = 512
@@ -219,6 +219,15 @@ def take_string(p: C.c_void_p) -> str:
         return C.string_at(p.value).decode("utf-8", "replace")
     finally:
         lib.fr_verify_free(p)
+
+
+def name_list(p) -> List[str]:
+    """A NULL-terminated C array of names (char **, owned by the library) as a list of str."""
+    out, k = [], 0
+    while p[k]:
+        out.append(p[k].decode())
+        k += 1
+    return out
 
 
 def version() -> str:

@@ -108,6 +108,8 @@ def _raw(query: Any, hint: Optional[int]) -> bool:
     return hint is not None and ("uint" in name or "int16" in name)
 
 
+# Alike _ops.py:attention_backward: kept apart because both public signatures spell every keyword out (help(), type
+# checkers), so each forwards them by name; the shared work is in make_params and _fwd_inputs.
 def attention(query, key, value, *, input_layout: str, head_num: int, scale: float = 1.0, atten_mask=None,
               sparse_mode: int = 0, pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None,
               pse_type: int = 1, drop_mask=None, keep_prob: float = 1.0, sink=None, topk_indices=None,
@@ -164,6 +166,8 @@ def attention(query, key, value, *, input_layout: str, head_num: int, scale: flo
     return AttentionOutput(*arrs)
 
 
+# Alike _ops.py:attention: kept apart because both public signatures spell every keyword out (help(), type checkers), so
+# each forwards them by name; the shared work is in make_params and _fwd_inputs.
 def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax_sum, *, input_layout: str,
                        head_num: int, scale: float = 1.0, atten_mask=None, sparse_mode: int = 0,
                        pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None, pse_type: int = 1,

@@ -197,6 +197,8 @@ class Case:
 
     # Alike tests/python/ref_attention.py:sparse_masked: kept apart because that one is the tests' independent
     # reference, written from the spec, that this package is checked against.
+    # Alike examples/python_runner/run_case.py:Problem.mask: kept apart because the example is self-contained (numpy
+    # only, no flashref package) so that a user can copy it.
     def dense_mask(self) -> Optional[np.ndarray]:
         """The positions that do not take part, True = masked, as a bool array [B|1, N1|1, S1, S2] (numpy), for
         sparse modes 0-4 (spec 4): None when nothing is masked. Other modes raise Unsupported."""
@@ -481,12 +483,7 @@ def list_cases(set: str = "default", filter: Optional[str] = None) -> List[Dict[
 
 
 def set_names() -> List[str]:
-    p = L.lib.fr_verify_set_names()
-    out, k = [], 0
-    while p[k]:
-        out.append(p[k].decode())
-        k += 1
-    return out
+    return L.name_list(L.lib.fr_verify_set_names())
 
 
 _ = (shape_of,)

@@ -106,12 +106,7 @@ def preset(name: str) -> Numerics:
 
 
 def preset_names() -> List[str]:
-    p = L.lib.fr_numerics_preset_names()
-    out, k = [], 0
-    while p[k]:
-        out.append(p[k].decode())
-        k += 1
-    return out
+    return L.name_list(L.lib.fr_numerics_preset_names())
 
 
 def ideal(dtype: Any) -> Numerics:

@@ -38,6 +38,8 @@ static fr_status engine_ready(bool have_out, const fr_engine *e, fr_error *err) 
     return FR_OK;
 }
 
+/* Alike api.c:fr_bwd: kept apart because forward and backward take different input and output structs and engine
+ * entry points; C has no generic over them short of a macro. */
 fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, const fr_engine *e,
                  fr_error *err) {
     fr_status st = engine_ready(out != NULL, e, err);
@@ -52,6 +54,8 @@ fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outpu
     }
 }
 
+/* Alike api.c:fr_fwd: kept apart because forward and backward take different input and output structs and engine
+ * entry points; C has no generic over them short of a macro. */
 fr_status fr_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const fr_engine *e,
                  fr_error *err) {
     fr_status st = engine_ready(out != NULL, e, err);

@@ -6,6 +6,7 @@
 #include "core/core.h"
 #include "core/problem.h"
 #include "flashref_emulate.h"
+#include "io/casedir.h"
 #include "study/emu_study.h"
 #include "verify/iut_callback.h"
 #include "verify/metrics.h"
@@ -48,56 +49,15 @@ size_t fr_verify_sizeof(const char *type) {
     return 0;
 }
 
-static void spec(fr_tensor *t, fr_dtype dt, int nd, const int64_t *sh) {
-    memset(t, 0, sizeof *t);
-    t->dtype = dt;
-    t->ndim = nd;
-    int64_t s = 1;
-    for (int k = nd - 1; k >= 0; k--) {
-        t->shape[k] = sh[k];
-        t->strides[k] = s;
-        s *= sh[k] > 0 ? sh[k] : 1;
-    }
-}
-
-/* The same shapes as fr_case_alloc_outputs (casedir.c) without the allocation. */
+/* The shapes of fr_case_alloc_outputs (casedir.c: fr_case_output_specs) without the allocation; out[k] is in
+ * fr_case_output order. */
 fr_status fr_verify_output_specs(fr_verify_op op, const fr_params *p, const fr_bwd_inputs *bin,
                                  fr_tensor out[FR_VERIFY_NUM_OUTPUTS], fr_error *err) {
+    _Static_assert(FR_VERIFY_NUM_OUTPUTS == FR_CASE_NUM_OUTPUTS, "one output list");
     if (!p || !bin || !out) return fr_fail(err, FR_E_NULL, "outputs: NULL params, inputs or outputs");
     memset(out, 0, sizeof(fr_tensor) * FR_VERIFY_NUM_OUTPUTS);
     if (op != FR_VERIFY_FWD && op != FR_VERIFY_BWD) return fr_fail(err, FR_E_INVALID_ARG, "outputs: op %d", (int)op);
-    fr_problem pb;
-    fr_status st = op == FR_VERIFY_FWD ? fr_problem_from_fwd(p, &bin->fwd, &pb, err) : fr_problem_from_bwd(p, bin, &pb, err);
-    if (st != FR_OK) return st;
-    const fr_fwd_inputs *in = &bin->fwd;
-    if (op == FR_VERIFY_FWD) {
-        int64_t sh[FR_MAX_DIMS];
-        int nd = in->query.ndim;
-        memcpy(sh, in->query.shape, sizeof sh);
-        if (nd > 0) sh[nd - 1] = (pb.layout == FR_BSH || pb.layout == FR_SBH) ? pb.N1 * pb.Dv : pb.Dv;
-        spec(&out[0], pb.out_dtype, nd, sh);
-        int64_t ss[4] = {pb.B, pb.N1, pb.S1, 8};
-        int snd = 4;
-        if (pb.layout == FR_TND) {
-            bool same = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT;
-            snd = 3;
-            ss[0] = same ? pb.T1 : pb.N1;
-            ss[1] = same ? pb.N1 : pb.T1;
-            ss[2] = 8;
-        }
-        spec(&out[1], FR_F32, snd, ss);
-        spec(&out[2], FR_F32, snd, ss);
-    } else {
-        fr_dtype gd = pb.fp8 ? pb.out_dtype : pb.dtype;
-        spec(&out[3], gd, in->query.ndim, in->query.shape);
-        spec(&out[4], gd, in->key.ndim, in->key.shape);
-        spec(&out[5], gd, in->value.ndim, in->value.shape);
-        if (fr_tensor_present(&in->query_rope)) spec(&out[6], gd, in->query_rope.ndim, in->query_rope.shape);
-        if (fr_tensor_present(&in->key_rope)) spec(&out[7], gd, in->key_rope.ndim, in->key_rope.shape);
-        int64_t n1 = pb.N1;
-        if (fr_tensor_present(&in->sink)) spec(&out[8], FR_F32, 1, &n1);
-    }
-    return FR_OK;
+    return fr_case_output_specs(op == FR_VERIFY_FWD ? FR_CASE_FWD : FR_CASE_BWD, p, bin, false, out, err);
 }
 
 fr_verify_opts fr_verify_opts_default(void) {

@@ -70,6 +70,8 @@ static inline uint32_t encode_ieee_like(uint32_t a, int mbits, int emin, uint32_
     return select_u32(c > max_code, over, c);
 }
 
+/* Alike convert.c:fr_f32_to_e4m3fn (and _bf16, _e5m2): kept apart because each format has its own NaN code, largest
+ * finite code and overflow code around the shared encode_ieee_like; a wrapper is one row of that table. */
 uint16_t fr_f32_to_f16(float x, fr_round r, fr_sat s) {
     uint32_t u = f32_bits(x);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
@@ -87,6 +89,8 @@ uint16_t fr_f32_to_bf16(float x, fr_round r, fr_sat s) {
     return (uint16_t)(sign | encode_ieee_like(a, 7, -126, 0x7F7Fu, 0x7F80u, r, s));
 }
 
+/* Alike convert.c:fr_f32_to_f16 (and _e5m2): kept apart because each format has its own NaN code, largest finite
+ * code and overflow code around the shared encode_ieee_like. */
 uint8_t fr_f32_to_e4m3fn(float x, fr_round r, fr_sat s) {
     uint32_t u = f32_bits(x);
     uint8_t sign = (uint8_t)((u >> 24) & 0x80u);
@@ -97,6 +101,8 @@ uint8_t fr_f32_to_e4m3fn(float x, fr_round r, fr_sat s) {
     return (uint8_t)(sign | encode_ieee_like(a, 3, -6, 0x7Eu, 0x7Fu, r, s));
 }
 
+/* Alike convert.c:fr_f32_to_e4m3fn (and _f16): kept apart because each format has its own NaN code, largest finite
+ * code and overflow code around the shared encode_ieee_like. */
 uint8_t fr_f32_to_e5m2(float x, fr_round r, fr_sat s) {
     uint32_t u = f32_bits(x);
     uint8_t sign = (uint8_t)((u >> 24) & 0x80u);

@@ -20,6 +20,10 @@ static bool is_narrow(fr_dtype t) {
     return t == FR_F16 || t == FR_BF16 || t == FR_E4M3FN || t == FR_E5M2 || t == FR_HIF8;
 }
 
+/* Alike bench/convert/bench_convert.c:scalar_encode: kept apart because that copy is the benchmark's baseline over
+ * the public per-element routines; this one is the library's private scalar path. */
+/* Alike convert_array.c:encode_scalar (its cases, to one another): kept apart because each case calls its own
+ * format's encoder with its own code width. */
 static void encode_scalar(fr_dtype to, void *dst, const float *src, size_t n, fr_round r, fr_sat s) {
     switch (to) {
     case FR_F16:

@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+/* Alike convert_avx512.c:enc_bf16: kept apart because they are ISA variants (8 lanes AVX2 here, 16 lanes AVX-512
+ * there) of one algorithm, each tested against the scalar fr_f32_to_bf16 (style.md 1, 3). */
 static inline __m256i enc_bf16(__m256i u, fr_round r, fr_sat s) {
     const __m256i a = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
     __m256i t;
@@ -58,6 +60,8 @@ static inline __m128i pack16(__m256i c) {
     return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
 }
 
+/* Alike convert_avx512.c:FR_ENC_LOOP / FR_ENC_DISPATCH_: kept apart because they are ISA variants (8 lanes with a
+ * scalar tail here, 16 lanes with a masked tail there), style.md 1 and 3. */
 #define FR_ENC_LOOP(ENC, R, S, SCALAR)                                                                            \
     do {                                                                                                          \
         size_t i = 0;                                                                                             \

@@ -7,6 +7,8 @@
 
 static inline __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
 
+/* Alike convert_avx2.c:enc_bf16: kept apart because they are ISA variants (16 lanes AVX-512 here, 8 lanes AVX2
+ * there) of one algorithm, each tested against the scalar fr_f32_to_bf16 (style.md 1, 3). */
 static inline __m512i enc_bf16(__m512i u, fr_round r, fr_sat s) {
     const __m512i a = _mm512_and_si512(u, _mm512_set1_epi32(0x7FFFFFFF));
     __m512i t;
@@ -74,6 +76,8 @@ static inline __m512i enc_e5m2(__m512i u, fr_round r, fr_sat s) {
 }
 
 /* The rounding and saturation modes are hoisted out of the loop by inlining with constant arguments. */
+/* Alike convert_avx512.c:FR_ENC8_LOOP: kept apart because the narrowing store differs (epi16 here, epi8 there, with
+ * their masked tails); each loop names its intrinsics. */
 #define FR_ENC_LOOP(ENC, R, S)                                                                                    \
     do {                                                                                                          \
         size_t i = 0;                                                                                             \
@@ -89,6 +93,8 @@ static inline __m512i enc_e5m2(__m512i u, fr_round r, fr_sat s) {
     } while (0)
 
 /* The same for 8-bit codes. */
+/* Alike convert_avx512.c:FR_ENC_LOOP: kept apart because the narrowing store differs (epi8 here, epi16 there, with
+ * their masked tails); each loop names its intrinsics. */
 #define FR_ENC8_LOOP(ENC, R, S)                                                                                   \
     do {                                                                                                          \
         size_t i = 0;                                                                                             \
@@ -103,6 +109,8 @@ static inline __m512i enc_e5m2(__m512i u, fr_round r, fr_sat s) {
         }                                                                                                         \
     } while (0)
 
+/* Alike convert_avx2.c:FR_ENC_LOOP / FR_ENC_DISPATCH: kept apart because they are ISA variants (16 lanes with a
+ * masked tail here, 8 lanes with a scalar tail there), style.md 1 and 3. */
 #define FR_ENC_DISPATCH_(LOOP, ENC)                                                                               \
     do {                                                                                                          \
         if (r == FR_ROUND_HALF_AWAY) {                                                                            \

@@ -22,6 +22,18 @@ static inline int64_t fr_tensor_offset(const fr_tensor *t, const int64_t *idx) {
     return off;
 }
 
+/* Offset in elements of the element with C-order linear index k (row-major over the shape, any strides; no bounds
+ * check). A zero-sized dimension counts as 1 so that the offset stays defined. */
+static inline int64_t fr_tensor_offset_linear(const fr_tensor *t, int64_t k) {
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t n = t->shape[d] > 0 ? t->shape[d] : 1;
+        off += (k % n) * t->strides[d];
+        k /= n;
+    }
+    return off;
+}
+
 /* Loads element `off` (in elements from data) of a tensor of any numeric dtype, exactly widened to double.
  * bool/uint8 load as 0/1 and 0..255; fp8/hif8/bf16/fp16 are decoded exactly. */
 double fr_load_f64(const fr_tensor *t, int64_t off);

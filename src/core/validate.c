@@ -19,6 +19,13 @@
 static const char *layout_str(fr_layout l) { return fr_layout_name(l); }
 static const char *dt_str(fr_dtype t) { return fr_dtype_name(t); }
 
+/* FR_OK when t's dtype is want, else status and "NAME: dtype X differs from REF dtype Y". */
+static fr_status same_dtype(const fr_tensor *t, const char *name, fr_dtype want, const char *ref, fr_status status,
+                            fr_error *err) {
+    if (t->dtype == want) return FR_OK;
+    return fr_fail(err, status, "%s: dtype %s differs from %s dtype %s", name, dt_str(t->dtype), ref, dt_str(want));
+}
+
 /* "[2,3,4]" */
 static const char *shape_str(const fr_tensor *t, char *buf, size_t n) {
     size_t k = 0;
@@ -221,12 +228,9 @@ static fr_status qkv_dtypes(const fr_params *p, const fr_fwd_inputs *in, fr_prob
     if (!fr_input_dtype_is_valid(q->dtype))
         return fr_fail(err, FR_E_DTYPE, "query: dtype %s is not one of fp32, fp16, bf16, e4m3fn, e5m2, hif8",
                        dt_str(q->dtype));
-    if (k->dtype != q->dtype)
-        return fr_fail(err, FR_E_DTYPE, "key: dtype %s differs from query dtype %s", dt_str(k->dtype),
-                       dt_str(q->dtype));
-    if (v->dtype != q->dtype)
-        return fr_fail(err, FR_E_DTYPE, "value: dtype %s differs from query dtype %s", dt_str(v->dtype),
-                       dt_str(q->dtype));
+    fr_status st = same_dtype(k, "key", q->dtype, "query", FR_E_DTYPE, err);
+    if (st == FR_OK) st = same_dtype(v, "value", q->dtype, "query", FR_E_DTYPE, err);
+    if (st != FR_OK) return st;
     pb->dtype = q->dtype;
     pb->fp8 = fr_dtype_is_fp8(q->dtype);
 
@@ -365,6 +369,15 @@ static fr_status qkv_lengths_dense(lay_dims qd, lay_dims kd, fr_problem *pb, fr_
     return FR_OK;
 }
 
+/* FR_OK when entry b (value c) of the cumulative offsets `name` is not below the previous entry prev (0 before the
+ * first), else FR_E_SEQLEN naming both entries. */
+static fr_status cumulative_ok(const char *name, int64_t b, int64_t c, int64_t prev, fr_error *err) {
+    if (c >= prev) return FR_OK;
+    if (b == 0) return fr_fail(err, FR_E_SEQLEN, "%s[0] = %lld is negative", name, LL(c));
+    return fr_fail(err, FR_E_SEQLEN, "%s[%lld] = %lld < %s[%lld] = %lld (offsets must be cumulative, non-decreasing)",
+                   name, LL(b), LL(c), name, LL(b - 1), LL(prev));
+}
+
 /* check_qkv, stage 4 (TND): the batches from the cumulative end offsets actual_seq_qlen / actual_seq_kvlen; S1, S2
  * are the longest batch's lengths. */
 static fr_status qkv_lengths_tnd(const fr_params *p, lay_dims qd, lay_dims kd, fr_problem *pb, fr_error *err) {
@@ -383,18 +396,9 @@ static fr_status qkv_lengths_tnd(const fr_params *p, lay_dims qd, lay_dims kd, f
     int64_t pq = 0, pk = 0, S1 = 0, S2 = 0;
     for (int64_t b = 0; b < B; b++) {
         int64_t cq = p->actual_seq_qlen[b], ck = p->actual_seq_kvlen[b];
-        if (cq < pq)
-            return b == 0 ? fr_fail(err, FR_E_SEQLEN, "actual_seq_qlen[0] = %lld is negative", LL(cq))
-                          : fr_fail(err, FR_E_SEQLEN,
-                                    "actual_seq_qlen[%lld] = %lld < actual_seq_qlen[%lld] = %lld (offsets must be "
-                                    "cumulative, non-decreasing)",
-                                    LL(b), LL(cq), LL(b - 1), LL(pq));
-        if (ck < pk)
-            return b == 0 ? fr_fail(err, FR_E_SEQLEN, "actual_seq_kvlen[0] = %lld is negative", LL(ck))
-                          : fr_fail(err, FR_E_SEQLEN,
-                                    "actual_seq_kvlen[%lld] = %lld < actual_seq_kvlen[%lld] = %lld (offsets must be "
-                                    "cumulative, non-decreasing)",
-                                    LL(b), LL(ck), LL(b - 1), LL(pk));
+        fr_status st = cumulative_ok("actual_seq_qlen", b, cq, pq, err);
+        if (st == FR_OK) st = cumulative_ok("actual_seq_kvlen", b, ck, pk, err);
+        if (st != FR_OK) return st;
         if (cq > qd.S)
             return fr_fail(err, FR_E_SEQLEN, "actual_seq_qlen[%lld] = %lld exceeds query T = %lld", LL(b), LL(cq),
                            LL(qd.S));
@@ -487,12 +491,9 @@ static fr_status check_rope(const fr_fwd_inputs *in, fr_problem *pb, fr_error *e
                        dt_str(pb->dtype));
     if (!hq) return fr_fail(err, FR_E_ROPE, "query_rope: absent while key_rope is given");
     if (!hk) return fr_fail(err, FR_E_ROPE, "key_rope: absent while query_rope is given");
-    if (qr->dtype != pb->dtype)
-        return fr_fail(err, FR_E_ROPE, "query_rope: dtype %s differs from query dtype %s", dt_str(qr->dtype),
-                       dt_str(pb->dtype));
-    if (kr->dtype != pb->dtype)
-        return fr_fail(err, FR_E_ROPE, "key_rope: dtype %s differs from key dtype %s", dt_str(kr->dtype),
-                       dt_str(pb->dtype));
+    fr_status st = same_dtype(qr, "query_rope", pb->dtype, "query", FR_E_ROPE, err);
+    if (st == FR_OK) st = same_dtype(kr, "key_rope", pb->dtype, "key", FR_E_ROPE, err);
+    if (st != FR_OK) return st;
     int rank = fr_layout_rank(pb->layout);
     if (qr->ndim != rank)
         return fr_fail(err, FR_E_ROPE, "query_rope: rank %d, input_layout %s needs %d", qr->ndim,
@@ -500,7 +501,6 @@ static fr_status check_rope(const fr_fwd_inputs *in, fr_problem *pb, fr_error *e
     if (kr->ndim != rank)
         return fr_fail(err, FR_E_ROPE, "key_rope: rank %d, input_layout %s needs %d", kr->ndim, layout_str(pb->layout),
                        rank);
-    fr_status st;
     if ((st = check_view(qr, "query_rope", err)) != FR_OK) return st;
     if ((st = check_view(kr, "key_rope", err)) != FR_OK) return st;
     int64_t Dr;

@@ -1,4 +1,4 @@
-/* The suite across ranks: each rank runs the cases k with k % R == rank (src/verify/suite.c), then rank 0 receives
+/* The suite across ranks: each rank runs the cases k with k % R == rank (src/verify/suite_run.c), then rank 0 receives
  * every other rank's case results in case order, so its summary, JSON and HTML are those of a single run. */
 #include "dist/dist.h"
 

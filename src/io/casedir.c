@@ -738,12 +738,11 @@ fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o,
     return fr_case_alloc_outputs_parts(c->op, &c->params, &c->in, fp64, o, err);
 }
 
-fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
-                                      fr_case_outputs *o, fr_error *err) {
-    if (!p || !bin || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
-    memset(o, 0, sizeof *o);
+fr_status fr_case_output_specs(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
+                               fr_tensor spec[FR_CASE_NUM_OUTPUTS], fr_error *err) {
+    if (!p || !bin || !spec) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
+    memset(spec, 0, sizeof(fr_tensor) * FR_CASE_NUM_OUTPUTS);
     if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
-    o->op = op;
     fr_problem pb;
     fr_status st = op == FR_CASE_FWD ? fr_problem_from_fwd(p, &bin->fwd, &pb, err)
                                      : fr_problem_from_bwd(p, bin, &pb, err);
@@ -754,7 +753,7 @@ fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const f
         int nd = in->query.ndim;
         memcpy(sh, in->query.shape, sizeof sh);
         if (nd > 0) sh[nd - 1] = (pb.layout == FR_BSH || pb.layout == FR_SBH) ? pb.N1 * pb.Dv : pb.Dv;
-        st = alloc_nan(&o->fwd.attention_out, fp64 ? FR_F64 : pb.out_dtype, nd, sh, "attention_out", err);
+        spec[FR_CO_ATTENTION_OUT] = fr_tensor_make(fp64 ? FR_F64 : pb.out_dtype, NULL, nd, sh);
         int64_t ss[4] = {pb.B, pb.N1, pb.S1, 8};
         int snd = 4;
         if (pb.layout == FR_TND) {
@@ -763,21 +762,35 @@ fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const f
             ss[1] = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.N1 : pb.T1;
             ss[2] = 8;
         }
-        if (st == FR_OK) st = alloc_nan(&o->fwd.softmax_max, fp64 ? FR_F64 : FR_F32, snd, ss, "softmax_max", err);
-        if (st == FR_OK) st = alloc_nan(&o->fwd.softmax_sum, fp64 ? FR_F64 : FR_F32, snd, ss, "softmax_sum", err);
+        spec[FR_CO_SOFTMAX_MAX] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, snd, ss);
+        spec[FR_CO_SOFTMAX_SUM] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, snd, ss);
     } else {
         fr_dtype gd = fp64 ? FR_F64 : pb.fp8 ? pb.out_dtype : pb.dtype;
-        st = alloc_nan(&o->bwd.dq, gd, in->query.ndim, in->query.shape, "dq", err);
-        if (st == FR_OK) st = alloc_nan(&o->bwd.dk, gd, in->key.ndim, in->key.shape, "dk", err);
-        if (st == FR_OK) st = alloc_nan(&o->bwd.dv, gd, in->value.ndim, in->value.shape, "dv", err);
-        if (st == FR_OK && fr_tensor_present(&in->query_rope))
-            st = alloc_nan(&o->bwd.dq_rope, gd, in->query_rope.ndim, in->query_rope.shape, "dq_rope", err);
-        if (st == FR_OK && fr_tensor_present(&in->key_rope))
-            st = alloc_nan(&o->bwd.dk_rope, gd, in->key_rope.ndim, in->key_rope.shape, "dk_rope", err);
+        spec[FR_CO_DQ] = fr_tensor_make(gd, NULL, in->query.ndim, in->query.shape);
+        spec[FR_CO_DK] = fr_tensor_make(gd, NULL, in->key.ndim, in->key.shape);
+        spec[FR_CO_DV] = fr_tensor_make(gd, NULL, in->value.ndim, in->value.shape);
+        if (fr_tensor_present(&in->query_rope))
+            spec[FR_CO_DQ_ROPE] = fr_tensor_make(gd, NULL, in->query_rope.ndim, in->query_rope.shape);
+        if (fr_tensor_present(&in->key_rope))
+            spec[FR_CO_DK_ROPE] = fr_tensor_make(gd, NULL, in->key_rope.ndim, in->key_rope.shape);
         int64_t n1 = pb.N1;
-        if (st == FR_OK && fr_tensor_present(&in->sink))
-            st = alloc_nan(&o->bwd.dsink, fp64 ? FR_F64 : FR_F32, 1, &n1, "dsink", err);
+        if (fr_tensor_present(&in->sink)) spec[FR_CO_DSINK] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, 1, &n1);
     }
+    return FR_OK;
+}
+
+fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
+                                      fr_case_outputs *o, fr_error *err) {
+    if (!p || !bin || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
+    memset(o, 0, sizeof *o);
+    fr_tensor spec[FR_CASE_NUM_OUTPUTS];
+    fr_status st = fr_case_output_specs(op, p, bin, fp64, spec, err);
+    if (st != FR_OK) return st;
+    o->op = op;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++)
+        if (fr_tensor_present(&spec[k]))
+            st = alloc_nan(fr_case_output_slot(o, (fr_case_output)k), spec[k].dtype, spec[k].ndim, spec[k].shape,
+                           output_names[k], err);
     if (st != FR_OK) fr_case_outputs_free(o);
     return st;
 }

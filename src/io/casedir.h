@@ -126,6 +126,11 @@ fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o,
 /* The same from parts the caller owns (a generator that has not loaded a case). */
 fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *in, bool fp64,
                                       fr_case_outputs *o, fr_error *err);
+/* The dtypes and shapes fr_case_alloc_outputs_parts allocates, without the data: spec[k] (fr_case_output order) is a
+ * contiguous view with data NULL, dtype FR_DT_NONE for an output the case does not produce. The one place the output
+ * shape rules live (fr_verify_output_specs reports them too). */
+fr_status fr_case_output_specs(fr_case_op op, const fr_params *p, const fr_bwd_inputs *in, bool fp64,
+                               fr_tensor spec[FR_CASE_NUM_OUTPUTS], fr_error *err);
 void fr_case_outputs_free(fr_case_outputs *o);
 /* Writes every present output into DIR as <output name>.npy (dtype as the tensor has it). */
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err);

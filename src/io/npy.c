@@ -388,6 +388,8 @@ fr_status fr_npy_read_file_header(const char *path, fr_npy_header *h, fr_error *
     return st;
 }
 
+/* Alike safetensors.c:fr_st_read_file: kept apart because the two formats share only the argument check and the
+ * open; their headers and data layouts differ. */
 fr_status fr_npy_read_file(const char *path, fr_dtype want, fr_tensor *out, fr_error *err) {
     if (!path || !out) return fr_fail(err, FR_E_NULL, "npy: NULL path or out");
     memset(out, 0, sizeof *out);

@@ -250,6 +250,8 @@ fr_status fr_st_parse(const void *buf, size_t len, fr_safetensors *out, const ch
     return st;
 }
 
+/* Alike npy.c:fr_npy_read_file: kept apart because the two formats share only the argument check and the open; their
+ * headers and data layouts differ. */
 fr_status fr_st_read_file(const char *path, fr_safetensors *out, fr_error *err) {
     if (!path || !out) return fr_fail(err, FR_E_NULL, "safetensors: NULL path or out");
     memset(out, 0, sizeof *out);
@@ -341,6 +343,8 @@ static fr_status make_header(int n, const char *const *names, const fr_tensor *t
     return FR_OK;
 }
 
+/* Alike safetensors.c:fr_st_write_file: kept apart because this builds the whole image in one buffer while the file
+ * writer streams each tensor to disk (no second copy of the data); the header is shared (make_header). */
 fr_status fr_st_write_mem(int n, const char *const *names, const fr_tensor *tensors, int meta_count,
                           const fr_st_meta *meta, void **buf, size_t *len, fr_error *err) {
     if (!buf || !len || n < 0 || (n && (!names || !tensors)) || meta_count < 0 || (meta_count && !meta))
@@ -370,6 +374,8 @@ fr_status fr_st_write_mem(int n, const char *const *names, const fr_tensor *tens
     return FR_OK;
 }
 
+/* Alike safetensors.c:fr_st_write_mem: kept apart because this streams each tensor to disk while the memory writer
+ * builds one buffer (no second copy of the data here); the header is shared (make_header). */
 fr_status fr_st_write_file(const char *path, int n, const char *const *names, const fr_tensor *tensors,
                            int meta_count, const fr_st_meta *meta, fr_error *err) {
     if (!path || n < 0 || (n && (!names || !tensors)) || meta_count < 0 || (meta_count && !meta))

@@ -224,6 +224,8 @@ static inline int64_t alibi_dist(const fr_sem_batch *sb, int64_t i, int64_t j) {
     return d < 0 ? -d : d;
 }
 
+/* Alike semantics.c:fr_sem_tile_pse_f64: kept apart because ALiBi in fp32 is what the kernels compute and in fp64
+ * what the emulator's fp64 score path needs; one generic body would hide which precision a caller gets. */
 void fr_sem_tile_pse_f32(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni, int64_t j0,
                          int64_t nj, float *pse, int64_t ld) {
     if (!s->pse) {
@@ -247,8 +249,9 @@ void fr_sem_tile_pse_f32(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int
         }
 }
 
-/* The fp64 twin of fr_sem_tile_pse_f32, kept apart on purpose: ALiBi in fp32 is what the kernels compute, in fp64
- * what the emulator's fp64 score path needs; one generic body would hide which precision each caller gets. */
+/* The fp64 twin of fr_sem_tile_pse_f32. Alike semantics.c:fr_sem_tile_pse_f32: kept apart because ALiBi in fp32 is
+ * what the kernels compute, in fp64 what the emulator's fp64 score path needs; one generic body would hide which
+ * precision each caller gets. */
 void fr_sem_tile_pse_f64(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni, int64_t j0,
                          int64_t nj, double *pse, int64_t ld) {
     if (!s->pse) {

@@ -695,6 +695,8 @@ static const fr_gen_set kSets[] = {
      kXcheck, (int)(sizeof kXcheck / sizeof kXcheck[0])},
 };
 
+/* Alike mutants.c:fr_mutants / fr_mutant_find: kept apart because the tables hold different element types; C has no
+ * generic table lookup short of a macro. */
 const fr_gen_set *fr_gen_sets(int *count) {
     if (count) *count = (int)(sizeof kSets / sizeof kSets[0]);
     return kSets;

@@ -2,6 +2,7 @@
 #include "verify/coverage.h"
 
 #include "core/core.h"
+#include "verify/report.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -65,6 +66,8 @@ static void axis_pair(const fr_coverage_report *cr, int a, int b, int *cov, int 
         }
 }
 
+/* Alike coverage.c:fr_coverage_html: kept apart because it is the same table in another output format (text columns
+ * here, HTML cells there); the numbers come from the same report. */
 void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list) {
     const fr_axis *ax = fr_matrix_axes();
     fr_coverage_print_line(f, cr);
@@ -112,19 +115,8 @@ void fr_coverage_print_table(FILE *f, const fr_coverage_report *cr, int max_list
     }
 }
 
-static void esc(FILE *f, const char *s) {
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else
-            fputc(*s, f);
-    }
-}
-
+/* Alike coverage.c:fr_coverage_print_table: kept apart because it is the same table in another output format (HTML
+ * cells here, text columns there); the numbers come from the same report. */
 void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
     const fr_axis *ax = fr_matrix_axes();
     fprintf(f,
@@ -140,7 +132,7 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
             for (int w = 0; w < ax[other].n; w++)
                 n += cr->cv.hits[fr_coverage_index(a, v, other, w)];
             fprintf(f, "%s", v ? ", " : "");
-            esc(f, ax[a].values[v]);
+            fr_report_html_text(f, ax[a].values[v]);
             fprintf(f, " (%u)", n);
         }
         fprintf(f, "</td></tr>");
@@ -172,9 +164,9 @@ void fr_coverage_html(FILE *f, const fr_coverage_report *cr) {
             int a, va, b, vb;
             fr_coverage_pair(p, &a, &va, &b, &vb);
             fprintf(f, "<li>%s = ", ax[a].name);
-            esc(f, ax[a].values[va]);
+            fr_report_html_text(f, ax[a].values[va]);
             fprintf(f, " &#215; %s = ", ax[b].name);
-            esc(f, ax[b].values[vb]);
+            fr_report_html_text(f, ax[b].values[vb]);
             fprintf(f, "</li>");
             shown++;
         }

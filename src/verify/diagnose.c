@@ -23,31 +23,6 @@ static const double kNumericsMax = 0.05;
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Small helpers. */
 
-/* Offset of the element with C-order linear index k (any strides). */
-static int64_t strided_offset(const fr_tensor *t, int64_t k) {
-    int64_t off = 0;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        int64_t n = t->shape[d] > 0 ? t->shape[d] : 1;
-        off += (k % n) * t->strides[d];
-        k /= n;
-    }
-    return off;
-}
-
-/* Every element of a contiguous tensor widened to fp64 (NULL with *n = 0 for an absent or empty tensor). */
-static double *load_all(const fr_tensor *t, int64_t *n) {
-    *n = 0;
-    if (!fr_tensor_present(t)) return NULL;
-    int64_t cnt = fr_tensor_numel(t);
-    if (cnt <= 0) return NULL;
-    double *v = malloc(sizeof(double) * (size_t)cnt);
-    if (!v) return NULL;
-    for (int64_t k = 0; k < cnt; k++)
-        v[k] = fr_load_f64(t, k);
-    *n = cnt;
-    return v;
-}
-
 static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
 
 /* A contiguous copy of t (any strides), same dtype; shape may differ from t's only where `map` says: element k of
@@ -149,7 +124,7 @@ static bool run_alt(const fr_case *c, const fr_engine *e, bool fp64, cres *out) 
     for (int k = first; ok && k <= last; k++) {
         const fr_tensor *t = fr_case_output_cslot(&g, (fr_case_output)k);
         if (!fr_tensor_present(t) || fr_tensor_numel(t) == 0) continue;
-        out->v[k] = load_all(t, &out->n[k]);
+        out->v[k] = fr_metrics_load(t, &out->n[k]);
         ok = out->v[k] != NULL;
     }
     fr_case_outputs_free(&g);
@@ -356,7 +331,7 @@ static bool c_dropout(const fr_diag_in *x, int arg, cres *out) {
         return false;
     }
     for (int64_t q = 0; q < fr_tensor_numel(dm); q++)
-        src[q] = (uint8_t)fr_load_f64(dm, strided_offset(dm, q));
+        src[q] = (uint8_t)fr_load_f64(dm, fr_tensor_offset_linear(dm, q));
     uint8_t *dst = sh.data;
     for (int64_t r = 0; r < nbits / S2; r++)
         for (int64_t jj = 0; jj < S2; jj++) {

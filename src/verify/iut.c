@@ -256,6 +256,8 @@ bool fr_iut_is_builtin(const fr_iut *iut) { return iut->kind == FR_IUT_ENGINE ||
 /* The prefill pattern of a dtype: a NaN with a payload that no arithmetic produces (x86 makes 0xFFC00000-style
  * "indefinite" NaNs), so an element still holding it was never written. 8-bit formats have no spare NaN payload:
  * returns false (unwritten elements are then caught as NaN by the judge). */
+/* Alike iut.c:prefill_pattern (its cases, to one another): kept apart because each case is one dtype with its own
+ * NaN payload and width; the memcpy through a typed variable keeps the host byte order. */
 static bool prefill_pattern(fr_dtype dt, unsigned char *pat) {
     switch (dt) {
     case FR_F64: {

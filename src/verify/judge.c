@@ -74,20 +74,6 @@ static double unit_roundoff(fr_dtype dt) {
     }
 }
 
-/* Every element of a contiguous tensor widened to fp64 (NULL with *n = 0 for an absent or empty tensor). */
-static double *load_all(const fr_tensor *t, int64_t *n) {
-    *n = 0;
-    if (!fr_tensor_present(t)) return NULL;
-    int64_t cnt = fr_tensor_numel(t);
-    if (cnt <= 0) return NULL;
-    double *v = malloc(sizeof(double) * (size_t)cnt);
-    if (!v) return NULL;
-    for (int64_t k = 0; k < cnt; k++)
-        v[k] = fr_load_f64(t, k);
-    *n = cnt;
-    return v;
-}
-
 static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
     if (a->ndim != b->ndim) return false;
     for (int d = 0; d < a->ndim; d++)
@@ -205,17 +191,6 @@ static void set(fr_judgement *j, fr_verdict v, fr_diag d) {
     j->diag = d;
 }
 
-/* Offset of the element with C-order linear index k (any strides). */
-static int64_t strided_offset(const fr_tensor *t, int64_t k) {
-    int64_t off = 0;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        int64_t n = t->shape[d] > 0 ? t->shape[d] : 1;
-        off += (k % n) * t->strides[d];
-        k /= n;
-    }
-    return off;
-}
-
 /* Largest |x| over a tensor (any strides); max row norm over rows of length d (C order). */
 static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *maxnorm) {
     *maxabs = 0;
@@ -224,7 +199,7 @@ static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *
     int64_t n = fr_tensor_numel(t);
     double ss = 0;
     for (int64_t k = 0; k < n; k++) {
-        double v = fr_load_f64(t, strided_offset(t, k));
+        double v = fr_load_f64(t, fr_tensor_offset_linear(t, k));
         if (!isfinite(v)) continue;
         if (fabs(v) > *maxabs) *maxabs = fabs(v);
         ss += v * v;
@@ -362,10 +337,10 @@ static fr_status stage_load(ctx *x, const fr_case_outputs *iut, const fr_case_ou
         const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
         if (!fr_tensor_present(a) || fr_tensor_numel(a) == 0) continue;
         int64_t na, nr, ne = 0, np = 0;
-        x->a[k] = load_all(a, &na);
-        x->r[k] = load_all(fr_case_output_cslot(golden, (fr_case_output)k), &nr);
-        if (ideal) x->e[k] = load_all(fr_case_output_cslot(ideal, (fr_case_output)k), &ne);
-        if (plain) x->pl[k] = load_all(fr_case_output_cslot(plain, (fr_case_output)k), &np);
+        x->a[k] = fr_metrics_load(a, &na);
+        x->r[k] = fr_metrics_load(fr_case_output_cslot(golden, (fr_case_output)k), &nr);
+        if (ideal) x->e[k] = fr_metrics_load(fr_case_output_cslot(ideal, (fr_case_output)k), &ne);
+        if (plain) x->pl[k] = fr_metrics_load(fr_case_output_cslot(plain, (fr_case_output)k), &np);
         if (!x->a[k] || !x->r[k] || na != nr)
             return fr_fail(err, FR_E_NOMEM, "judge: %s: cannot load", fr_case_output_name((fr_case_output)k));
         if (x->e[k] && ne != na) {
@@ -545,6 +520,8 @@ static void bound_stats(ctx *x, fr_judgement *j, fr_case_output k, bounds_state 
 
 /* attention_out and gradients under the flashref standard: rel-L2 within k x max(plain, ideal, u/4); attention_out
  * also max abs within k_max x max(plain, ideal, 1 ulp) and the a-priori ceiling. */
+/* Alike judge.c:bound_standard: kept apart because the two are different acceptance rules (flashref's bounds vs the
+ * Ascend / FlashAttention standards); they share only the lookup of their inputs. */
 static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt, const fr_case_outputs *iut,
                          bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;
@@ -601,6 +578,8 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
 
 /* attention_out and gradients under the Ascend dual-benchmark standard (levels L0-L2) or FlashAttention's "2 x the
  * plain reference" (max abs; 3 x for gradients). The benchmark is the plain reference, else the ideal pipeline. */
+/* Alike judge.c:bound_values: kept apart because the two are different acceptance rules (the Ascend / FlashAttention
+ * standards vs flashref's bounds); they share only the lookup of their inputs. */
 static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt, const fr_case_outputs *iut,
                            bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;

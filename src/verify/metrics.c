@@ -7,6 +7,19 @@
 #include <math.h>
 #include <stdlib.h>
 
+double *fr_metrics_load(const fr_tensor *t, int64_t *n) {
+    *n = 0;
+    if (!fr_tensor_present(t)) return NULL;
+    int64_t cnt = fr_tensor_numel(t);
+    if (cnt <= 0) return NULL;
+    double *v = malloc(sizeof(double) * (size_t)cnt);
+    if (!v) return NULL;
+    for (int64_t k = 0; k < cnt; k++)
+        v[k] = fr_load_f64(t, k);
+    *n = cnt;
+    return v;
+}
+
 fr_metrics_opts fr_metrics_opts_default(void) {
     fr_metrics_opts o = {0.0, FR_DT_NONE, 0.0};
     return o;

@@ -49,6 +49,10 @@ fr_metrics_opts fr_metrics_opts_default(void);
 fr_status fr_metrics_compute(const double *a, const double *r, int64_t rows, int64_t row_len,
                              const fr_metrics_opts *opt, fr_metrics *m, fr_error *err);
 
+/* Every element of a contiguous tensor widened to fp64, for fr_metrics_compute (malloc'd; NULL with *n = 0 for an
+ * absent or empty tensor, NULL with *n = 0 when out of memory). */
+double *fr_metrics_load(const fr_tensor *t, int64_t *n);
+
 /* The spacing of the format `dt` at magnitude |x| (the ulp of x in dt, subnormals included); hif8 uses its tapered
  * precision. 0 for FR_DT_NONE or a non-numeric dtype. */
 double fr_ulp_of(fr_dtype dt, double x);

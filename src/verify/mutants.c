@@ -52,6 +52,8 @@ MB_ENTRY(f16sum, MB_F16_ROW_SUM, MB_NONE)
 #define M(n, b, d, v, t, f, bw) {n, b, d, v, f, bw, t}
 #define F FR_FAIL
 #define W FR_WARN
+/* Alike mutants.c:kZoo (its rows, to one another): kept apart because each row is one mutant (name, defect,
+ * diagnosis, trigger, its fwd/bwd); the rows share a shape, not logic. */
 static const fr_mutant kZoo[] = {
     M("nan-fully-masked", "no -inf guard: exp(-inf - -inf) = NaN on a row's all-masked tiles, 0/0 on fully masked rows",
      FR_DIAG_NAN_FULLY_MASKED, F, "atten_mask with a fully masked row, or a row whose first key tiles are all masked",
@@ -115,6 +117,8 @@ static const fr_mutant kZoo[] = {
 #undef F
 #undef W
 
+/* Alike casegen.c:fr_gen_sets / fr_gen_set_find: kept apart because the tables hold different element types; C has
+ * no generic table lookup short of a macro. */
 const fr_mutant *fr_mutants(int *count) {
     if (count) *count = (int)(sizeof kZoo / sizeof kZoo[0]);
     return kZoo;

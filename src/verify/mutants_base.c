@@ -437,6 +437,8 @@ static fr_status ctx_init(mb_ctx *c, mb_bug bug, const fr_params *p, const fr_fw
     return FR_OK;
 }
 
+/* Alike mutants_base.c:mb_bwd: kept apart because forward and backward validate different input and output structs
+ * before their own loops; only this entry check is common. */
 fr_status mb_fwd(mb_bug bug, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
     fr_error_clear(err);
     if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
@@ -591,6 +593,8 @@ static void bwd_tile(const mb_ctx *c, const fr_bwd_inputs *bin, const fr_sem_bat
     }
 }
 
+/* Alike mutants_base.c:mb_fwd: kept apart because forward and backward validate different input and output structs
+ * before their own loops; only this entry check is common. */
 fr_status mb_bwd(mb_bug bug, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     fr_error_clear(err);
     if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");

@@ -252,6 +252,8 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
 
 /* ---- forward ---- */
 
+/* Alike plain_ref.c:fr_plain_bwd: kept apart because the forward works per (batch, query head) and the backward per
+ * (batch, kv head) with other per-thread buffers; only the OpenMP allocate-or-flag frame is common. */
 fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
     fr_problem pb;
     fr_status st = fr_problem_from_fwd(p, in, &pb, err);
@@ -313,6 +315,8 @@ fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd
 
 /* ---- backward (autograd of the forward above) ---- */
 
+/* Alike plain_ref.c:fr_plain_fwd: kept apart because the backward works per (batch, kv head) and the forward per
+ * (batch, query head) with other per-thread buffers; only the OpenMP allocate-or-flag frame is common. */
 fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     fr_problem pb;
     fr_status st = fr_problem_from_bwd(p, in, &pb, err);

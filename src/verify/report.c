@@ -106,6 +106,8 @@ static cJSON *num(double v) {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
+/* Alike report.c:metrics_json (its lines, to one another): kept apart because each line writes one fr_metrics field
+ * under its JSON name; a table of offsets would be longer than the list. */
 static cJSON *metrics_json(const fr_metrics *m) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "n", num((double)m->n));
@@ -362,8 +364,7 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* HTML */
 
-static void esc(FILE *f, const char *raw) {
-    /* Valid UTF-8 only: invalid bytes become the text \xNN. */
+void fr_report_html_text(FILE *f, const char *raw) {
     size_t n = strlen(raw);
     char small[1024], *buf = 4 * n + 1 <= sizeof small ? small : malloc(4 * n + 1);
     if (!buf) return;
@@ -393,7 +394,7 @@ static void heat_color(double t, char *buf, size_t n) {
     snprintf(buf, n, "rgb(%d,%d,%d)", r, g, b);
 }
 
-/* V = identity cases (suite.c: FR_MOD_V_IDENTITY, properties, BNSD, Dv = S2): attention_out is the probability
+/* V = identity cases (suite_modify.c: FR_MOD_V_IDENTITY, properties, BNSD, Dv = S2): attention_out is the probability
  * matrix P itself, so output column j is key j. The suite marks them by the explicit-P check's note in extra. */
 static bool is_v_identity(const fr_case_result *c) {
     return c->cat == FR_CAT_PROPERTIES && !c->bwd && c->S2 > 0 && !strncmp(c->extra, "explicit P:", 11) &&
@@ -578,7 +579,7 @@ static void svg_seqlen(FILE *f, const fr_suite_result *r) {
         const char *col = c->j.verdict == FR_FAIL ? "#d62728" : c->j.verdict == FR_WARN ? "#ff7f0e" : "#2c7fb8";
         double y = fmax(o->m.rel_l2, ymin);
         fprintf(f, "<circle cx=%.1f cy=%.1f r=3 fill='%s'><title>", PX((double)c->S2), PY(y), col);
-        esc(f, c->name);
+        fr_report_html_text(f, c->name);
         fprintf(f, " %s rel-L2 %.3g</title></circle>", fr_dtype_name(c->dtype), o->m.rel_l2);
         if (o->have_ideal && o->ideal.rel_l2 > 0)
             fprintf(f, "<path d='M%.1f %.1fl4 4m0 -4l-4 4' stroke='#555' fill='none'/>", PX((double)c->S2) - 2,
@@ -615,7 +616,7 @@ static int worst_case(const fr_suite_result *r, const bool *used, bool bad_only,
 static void worst_section(FILE *f, const fr_case_result *c, const char *why) {
     bool vi = is_v_identity(c);
     fprintf(f, "<h3><span class=%s>%s</span> ", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
-    esc(f, c->name);
+    fr_report_html_text(f, c->name);
     fprintf(f, " (%s, S1 %lld, S2 %lld, worst ratio %.3g)%s</h3>", fr_dtype_name(c->dtype), (long long)c->S1,
             (long long)c->S2, c->j.ratio, vi ? " &#8212; V = identity: map over key tiles" : "");
     if (why) fprintf(f, "<p class=note>Added: %s.</p>", why);
@@ -629,7 +630,7 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
     FILE *f = fopen(path, "w");
     if (!f) return fr_fail(err, FR_E_IO, "%s: cannot open for writing", path);
     fprintf(f, "<!DOCTYPE html><html><head><meta charset='utf-8'><title>flashref verification: ");
-    esc(f, m->impl);
+    fr_report_html_text(f, m->impl);
     fprintf(f, "</title><style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
                "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#eee}"
                ".PASS{color:#1a7f37;font-weight:bold}.FAIL{color:#cf222e;font-weight:bold}.WARN{color:#bc4c00;"
@@ -638,9 +639,9 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
     fprintf(f, "<h1>flashref verification: <span class=%s>%s</span></h1>", fr_verdict_name(r->overall),
             fr_verdict_name(r->overall));
     fprintf(f, "<p>implementation <b>");
-    esc(f, m->impl);
+    fr_report_html_text(f, m->impl);
     fprintf(f, "</b>, set <b>");
-    esc(f, m->set);
+    fr_report_html_text(f, m->set);
     fprintf(f, "</b>, seed %llu, %d cases, %.1f s, flashref %s.", (unsigned long long)m->seed, r->n, r->seconds,
             fr_version());
     if (r->overall == FR_FAIL || r->overall == FR_WARN)
@@ -669,9 +670,9 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
         for (int k = 0; k < r->n; k++) {
             if (!r->cases[k].info[0]) continue;
             fprintf(f, "<tr><td>");
-            esc(f, r->cases[k].name);
+            fr_report_html_text(f, r->cases[k].name);
             fprintf(f, "</td><td>INFO: ");
-            esc(f, r->cases[k].info);
+            fr_report_html_text(f, r->cases[k].info);
             fprintf(f, "</td></tr>");
         }
         fprintf(f, "</table>");
@@ -689,12 +690,12 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
             const fr_case_result *c = &r->cases[k];
             if (c->j.verdict != FR_FAIL && c->j.verdict != FR_WARN) continue;
             fprintf(f, "<tr><td class=%s>%s</td><td>", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
-            esc(f, c->name);
+            fr_report_html_text(f, c->name);
             fprintf(f, "</td><td>%s</td><td>%s</td><td>", fr_suite_cat_name(c->cat), fr_diag_name(c->j.diag));
-            esc(f, c->j.why);
+            fr_report_html_text(f, c->j.why);
             if (c->extra[0]) {
                 fprintf(f, "<br>");
-                esc(f, c->extra);
+                fr_report_html_text(f, c->extra);
             }
             fprintf(f, "</td></tr>");
         }
@@ -743,7 +744,7 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
         const fr_case_result *c = &r->cases[k];
         const fr_out_judgement *o = &c->j.out[c->bwd ? FR_CO_DQ : FR_CO_ATTENTION_OUT];
         fprintf(f, "<tr><td class=%s>%s</td><td>", fr_verdict_name(c->j.verdict), fr_verdict_name(c->j.verdict));
-        esc(f, c->name);
+        fr_report_html_text(f, c->name);
         fprintf(f,
                 "</td><td>%s</td><td>%s %s</td><td>%lld x %lld</td><td>%.3g</td><td>%.2f</td><td>%.2f</td>"
                 "<td>%.2f</td><td>%.9f</td><td>%.3g</td><td>%.3g</td><td>%.2g%%</td><td>%.2g%%</td><td>%.2f</td></tr>",

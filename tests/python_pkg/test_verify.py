@@ -152,3 +152,8 @@ def test_bad_options_raise():
         flashref.verify(lambda c: None, set="quick", k_nonsense=1)
     with pytest.raises(flashref.FlashrefError):
         flashref.list_cases("nope")
+
+
+def test_set_names_are_the_libraries():
+    # Read through _lib.name_list (a NULL-terminated char ** from the library), as emulate.preset_names is.
+    assert flashref.set_names() == ["quick", "default", "long", "all"]

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/check.h"
 #define NEAR(x, y, tol) (fabs((x) - (y)) <= (tol) * fmax(1.0, fabs(y)))
@@ -175,6 +176,26 @@ static void test_softmax_props(void) {
     CHECK(dd[0] == 1.0 && dd[1] == 1.0, "dpsum %g %g", dd[0], dd[1]);
 }
 
+/* fr_metrics_load: every element widened to fp64 in index order; absent and empty tensors give NULL, n = 0. */
+static void test_load(void) {
+    float f[6] = {1.5f, -2.0f, 0.0f, 3.25f, -0.125f, 1e30f};
+    int64_t sh[2] = {2, 3}, n = -1;
+    fr_tensor t = fr_tensor_make(FR_F32, f, 2, sh);
+    double *v = fr_metrics_load(&t, &n);
+    CHECK(v && n == 6, "loaded %lld elements", (long long)n);
+    for (int k = 0; v && k < 6; k++)
+        CHECK(v[k] == (double)f[k], "element %d: %g, want %g", k, v[k], (double)f[k]);
+    free(v);
+    fr_tensor none;
+    memset(&none, 0, sizeof none);
+    n = -1;
+    CHECK(fr_metrics_load(&none, &n) == NULL && n == 0, "absent tensor");
+    int64_t z[2] = {2, 0};
+    fr_tensor empty = fr_tensor_make(FR_F32, f, 2, z);
+    n = -1;
+    CHECK(fr_metrics_load(&empty, &n) == NULL && n == 0, "empty tensor");
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed0001ULL;
     printf("test_metrics seed=0x%llx\n", (unsigned long long)seed);
@@ -186,5 +207,6 @@ int main(int argc, char **argv) {
     test_ulp();
     test_edges();
     test_softmax_props();
+    test_load();
     return fr_test_exit("test_metrics");
 }
