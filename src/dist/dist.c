@@ -125,6 +125,8 @@ static fr_status merge(const fr_dist *d, saved *s, fr_error *err) {
     return bad ? fr_fail(err, FR_E_IO, "dist: MPI_Reduce failed while merging the outputs") : FR_OK;
 }
 
+/* Alike dist.c:fr_dist_bwd: kept apart because only the shape is alike: each checks and saves its own output struct
+ * (3 forward outputs, 6 gradients) before running its own part entry. */
 fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
     if (d->size <= 1) return fr_fwd(p, in, out, e, err);
@@ -154,6 +156,7 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
     return merge(d, &s, err);
 }
 
+/* Alike dist.c:fr_dist_fwd: kept apart because only the shape is alike (see there). */
 fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                       const fr_engine *e, fr_error *err) {
     if (d->size <= 1) return fr_bwd(p, in, out, e, err);

@@ -49,33 +49,11 @@ typedef struct writer {
     fr_error *err;
 } writer;
 
-static bool pwrite_full(int fd, const void *buf, size_t n, off_t off) {
-    const char *p = buf;
-    while (n) {
-        ssize_t r = pwrite(fd, p, n, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r, n -= (size_t)r, off += r;
-    }
-    return true;
-}
-
-static bool pread_full(int fd, void *buf, size_t n, off_t off) {
-    char *p = buf;
-    while (n) {
-        ssize_t r = pread(fd, p, n, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r, n -= (size_t)r, off += r;
-    }
-    return true;
-}
-
 static void flush(writer *w, out_file *f) {
     if (!f->run_len || w->st != FR_OK) return;
     size_t n = (size_t)f->run_len * f->es;
     int64_t at = f->run_off * (int64_t)f->es;
-    if (!pwrite_full(f->fd, (const char *)f->t->data + at, n, (off_t)(f->hl + (size_t)at)))
+    if (!fr_io_pwrite_full(f->fd, (const char *)f->t->data + at, n, (off_t)(f->hl + (size_t)at)))
         w->st = fr_fail(w->err, FR_E_IO, "%s: write error: %s", f->path, fr_io_strerror());
     else
         w->bytes += (int64_t)n;
@@ -176,7 +154,7 @@ static void create_files(writer *w) {
             w->st = fr_fail(w->err, FR_E_IO, "%s: not a regular file", f->path);
         } else {
             f->made = true; /* only a regular file of ours is removed on failure, never what stood there */
-            if (!pwrite_full(fd, f->hdr, f->hl, 0) || ftruncate(fd, (off_t)(f->hl + (size_t)f->data_bytes)) != 0)
+            if (!fr_io_pwrite_full(fd, f->hdr, f->hl, 0) || ftruncate(fd, (off_t)(f->hl + (size_t)f->data_bytes)) != 0)
                 w->st = fr_fail(w->err, FR_E_IO, "%s: write error: %s", f->path, fr_io_strerror());
             else
                 w->bytes += (int64_t)f->hl;
@@ -203,7 +181,7 @@ static void open_files(writer *w) {
         } else if ((int64_t)sb.st_size != (int64_t)f->hl + f->data_bytes) {
             w->st = fr_fail(w->err, FR_E_IO, "%s: %lld bytes, expected %lld (not the file rank 0 laid out)", f->path,
                             (long long)sb.st_size, (long long)((int64_t)f->hl + f->data_bytes));
-        } else if (!pread_full(f->fd, got, f->hl, 0) || memcmp(got, f->hdr, f->hl) != 0) {
+        } else if (!fr_io_pread_full(f->fd, got, f->hl, 0) || memcmp(got, f->hdr, f->hl) != 0) {
             w->st = fr_fail(w->err, FR_E_IO, "%s: header is not the one expected (not the file rank 0 laid out)",
                             f->path);
         }

@@ -32,22 +32,11 @@ typedef struct reader {
     fr_error *err;
 } reader;
 
-static bool pread_full(int fd, void *buf, size_t n, off_t off) {
-    char *p = buf;
-    while (n) {
-        ssize_t r = pread(fd, p, n, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r, n -= (size_t)r, off += r;
-    }
-    return true;
-}
-
 static void flush(reader *r) {
     if (!r->run_len || r->st != FR_OK) return;
     int64_t at = r->run_off * (int64_t)r->es;
     size_t n = (size_t)r->run_len * r->es;
-    if (!pread_full(r->fd, (char *)r->t->data + at, n, (off_t)(r->data_off + at)))
+    if (!fr_io_pread_full(r->fd, (char *)r->t->data + at, n, (off_t)(r->data_off + at)))
         r->st = fr_fail(r->err, FR_E_IO, "%s: read error in the data", r->path);
     else
         r->bytes += (int64_t)n;

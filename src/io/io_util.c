@@ -162,3 +162,27 @@ cJSON *fr_io_json_parse(const char *text, const char **end) {
     pthread_mutex_unlock(&lock);
     return r;
 }
+
+bool fr_io_pread_full(int fd, void *buf, size_t n, off_t off) {
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) errno = 0;
+        if (r <= 0) return false;
+        p += r, n -= (size_t)r, off += r;
+    }
+    return true;
+}
+
+bool fr_io_pwrite_full(int fd, const void *buf, size_t n, off_t off) {
+    const char *p = buf;
+    while (n) {
+        ssize_t r = pwrite(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) errno = 0;
+        if (r <= 0) return false;
+        p += r, n -= (size_t)r, off += r;
+    }
+    return true;
+}

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Opens a regular file for reading and returns its size (FR_E_IO naming path and the reason otherwise). */
 fr_status fr_io_open_read(const char *path, FILE **f, int64_t *size, fr_error *err);
@@ -23,6 +24,10 @@ const char *fr_io_strerror_r(int e, char *buf, size_t n);
 struct cJSON *fr_io_json_parse(const char *text, const char **end);
 /* Copies the elements of t (any strides; numel(t) checked by the caller) contiguously, C order, into dst. */
 void fr_io_gather(const fr_tensor *t, void *dst);
+/* pread / pwrite of exactly n bytes at off, retried on EINTR and short transfers; false on an error or end of file
+ * (errno tells which, 0 at end of file). */
+bool fr_io_pread_full(int fd, void *buf, size_t n, off_t off);
+bool fr_io_pwrite_full(int fd, const void *buf, size_t n, off_t off);
 /* Writes the elements of t contiguously to f; false on a write error. */
 bool fr_io_write_tensor(FILE *f, const fr_tensor *t);
 

@@ -334,19 +334,6 @@ fr_status fr_npy_header_dtype(const fr_npy_header *h, fr_dtype want, fr_dtype *d
     return resolve_dtype(h, want, dt, what ? what : "npy", err);
 }
 
-static bool pread_full(int fd, void *buf, size_t n, off_t off) {
-    char *p = buf;
-    while (n) {
-        ssize_t r = pread(fd, p, n, off);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= (size_t)r;
-        off += r;
-    }
-    return true;
-}
-
 fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_error *err) {
     if (!what) what = "npy";
     if (!h) return fr_fail(err, FR_E_NULL, "%s: NULL header", what);
@@ -359,7 +346,7 @@ fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_e
     size_t got = size < 12 ? (size_t)size : 12, prelen = 0;
     uint64_t hl = 0;
     int version;
-    if (!pread_full(fd, pre, got, 0)) return fr_fail(err, FR_E_IO, "%s: read error", what);
+    if (!fr_io_pread_full(fd, pre, got, 0)) return fr_fail(err, FR_E_IO, "%s: read error", what);
     fr_status st = parse_preamble(pre, got, &version, &prelen, &hl, what, err);
     if (st != FR_OK) return st;
     if ((uint64_t)size < prelen + hl)
@@ -367,7 +354,7 @@ fr_status fr_npy_read_fd_header(int fd, fr_npy_header *h, const char *what, fr_e
                        (unsigned long long)hl, (long long)size);
     unsigned char *hb = malloc(prelen + hl);
     if (!hb) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
-    if (!pread_full(fd, hb, prelen + (size_t)hl, 0))
+    if (!fr_io_pread_full(fd, hb, prelen + (size_t)hl, 0))
         st = fr_fail(err, FR_E_IO, "%s: read error", what);
     else
         st = fr_npy_parse_header(hb, prelen + (size_t)hl, h, what, err);

@@ -85,6 +85,7 @@ static float *widen(const plain *c, const fr_tensor *t, int64_t heads, int64_t r
     return buf;
 }
 
+/* Alike emulate/emu_common.c:emu_row_free: kept apart, free() of each member of a different struct. */
 static void plain_free(plain *c) {
     free(c->sb);
     free(c->q);

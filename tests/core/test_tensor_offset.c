@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+/* Alike tests/io/npy_numpy_interop.c (its transposed view): kept apart because each test builds its own 4 x 3
+ * transposed fixture; what they share is four lines of set-up, not logic. */
 int main(void) {
     /* base: a contiguous [3, 4] array holding 0..11; view: its transpose, shape [4, 3], strides {1, 4}. */
     float base[12];

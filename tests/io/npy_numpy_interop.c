@@ -61,6 +61,7 @@ int main(int argc, char **argv) {
         }
         free(t.data);
     }
+    /* Alike tests/core/test_tensor_offset.c (its transposed view): kept apart, four lines of fixture set-up. */
     float m[12];
     for (int i = 0; i < 12; i++) m[i] = (float)i;
     int64_t s34[2] = {4, 3};
