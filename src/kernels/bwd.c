@@ -134,6 +134,10 @@ static void load_pairs(const bwd_ctx *c, bwd_ws *w, const fr_tensor *t, const fr
     if (Drope > 0)
         fr_kio_load_bf16(rope, fr_layout_offset(rope, pb->layout, Drope, row0, sb->b, hd, i, 0), Drope, r16 + D);
     if ((D + Drope) & 1) r16[D + Drope] = 0;
+    if (stride == 1) { /* a row of pairs is the row's bf16 values in order (x86-64 is little-endian) */
+        memcpy(dst, r16, sizeof(uint32_t) * (size_t)n2);
+        return;
+    }
     for (int64_t p = 0; p < n2; p++) dst[p * stride] = (uint32_t)r16[2 * p] | (uint32_t)r16[2 * p + 1] << 16;
 }
 
