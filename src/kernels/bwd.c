@@ -31,6 +31,7 @@ typedef struct bwd_ctx {
     int64_t DQ;
     int64_t DQ2, Dv2;         /* bf16 pairs per Q/K row and per dY/V row */
     bool bf16;                /* S = Q K^T and dP = dY V^T on the variant's bf16 GEMM (exact bf16 products) */
+    bool fused;               /* one task per (b, kv head) does all (task_group) */
     fr_sem_batch *batches; /* every batch (O(B): B <= 2M non-TND would be large, so only TND keeps them) */
     int64_t *qtask0, *ktask0; /* TND: first task of batch b in pass B / pass A */
     int64_t nqt, nkt;         /* non-TND tiles per (b, head) */
@@ -38,36 +39,105 @@ typedef struct bwd_ctx {
     float *di_all;            /* D_i of every query row: [N1][T1] (T1 = B * S1 outside TND) */
 } bwd_ctx;
 
-typedef struct bwd_ws {
-    float *q, *dy, *kt, *krow, *vt, *s, *dp, *tr, *t, *acc, *acc2, *comp, *comp2, *pse;
-    uint8_t *keep, *drop;
-    uint16_t *row16;                 /* bf16 path: one row */
-    uint32_t *qb, *dyb, *ktb, *vtb;  /* bf16 pairs: Q [BM][DQ2], dY [BM][Dv2], K^T [DQ2][BN], V^T [Dv2][BN] */
-    const float *qv, *dyv, *kv_rows; /* Q, dY, K rows of the tiles: packed buffers or the fp32 inputs in place */
-    int64_t ldq, lddy, ldk;
-    bool k_bad;                      /* the key tile's K rows hold a NaN or an Inf */
+/* One query tile's side of the work (pack_qside): Q and dY rows, their bf16 pairs, D_i and the row statistics. */
+typedef struct bwd_qside {
+    float *q, *dy;              /* buffers for the rows when they are not read in place */
+    uint32_t *qb, *dyb;         /* bf16 pairs: Q [BM][DQ2], dY [BM][Dv2] */
+    const float *qv, *dyv;      /* Q, dY rows: the buffers or the fp32 inputs in place */
+    int64_t ldq, lddy;
     float di[FR_K_BM], msub[FR_K_BM], invl[FR_K_BM], dq[FR_K_BM];
     bool live[FR_K_BM];
+    bool packed;                /* cached tile: filled in this task */
+} bwd_qside;
+
+/* Fused mode packs the query side of each (query head, query tile) of the group once per task instead of once per
+ * key tile (the repacking, mostly bf16 -> fp32 widening that waits on memory, was ~10% of a bf16 backward): one
+ * bwd_qside per tile over slices of a per-thread arena of G S1 rows, used when it stays under FR_K_QCACHE bytes. The
+ * values are the ones the packing computes each time: outputs unchanged to the bit. */
+#define FR_K_QCACHE (INT64_C(24) << 20)
+typedef struct bwd_qcache {
+    bwd_qside *tile;            /* [G][tiles of S1] */
+    float *q, *dy;              /* [G S1][DQ], [G S1][Dv] when the rows are not read in place */
+    uint32_t *qb, *dyb;         /* [G S1][DQ2], [G S1][Dv2] (bf16 path) */
+    int64_t ntiles;             /* query tiles per head: ceil(S1 / BM) for the problem's S1 */
+} bwd_qcache;
+
+typedef struct bwd_ws {
+    float *kt, *krow, *vt, *s, *dp, *tr, *t, *acc, *acc2, *comp, *comp2, *pse;
+    uint8_t *keep, *drop;
+    uint16_t *row16;                 /* bf16 path: one row */
+    uint32_t *ktb, *vtb;             /* bf16 pairs: K^T [DQ2][BN], V^T [Dv2][BN] */
+    const float *kv_rows;            /* K rows of the tile: packed buffer or the fp32 input in place */
+    int64_t ldk;
+    bool k_bad;                      /* the key tile's K rows hold a NaN or an Inf */
+    bwd_qside own;                   /* the query side when nothing is cached */
+    bwd_qside *qs;                   /* the query side of the tile pair being computed */
+    bwd_qcache qc;                   /* fused mode: every query tile of the group (qc.tile NULL: not cached) */
 } bwd_ws;
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 static void ws_free(bwd_ws *w) {
-    float *f[] = {w->q, w->dy, w->kt, w->krow, w->vt, w->s, w->dp, w->tr, w->t, w->acc, w->acc2, w->comp, w->comp2,
-                  w->pse};
+    float *f[] = {w->own.q, w->own.dy, w->kt, w->krow, w->vt, w->s, w->dp, w->tr, w->t, w->acc, w->acc2, w->comp,
+                  w->comp2, w->pse};
     for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) free(f[k]);
     free(w->keep), free(w->drop);
-    free(w->row16), free(w->qb), free(w->dyb), free(w->ktb), free(w->vtb);
+    free(w->row16), free(w->own.qb), free(w->own.dyb), free(w->ktb), free(w->vtb);
+    free(w->qc.tile), free(w->qc.q), free(w->qc.dy), free(w->qc.qb), free(w->qc.dyb);
     memset(w, 0, sizeof *w);
+}
+
+/* Whether Q / dY rows are read in place (fp32, unit stride, no rope: rows_view needs no buffer). */
+static bool rows_in_place(const fr_tensor *t, int64_t Drope) {
+    return t->dtype == FR_F32 && t->strides[t->ndim - 1] == 1 && Drope == 0;
+}
+
+/* The fused mode's query-side cache; left empty (qc->tile NULL) when it would pass FR_K_QCACHE or memory is short,
+ * and the tiles are then packed per key tile as before. */
+static void qcache_alloc(bwd_qcache *qc, const bwd_ctx *c) {
+    const fr_problem *pb = c->pb;
+    memset(qc, 0, sizeof *qc);
+    int64_t rows = pb->G * pb->S1, nt = (pb->S1 + FR_K_BM - 1) / FR_K_BM;
+    bool bq = !rows_in_place(&c->fin->query, pb->Drope), bdy = !rows_in_place(&c->in->dy, 0);
+    double bytes = (double)(pb->G * nt) * (double)sizeof(bwd_qside) +
+                   (double)rows * 4.0 * (double)((bq ? c->DQ : 0) + (bdy ? pb->Dv : 0) + (c->bf16 ? c->DQ2 + c->Dv2 : 0));
+    if (rows <= 0 || bytes > (double)FR_K_QCACHE) return;
+    qc->ntiles = nt;
+    qc->tile = calloc((size_t)(pb->G * nt), sizeof(bwd_qside));
+    if (bq) qc->q = malloc(sizeof(float) * (size_t)(rows * c->DQ));
+    if (bdy) qc->dy = malloc(sizeof(float) * (size_t)(rows * pb->Dv));
+    if (c->bf16) {
+        qc->qb = malloc(sizeof(uint32_t) * (size_t)(rows * c->DQ2));
+        qc->dyb = malloc(sizeof(uint32_t) * (size_t)(rows * c->Dv2));
+    }
+    if (!qc->tile || (bq && !qc->q) || (bdy && !qc->dy) || (c->bf16 && (!qc->qb || !qc->dyb))) {
+        free(qc->tile), free(qc->q), free(qc->dy), free(qc->qb), free(qc->dyb);
+        memset(qc, 0, sizeof *qc);
+    }
+}
+
+/* Starts a fused task: every cached tile unpacked, each pointing at its slice of the arena. */
+static void qcache_reset(bwd_qcache *qc, const bwd_ctx *c) {
+    const fr_problem *pb = c->pb;
+    for (int64_t g = 0; qc->tile && g < pb->G; g++)
+        for (int64_t t = 0; t < qc->ntiles; t++) {
+            bwd_qside *qs = &qc->tile[g * qc->ntiles + t];
+            int64_t r0 = g * pb->S1 + t * FR_K_BM;
+            qs->packed = false;
+            qs->q = qc->q ? qc->q + r0 * c->DQ : NULL;
+            qs->dy = qc->dy ? qc->dy + r0 * pb->Dv : NULL;
+            qs->qb = qc->qb ? qc->qb + r0 * c->DQ2 : NULL;
+            qs->dyb = qc->dyb ? qc->dyb + r0 * c->Dv2 : NULL;
+        }
 }
 
 static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
     memset(w, 0, sizeof *w);
     size_t DQ = (size_t)max64(c->DQ, 1), Dv = (size_t)max64(c->pb->Dv, 1), D = DQ > Dv ? DQ : Dv;
     size_t T = FR_K_BM > FR_K_BN ? FR_K_BM : FR_K_BN, f = sizeof(float);
-    w->q = malloc(f * FR_K_BM * DQ);
-    w->dy = malloc(f * FR_K_BM * Dv);
+    w->own.q = malloc(f * FR_K_BM * DQ);
+    w->own.dy = malloc(f * FR_K_BM * Dv);
     w->kt = malloc(f * DQ * FR_K_BN);
     w->krow = malloc(f * FR_K_BN * D);
     w->vt = malloc(f * Dv * FR_K_BN);
@@ -82,18 +152,20 @@ static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
     w->pse = malloc(f * FR_K_BM * FR_K_BN);
     w->keep = malloc(FR_K_BM * FR_K_BN);
     w->drop = malloc(FR_K_BM * FR_K_BN);
-    bool ok = w->q && w->dy && w->kt && w->krow && w->vt && w->s && w->dp && w->tr && w->t && w->acc && w->acc2 &&
-              w->comp && w->comp2 && w->pse && w->keep && w->drop;
+    bool ok = w->own.q && w->own.dy && w->kt && w->krow && w->vt && w->s && w->dp && w->tr && w->t && w->acc &&
+              w->acc2 && w->comp && w->comp2 && w->pse && w->keep && w->drop;
     if (c->bf16) {
         size_t q2 = (size_t)max64(c->DQ2, 1), v2 = (size_t)max64(c->Dv2, 1);
         w->row16 = malloc(sizeof(uint16_t) * 2 * (q2 > v2 ? q2 : v2));
-        w->qb = malloc(sizeof(uint32_t) * FR_K_BM * q2);
-        w->dyb = malloc(sizeof(uint32_t) * FR_K_BM * v2);
+        w->own.qb = malloc(sizeof(uint32_t) * FR_K_BM * q2);
+        w->own.dyb = malloc(sizeof(uint32_t) * FR_K_BM * v2);
         w->ktb = malloc(sizeof(uint32_t) * q2 * FR_K_BN);
         w->vtb = malloc(sizeof(uint32_t) * v2 * FR_K_BN);
-        ok = ok && w->row16 && w->qb && w->dyb && w->ktb && w->vtb;
+        ok = ok && w->row16 && w->own.qb && w->own.dyb && w->ktb && w->vtb;
     }
     if (!ok) ws_free(w);
+    if (ok && c->fused) qcache_alloc(&w->qc, c);
+    w->qs = &w->own;
     return ok;
 }
 
@@ -141,27 +213,30 @@ static void load_pairs(const bwd_ctx *c, bwd_ws *w, const fr_tensor *t, const fr
     for (int64_t p = 0; p < n2; p++) dst[p * stride] = (uint32_t)r16[2 * p] | (uint32_t)r16[2 * p + 1] << 16;
 }
 
-/* Query-side tile of head h: Q and dY rows, D_i and the stored statistics. */
-static void pack_qside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t i0, int64_t ni) {
+/* Query-side tile of head h into qs: Q and dY rows, D_i and the stored statistics. */
+static void pack_qside(const bwd_ctx *c, bwd_ws *w, bwd_qside *qs, const fr_sem_batch *sb, int64_t h, int64_t i0,
+                       int64_t ni) {
     const fr_problem *pb = c->pb;
     const fr_bwd_inputs *in = c->in;
-    w->qv = rows_view(c, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0, ni, w->q, &w->ldq);
-    w->dyv = rows_view(c, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0, ni, w->dy, &w->lddy);
+    qs->qv = rows_view(c, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0, ni, qs->q,
+                       &qs->ldq);
+    qs->dyv = rows_view(c, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0, ni, qs->dy, &qs->lddy);
     for (int64_t r = 0; c->bf16 && r < ni; r++) {
         load_pairs(c, w, &c->fin->query, &c->fin->query_rope, pb->Dk, pb->Drope, sb, sb->q0, h, i0 + r, c->DQ2,
-                   w->qb + r * c->DQ2, 1);
-        load_pairs(c, w, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0 + r, c->Dv2, w->dyb + r * c->Dv2, 1);
+                   qs->qb + r * c->DQ2, 1);
+        load_pairs(c, w, &in->dy, NULL, pb->Dv, 0, sb, sb->q0, h, i0 + r, c->Dv2, qs->dyb + r * c->Dv2, 1);
     }
     for (int64_t r = 0; r < ni; r++) {
         int64_t i = i0 + r;
-        w->di[r] = c->di_all[di_index(c, sb, h, i)];
+        qs->di[r] = c->di_all[di_index(c, sb, h, i)];
         float m = (float)fr_load_f64(&in->softmax_max,
                                      fr_softmax_offset(&in->softmax_max, pb->layout, c->sl, sb->q0, sb->b, h, i, 0));
         float l = (float)fr_load_f64(&in->softmax_sum,
                                      fr_softmax_offset(&in->softmax_sum, pb->layout, c->sl, sb->q0, sb->b, h, i, 0));
-        w->live[r] = fr_osm_f32_bwd_row(m, l, &w->msub[r], &w->invl[r]);
-        w->dq[r] = pb->fp8 ? fr_sem_dscale_q(&c->sem, sb, h, i) : 1.0f;
+        qs->live[r] = fr_osm_f32_bwd_row(m, l, &qs->msub[r], &qs->invl[r]);
+        qs->dq[r] = pb->fp8 ? fr_sem_dscale_q(&c->sem, sb, h, i) : 1.0f;
     }
+    qs->packed = true;
 }
 
 /* Key-side tile of kv head kv: K^T [DQ x BN], V^T [Dv x BN], and the K rows (w->kv_rows, pass B's dQ = dS K). */
@@ -192,29 +267,30 @@ static void pack_kside(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int6
 static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t h, int64_t kv, int64_t i0,
                       int64_t ni, int64_t j0, int64_t nj, fr_tile_class cls) {
     const fr_kops *ops = c->ops;
+    const bwd_qside *qs = w->qs;
     const fr_sem *sem = &c->sem;
     int64_t Dv = c->pb->Dv;
     if (c->bf16) /* bf16 inputs: S and dP from the exact bf16 products (AMX tiles / vdpbf16ps), fp32 sums */
-        ops->gemm_bf16(ni, nj, c->DQ2, w->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
+        ops->gemm_bf16(ni, nj, c->DQ2, qs->qb, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
     else
-        ops->gemm_f32(ni, nj, c->DQ, w->qv, w->ldq, w->kt, FR_K_BN, w->s, FR_K_BN, false);
-    fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, w->dq, w->s, w->pse, w->keep);
+        ops->gemm_f32(ni, nj, c->DQ, qs->qv, qs->ldq, w->kt, FR_K_BN, w->s, FR_K_BN, false);
+    fr_k_scores(sem, sb, h, kv, i0, ni, j0, nj, cls, qs->dq, w->s, w->pse, w->keep);
     if (c->bf16)
-        ops->gemm_bf16(ni, nj, c->Dv2, w->dyb, c->Dv2, w->vtb, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+        ops->gemm_bf16(ni, nj, c->Dv2, qs->dyb, c->Dv2, w->vtb, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
     else
-        ops->gemm_f32(ni, nj, Dv, w->dyv, w->lddy, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
+        ops->gemm_f32(ni, nj, Dv, qs->dyv, qs->lddy, w->vt, FR_K_BN, w->dp, FR_K_BN, false); /* dP = dY V^T */
     if (sem->dropout) fr_sem_tile_drop(sem, sb, h, i0, ni, j0, nj, w->drop, FR_K_BN);
     for (int64_t r = 0; r < ni; r++) {
         float *p = w->s + r * FR_K_BN, *dp = w->dp + r * FR_K_BN;
-        if (!w->live[r]) { /* D1 row: P = 0, gradients 0 */
+        if (!qs->live[r]) { /* D1 row: P = 0, gradients 0 */
             for (int64_t j = 0; j < nj; j++) p[j] = 0.0f, dp[j] = 0.0f;
             continue;
         }
         if (cls == FR_TILE_PARTIAL) /* excluded positions: dP = 0, so a NaN/Inf in their V cannot leak */
             for (int64_t j = 0; j < nj; j++)
                 if (p[j] == -INFINITY) dp[j] = 0.0f;
-        ops->expsum_f32(nj, p, w->msub[r]);
-        float il = w->invl[r], di = w->di[r];
+        ops->expsum_f32(nj, p, qs->msub[r]);
+        float il = qs->invl[r], di = qs->di[r];
         if (sem->dropout) {
             const uint8_t *dk = w->drop + r * FR_K_BN;
             for (int64_t j = 0; j < nj; j++) {
@@ -279,13 +355,15 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
             int64_t ni = min64(FR_K_BM, sb->S1 - i0);
             fr_tile_class cls = fr_sem_tile_class(&c->sem, sb, h, i0, ni, j0, nj);
             if (cls == FR_TILE_SKIP) continue;
-            pack_qside(c, w, sb, h, i0, ni);
+            bwd_qside *qs = dqacc && w->qc.tile ? &w->qc.tile[g * w->qc.ntiles + i0 / FR_K_BM] : &w->own;
+            if (qs == &w->own || !qs->packed) pack_qside(c, w, qs, sb, h, i0, ni);
+            w->qs = qs;
             tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
             ops->transpose_f32(ni, nj, w->s, FR_K_BN, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
-            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, w->dyv, w->lddy, w->t, Dv, false);
+            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, qs->dyv, qs->lddy, w->t, Dv, false);
             ops->kahan_add_f32(nj * Dv, dv, w->comp2, w->t);
             ops->transpose_f32(ni, nj, w->dp, FR_K_BN, w->tr, FR_K_BM); /* dS^T */
-            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, w->qv, w->ldq, w->t, DQ, false);
+            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, qs->qv, qs->ldq, w->t, DQ, false);
             ops->kahan_add_f32(nj * DQ, dk, w->comp, w->t);
             if (dqacc) {
                 ds_k(c, w, ni, nj, cls);
@@ -314,7 +392,9 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
     float *dq = w->acc;
     memset(dq, 0, sizeof(float) * (size_t)(ni * DQ));
     memset(w->comp, 0, sizeof(float) * (size_t)(ni * DQ));
-    pack_qside(c, w, sb, h, i0, ni);
+    bwd_qside *qs = &w->own;
+    pack_qside(c, w, qs, sb, h, i0, ni);
+    w->qs = qs;
     for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) {
         int64_t nj = min64(FR_K_BN, sb->S2 - j0);
         fr_tile_class cls = fr_sem_tile_class(&c->sem, sb, h, i0, ni, j0, nj);
@@ -331,8 +411,8 @@ static double task_q(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_
         float *row = dq + r * DQ;
         for (int64_t d = 0; d < DQ; d++) row[d] = (row[d] - w->comp[r * DQ + d]) * scale;
         store_rows(c, &c->out->dq, &c->out->dq_rope, sb, sb->q0, h, i0 + r, row, pb->Dk, pb->Drope);
-        if (c->sem.sink && w->live[r]) /* dsink_h = -sum_i exp(sink - m_i) / l_i * D_i (D6) */
-            dsink -= (double)(expf(sk - w->msub[r]) * w->invl[r]) * (double)w->di[r];
+        if (c->sem.sink && qs->live[r]) /* dsink_h = -sum_i exp(sink - m_i) / l_i * D_i (D6) */
+            dsink -= (double)(expf(sk - qs->msub[r]) * qs->invl[r]) * (double)qs->di[r];
     }
     return dsink;
 }
@@ -348,6 +428,7 @@ static void task_group(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int6
     int64_t DQ = c->DQ, n = pb->G * sb->S1 * DQ;
     memset(dqacc, 0, sizeof(float) * (size_t)n);
     memset(dqcomp, 0, sizeof(float) * (size_t)n);
+    qcache_reset(&w->qc, c);
     for (int64_t j0 = 0; j0 < sb->S2; j0 += FR_K_BN) task_kv(c, w, sb, kv, j0, dqacc, dqcomp);
     float scale = c->sem.scale;
     for (int64_t g = 0; g < pb->G; g++) {
@@ -557,6 +638,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
      * (G S1 DQ floats, twice with its compensation) stays under 16 MiB */
     int64_t fused_n = pb->G * pb->S1 * c.DQ;
     bool fused = !c.sem.topk && pb->B * pb->N2 >= 4 && fused_n <= (INT64_C(8) << 20) / (int64_t)sizeof(float);
+    c.fused = fused;
     int64_t nsink = fused ? pb->B * pb->N1 : nB;
     if (c.sem.sink) {
         c.dsink_part = calloc((size_t)(nsink > 0 ? nsink : 1), sizeof(double));
