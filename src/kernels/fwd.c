@@ -212,12 +212,17 @@ static void pack_kv_inner(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
     w->ldv = Dv;
 }
 
-/* Packs the key tile and notes whether its V rows hold a NaN or an Inf: then PARTIAL sub-tiles must skip excluded
- * positions explicitly, since 0 * NaN in the GEMM would leak a masked value into the output (verification-method 4). */
-static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj) {
+/* Packs the key tile and, when a sub-tile against it is PARTIAL (scan), notes whether its V rows hold a NaN or an
+ * Inf: such sub-tiles must then skip excluded positions explicitly, since 0 * NaN in the GEMM would leak a masked value
+ * into the output (verification-method 4). FULL sub-tiles never look at the flag, so a tile only they use is not
+ * scanned (a decode without a mask skipped a pass over every V tile). */
+static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t kv, int64_t j0, int64_t nj,
+                    bool scan) {
     pack_kv_inner(c, w, sb, kv, j0, nj);
     int64_t Dv = c->pb->Dv;
     bool bad = false;
+    w->v_bad = true; /* unknown: the safe reading */
+    if (!scan) return;
     if (c->bf16) {
         const uint32_t *vb = w->vb;
         uint32_t inf = 0; /* either half's exponent all ones; branch-free, so the compiler vectorizes it */
@@ -351,15 +356,16 @@ static void fwd_rows(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     for (int64_t j0 = jb; j0 < je; j0 += FR_K_BN) {
         int64_t nj = min64(FR_K_BN, je - j0);
         fr_tile_class cls[FR_K_BQ / FR_K_BM];
-        bool any = false;
+        bool any = false, partial = false;
         for (int64_t u = 0; u < nsub; u++) {
             cls[u] = fr_sem_tile_class(sem, sb, h, i0 + u * FR_K_BM, min64(FR_K_BM, nq - u * FR_K_BM), j0, nj);
             any = any || cls[u] != FR_TILE_SKIP;
+            partial = partial || cls[u] == FR_TILE_PARTIAL;
         }
         if (!any) continue;
         if (c->bf16 && nq <= FR_K_DECODE_S1 && j0 + FR_K_BN < je) /* measured: bf16 decode +50%, fp32 none */
             prefetch_kv(c, sb, kv, j0 + FR_K_BN, min64(FR_K_BN, je - j0 - FR_K_BN));
-        pack_kv(c, w, sb, kv, j0, nj);
+        pack_kv(c, w, sb, kv, j0, nj, partial);
         for (int64_t u = 0; u < nsub; u++)
             if (cls[u] != FR_TILE_SKIP)
                 fwd_subtile(c, w, sb, h, kv, i0, u * FR_K_BM, min64(FR_K_BM, nq - u * FR_K_BM), j0, nj, cls[u]);
