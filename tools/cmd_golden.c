@@ -182,8 +182,8 @@ static void list_sets(void) {
 
 #ifdef FR_HAVE_MPI
 /* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
- * the case (a forward: only its query rows, src/dist/dist_read.c), computes its part of the golden and writes its
- * rows of the output files (src/dist/dist_io.c): the same files as a single process writes. */
+ * the case (only the query-side rows its part uses, src/dist/dist_read.c), computes its part of the golden and
+ * writes its rows of the output files (src/dist/dist_io.c): the same files as a single process writes. */
 static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only) {
     one->name = name;
     char dir[4096];

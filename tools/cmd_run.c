@@ -22,7 +22,8 @@ static void run_usage(FILE *f) {
             "  reads the case and computes its part of the fixed task grid; rank 0 lays out the output files and\n"
             "  every rank writes its own rows into them (OUTDIR must be shared by the ranks). The files are\n"
             "  bit-identical to a single-process run for every R. Other engines run on rank 0, which writes.\n"
-            "  A golden forward's ranks read only the query rows of their parts (K, V and the rest whole).\n"
+            "  A golden rank reads only the query-side rows its part uses (forward: query; backward: query, dy,\n"
+            "  attention_in, softmax max/sum rows of its pass A blocks and pass B groups; K, V and the rest whole).\n"
             "  FLASHREF_DIST_STATS=1 prints the bytes each rank wrote and the query bytes it read.\n"
             "exit status: 0 done; 2 usage, invalid case or engine not available in this build / on this CPU;\n"
             "  77 the engine does not support this case (reported as SKIP by the suite).\n");
@@ -84,7 +85,7 @@ int cmd_run(int argc, char **argv) {
     }
     fr_case c;
 #ifdef FR_HAVE_MPI
-    /* Under mpirun a golden forward's ranks read only the query rows of their parts (src/dist/dist_read.c). */
+    /* Under mpirun a golden's ranks read only the query-side rows of their parts (src/dist/dist_read.c). */
     if (cli_size() > 1) {
         int64_t got = 0, all = 0;
         st = fr_dist_case_load(cli_dist(), dir, &e, &c, &got, &all, &err);

@@ -9,7 +9,7 @@
  * never adds numbers). The grid does not depend on the rank count: rank 0's outputs are bit-identical to the
  * single-process fr_fwd / fr_bwd for every rank count. Other engines run whole on rank 0. A case run for its
  * files (fr_dist_run_to_dir, dist_io.c) skips the merge: each rank writes its own rows into the output .npy files,
- * after reading only the query rows its forward tasks use (fr_dist_case_load, dist_read.c). */
+ * after reading only the query-side rows its tasks use (fr_dist_case_load, dist_read.c). */
 #ifndef FR_DIST_DIST_H
 #define FR_DIST_DIST_H
 
@@ -51,11 +51,12 @@ struct fr_case_outputs;
 fr_status fr_dist_run_to_dir(const fr_dist *d, const struct fr_case *c, struct fr_case_outputs *o,
                              const fr_engine *e, const char *dir, int64_t *written, fr_error *err);
 
-/* Loads case dir on this rank (no communication). Under R > 1 ranks with the golden engine, a forward case's
- * query and query_rope are read only where this rank's part of the task grid reads them (pread of its rows, the
- * rest zero-filled and never touched); K, V and the other inputs are read whole. Any other case, and one whose
- * problem does not validate, is read whole, as fr_case_load reads it. *read and *total (may be NULL): the bytes of
- * query / query_rope data read, and their full size. */
+/* Loads case dir on this rank (no communication). Under R > 1 ranks with the golden engine, the query-side inputs
+ * are read only where this rank's part of the task grid reads them (pread of its rows, the rest zero-filled and never
+ * touched): a forward's query and query_rope; a backward's query, query_rope, dy, attention_in, softmax_max and
+ * softmax_sum, at the rows fr_golden_bwd_need names (golden_part.h). K, V and the other inputs are read whole. Any
+ * other case, and one whose problem does not validate, is read whole, as fr_case_load reads it. *read and *total
+ * (may be NULL): the bytes of query / query_rope data read, and their full size. */
 fr_status fr_dist_case_load(const fr_dist *d, const char *dir, const fr_engine *e, struct fr_case *c, int64_t *read,
                             int64_t *total, fr_error *err);
 

@@ -1,6 +1,7 @@
 /* Golden backward (spec 8.2, D13): P recomputed from the given softmax_max / softmax_sum (column 0), D_i from
  * the given attention_in. Two passes, no atomics:
- *   pre-pass, per (b, h, block of query rows): each row's D_i and dsink term (every part computes all of them);
+ *   pre-pass, per (b, h, block of query rows): each row's D_i and dsink term (a part: only the rows it reads,
+ *   fr_golden_bwd_need; the others are NaN, so a pass that used one would show it);
  *   pass A, per (b, h, block of query rows): dq, dq_rope;
  *   pass B, per (b, n2, block of keys): dk, dv, dk_rope, summing the G query heads of the group in order.
  * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Every product goes through the blocked fp64
@@ -269,11 +270,20 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
     double *sinkp = malloc((size_t)(na > 0 ? na : 1) * sizeof(double));
     /* D_i of every (head, row), read by both passes: O(rows), 1/Dv of dy's size. */
     double *Dall = malloc((size_t)(na > 0 ? na : 1) * GD_BR * sizeof(double));
-    if (!mem || !sinkp || !Dall) {
+    /* A part's pre-pass computes only the rows it reads (its inputs may hold no others: src/dist reads per part). */
+    unsigned char *need = NULL;
+    int64_t nneed = na;
+    int nrc = 0;
+    if (part && part->size > 1) need = fr_golden_bwd_need(pb, part, &nneed, &nrc);
+    if (!mem || !sinkp || !Dall || nrc || nneed != na) {
         free(mem);
         free(sinkp);
         free(Dall);
+        free(need);
         gd_ctx_free(&c);
+        if (nrc == (int)FR_E_OVERFLOW) return fr_fail(err, FR_E_OVERFLOW, "golden: task count overflows");
+        if (nneed != na) return fr_fail(err, FR_E_INTERNAL, "golden: the part's need has %lld tasks, not %lld",
+                                        (long long)nneed, (long long)na);
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
     }
 #pragma omp parallel num_threads(nt)
@@ -290,6 +300,11 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
             gd_batch bt = gd_batch_of(&c, b);
             int64_t i0 = (g - c.qblk[b]) * GD_BR;
             int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
+            if (need && !(need[t] & FR_GOLDEN_NEED_D)) {
+                sinkp[t] = NAN;
+                for (int64_t r = 0; r < GD_BR; r++) Dall[t * GD_BR + r] = NAN;
+                continue;
+            }
             sinkp[t] = row_terms(&c, in, &bt, h, i0, nr, Dall + t * GD_BR, &w);
         }
 #pragma omp for schedule(dynamic, 1)
@@ -318,6 +333,7 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
             for (int64_t g = 0; g < TQ; g++) s += sinkp[h * TQ + g];
             fr_store_f64(&out->dsink, h * out->dsink.strides[0], s);
         }
+    free(need);
     free(Dall);
     free(sinkp);
     free(mem);

@@ -3,7 +3,8 @@
  *   forward:  tasks (head, query block of GD_BR rows), in (h, b, block) order: their attention_out rows and
  *             softmax max/sum;
  *   backward: pass A tasks (head, query block): their dq / dq_rope rows; pass B tasks (kv head, key block of GD_BC):
- *             their dk / dv / dk_rope rows; dsink (cheap: per-row terms from the inputs) is written by part 0.
+ *             their dk / dv / dk_rope rows; dsink (cheap: per-row terms from the inputs) is written by part 0. A
+ *             part reads, and its pre-pass computes D_i for, only the query-side rows fr_golden_bwd_need names.
  * The grid depends on the problem only, never on size, and each element is computed by the same arithmetic
  * whichever part owns it: the union of the parts is bit-identical to fr_golden_fwd / fr_golden_bwd. */
 #ifndef FR_GOLDEN_PART_H
@@ -46,6 +47,22 @@ typedef struct fr_golden_rows {
 /* Calls fn for each task of the part (all tasks when part is NULL), in task order; stops at the first nonzero
  * return of fn and returns it. FR_E_NOMEM / FR_E_OVERFLOW (as an int) when the grid cannot be built. */
 int fr_golden_part_rows(const fr_problem *pb, fr_golden_grid grid, const fr_golden_part *part,
+                        int (*fn)(void *ud, const fr_golden_rows *r), void *ud);
+
+/* Which query-grid tasks (index h * TQ + block, TQ the query blocks of all batches: the order fr_golden_part_rows
+ * walks) a backward part reads rows of, so that a layer that loads the inputs (src/dist) and the golden's pre-pass
+ * agree on one set. FR_GOLDEN_NEED_Q: q / q_rope rows, for its pass A tasks and, for each of its pass B tasks (kv
+ * head n2, a key block of batch b), every block of batch b of the group's query heads n2 G .. n2 G + G - 1.
+ * FR_GOLDEN_NEED_D: D_i and the stored m, l (dy, attention_in, softmax max/sum rows): the same tasks, and on part 0
+ * of a problem with a sink every task (dsink, written by part 0, sums every row's term). */
+enum { FR_GOLDEN_NEED_Q = 1, FR_GOLDEN_NEED_D = 2 };
+
+/* The need of each of the *n query-grid tasks of a backward part (malloc'd, the caller frees; every task both bits
+ * when part is NULL). NULL with *rc = FR_E_NOMEM / FR_E_OVERFLOW (as an int) when it cannot be built. */
+unsigned char *fr_golden_bwd_need(const fr_problem *pb, const fr_golden_part *part, int64_t *n, int *rc);
+
+/* Calls fn, as fr_golden_part_rows does, for each query-grid task whose need has a bit of mask, in task order. */
+int fr_golden_need_rows(const fr_problem *pb, const unsigned char *need, unsigned mask,
                         int (*fn)(void *ud, const fr_golden_rows *r), void *ud);
 
 #endif
