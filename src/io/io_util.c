@@ -163,6 +163,7 @@ cJSON *fr_io_json_parse(const char *text, const char **end) {
     return r;
 }
 
+/* Alike io_util.c:fr_io_pwrite_full: kept apart (see there). */
 bool fr_io_pread_full(int fd, void *buf, size_t n, off_t off) {
     char *p = buf;
     while (n) {
@@ -175,6 +176,8 @@ bool fr_io_pread_full(int fd, void *buf, size_t n, off_t off) {
     return true;
 }
 
+/* Alike io_util.c:fr_io_pread_full: kept apart because one reads into a buffer and one writes from a const one;
+ * a shared loop would need a cast away from const or a call through a pointer for a six-line retry. */
 bool fr_io_pwrite_full(int fd, const void *buf, size_t n, off_t off) {
     const char *p = buf;
     while (n) {
