@@ -58,6 +58,13 @@ typedef struct fwd_ws {
     uint8_t *keep, *drop;
     uint16_t *row16;                 /* one bf16 row */
     uint32_t *qb, *ktb, *pb2, *vb;   /* bf16 pair-packed Q [BM][DQ2], K^T [DQ2][BN], P [BM][BN/2], V [BN/2][Dv] */
+    /* bf16 decode (a task of at most FR_K_DECODE_S1 rows): K and V rows read in place by dot_rows_bf16 and
+     * axpy_rows_bf16 instead of packed K^T pairs and interleaved V (the packs were most of a decode's time) */
+    bool kr;                         /* this task may read the tiles in place */
+    bool kr_tile;                    /* the current key tile is read in place: krowb, vrow */
+    const uint32_t *krowb;           /* K rows as bf16 pairs, ldk2 pairs apart */
+    const uint16_t *vrow;            /* V rows, ldv16 elements apart */
+    int64_t ldk2, ldv16;
     fr_osm_f32 st[FR_K_BQ];
     float lc[FR_K_BQ];               /* Kahan compensation of each row's l */
     float dq[FR_K_BQ];               /* fp8 d_scale_q of each row */
@@ -150,10 +157,21 @@ static void pack_kv_inner(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
     const fr_problem *pb = c->pb;
     const fr_fwd_inputs *in = c->in;
     int64_t Dv = pb->Dv;
+    w->kr_tile = false;
     if (c->bf16) {
         const fr_tensor *K = &in->key, *V = &in->value;
         int64_t ok0 = fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0, 0);
         int64_t ldk = nj > 1 ? fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0 + 1, 0) - ok0 : pb->Dk;
+        if (w->kr && K->strides[K->ndim - 1] == 1 && V->strides[V->ndim - 1] == 1 && pb->Drope == 0 &&
+            pb->Dk % 2 == 0 && ldk % 2 == 0) { /* decode: the rows in place, no packing */
+            int64_t ov0 = fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0, 0);
+            w->kr_tile = true;
+            w->krowb = (const uint32_t *)((const uint16_t *)K->data + ok0);
+            w->ldk2 = ldk / 2;
+            w->vrow = (const uint16_t *)V->data + ov0;
+            w->ldv16 = nj > 1 ? fr_layout_offset(V, pb->layout, Dv, sb->kv0, sb->b, kv, j0 + 1, 0) - ov0 : Dv;
+            return;
+        }
         if (K->strides[K->ndim - 1] == 1 && pb->Drope == 0 && pb->Dk % 2 == 0 && ldk % 2 == 0) {
             /* bf16 pairs along d are 32-bit words of the input rows: a 32-bit transpose gives K^T in pairs */
             c->ops->transpose_f32(nj, c->DQ2, (const float *)((const uint16_t *)K->data + ok0), ldk / 2,
@@ -222,7 +240,7 @@ static void pack_kv(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_t
     int64_t Dv = c->pb->Dv;
     bool bad = false;
     w->v_bad = true; /* unknown: the safe reading */
-    if (!scan) return;
+    if (!scan || w->kr_tile) return; /* in place: axpy_rows_bf16 skips excluded positions itself */
     if (c->bf16) {
         const uint32_t *vb = w->vb;
         uint32_t inf = 0; /* either half's exponent all ones; branch-free, so the compiler vectorizes it */
@@ -293,7 +311,9 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
     const fr_kops *ops = c->ops;
     const fr_sem *sem = &c->sem;
     int64_t Dv = pb->Dv;
-    if (c->bf16)
+    if (w->kr_tile)
+        ops->dot_rows_bf16(nu, nj, c->DQ2, w->qb + r0 * c->DQ2, c->DQ2, w->krowb, w->ldk2, w->s, FR_K_BN);
+    else if (c->bf16)
         ops->gemm_bf16(nu, nj, c->DQ2, w->qb + r0 * c->DQ2, c->DQ2, w->ktb, FR_K_BN, w->s, FR_K_BN, false);
     else
         ops->gemm_f32(nu, nj, c->DQ, w->q + r0 * c->DQ, c->DQ, w->kt, FR_K_BN, w->s, FR_K_BN, false);
@@ -320,6 +340,11 @@ static void fwd_subtile(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int
         if (c->bf16) ops->pack_bf16_away(nj, x, (uint16_t *)(w->pb2 + r * (FR_K_BN / 2)));
         else fr_kio_round_p(pb->dtype, nj, x);
     }
+    if (w->kr_tile) { /* O += P V from the V rows in place; excluded positions skipped on PARTIAL tiles */
+        ops->axpy_rows_bf16(nu, nj, Dv, (const uint16_t *)w->pb2, FR_K_BN, cls == FR_TILE_PARTIAL ? w->keep : NULL,
+                            FR_K_BN, w->vrow, w->ldv16, w->o + r0 * Dv, Dv);
+        return;
+    }
     if (cls == FR_TILE_PARTIAL && w->v_bad) {
         pv_masked(c, w, nu, nj);
     } else if (c->bf16) {
@@ -341,6 +366,7 @@ static void fwd_rows(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, int64_
     const fr_sem *sem = &c->sem;
     int64_t nq = min64(c->bq, sb->S1 - i0), kv = fr_sem_kv_head(sem, h), Dv = pb->Dv;
     int64_t nsub = (nq + FR_K_BM - 1) / FR_K_BM;
+    w->kr = c->bf16 && nq <= FR_K_DECODE_S1;
     pack_q(c, w, sb, h, i0, nq);
     for (int64_t r = 0; r < nq; r++) {
         w->st[r] = fr_osm_f32_init();

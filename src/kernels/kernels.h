@@ -47,6 +47,16 @@ typedef struct fr_kops {
      * dot instructions treat subnormal bf16 inputs as zero and flush subnormal results). */
     void (*gemm_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
                       int64_t ldb, float *C, int64_t ldc, bool acc);
+    /* Decode (a task of at most 16 query rows, bf16 on a variant with a bf16 dot), K and V read in place instead of
+     * packed: C[i][j] = sum over p < k2 of the pair products of A row i and B row j (A [m][lda2], B [n][ldb2] bf16
+     * pairs; products exact, fp32 sums in an order of the variant's; C overwritten), and O[i][d] += P[i][j] V[j][d]
+     * for j < n in order (P [m][ldp], V [n][ldv] bf16 bits; O [m][ldo] fp32; each step one fused multiply-add, so
+     * every variant gives the same bits), skipping j where keep[i * ldk + j] == 0 when keep is not NULL (a PARTIAL
+     * tile: an excluded position's V, even NaN, never reaches O). */
+    void (*dot_rows_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                          int64_t ldb2, float *C, int64_t ldc);
+    void (*axpy_rows_bf16)(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,
+                           int64_t ldk, const uint16_t *V, int64_t ldv, float *O, int64_t ldo);
     /* Whether the forward runs bf16 inputs through gemm_bf16 (a hardware bf16 dot); otherwise it widens them to fp32
      * for gemm_f32 (same exact products; the scalar gemm_bf16 is then only the reference the others are tested
      * against). */
@@ -68,6 +78,10 @@ void fr_k_pack_bf16_away_scalar(int64_t n, const float *x, uint16_t *out);
 void fr_k_interleave_bf16_scalar(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
 void fr_k_gemm_bf16_1x1_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
+void fr_k_dot_rows_bf16_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                               int64_t ldb2, float *C, int64_t ldc);
+void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,
+                                int64_t ldk, const uint16_t *V, int64_t ldv, float *O, int64_t ldo);
 void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx512(int64_t n, const float *x);
@@ -77,6 +91,11 @@ void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *sr
                                      int64_t ldd);
 void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
                                     const uint32_t *B, int64_t ldb, float *C, int64_t ldc, bool acc);
+void fr_k_dot_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                   const uint32_t *B, int64_t ldb2, float *C, int64_t ldc);
+void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp,
+                                    const uint8_t *keep, int64_t ldk, const uint16_t *V, int64_t ldv, float *O,
+                                    int64_t ldo);
 void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out);
 void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
 

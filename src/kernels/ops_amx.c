@@ -130,5 +130,7 @@ const fr_kops fr_kops_amx = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_32x32_amx,
+    .dot_rows_bf16 = fr_k_dot_rows_bf16_avx512bf16, /* one row at a time: AMX tiles would sit mostly empty */
+    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_avx512bf16,
     .bf16_gemm = true,
 };

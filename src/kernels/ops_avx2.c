@@ -174,5 +174,7 @@ const fr_kops fr_kops_avx2 = {
     .pack_bf16_away = fr_k_pack_bf16_away_scalar,
     .interleave_bf16 = fr_k_interleave_bf16_scalar,
     .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* reference only: bf16 inputs are widened for gemm_f32 */
+    .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,  /* reference only, as gemm_bf16 */
+    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
     .bf16_gemm = false,
 };

@@ -104,6 +104,53 @@ void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, i
     }
 }
 
+/* Decode: one key row against each query row, 16 pairs a step (vdpbf16ps), the 16 lane sums added at the end. */
+void fr_k_dot_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                   const uint32_t *B, int64_t ldb2, float *C, int64_t ldc) {
+    for (int64_t j = 0; j < n; j++) {
+        const uint32_t *b = B + j * ldb2;
+        for (int64_t i = 0; i < m; i++) {
+            const uint32_t *a = A + i * lda2;
+            __m512 acc = _mm512_setzero_ps();
+            for (int64_t p = 0; p < k2; p += 16) {
+                __mmask16 mk = tail_mask(k2 - p);
+                acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_maskz_loadu_epi32(mk, a + p),
+                                       (__m512bh)_mm512_maskz_loadu_epi32(mk, b + p));
+            }
+            C[i * ldc + j] = _mm512_reduce_add_ps(acc);
+        }
+    }
+}
+
+/* Decode: 128 columns of an O row in 8 zmm registers while the V rows stream past, widened 16 at a time. */
+void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp,
+                                    const uint8_t *keep, int64_t ldk, const uint16_t *V, int64_t ldv, float *O,
+                                    int64_t ldo) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t d0 = 0; d0 < dv; d0 += 128) {
+            __m512 o[8];
+            __mmask16 mk[8];
+            float *orow = O + i * ldo + d0;
+#pragma GCC unroll 8
+            for (int v = 0; v < 8; v++) {
+                mk[v] = tail_mask(dv - d0 - 16 * v);
+                o[v] = _mm512_maskz_loadu_ps(mk[v], orow + 16 * v);
+            }
+            for (int64_t j = 0; j < n; j++) {
+                if (keep && !keep[i * ldk + j]) continue;
+                __m512 p = _mm512_castsi512_ps(_mm512_set1_epi32((int)((uint32_t)P[i * ldp + j] << 16)));
+                const uint16_t *vr = V + j * ldv + d0;
+#pragma GCC unroll 8
+                for (int v = 0; v < 8; v++) {
+                    __m512i x = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk[v], vr + 16 * v));
+                    o[v] = _mm512_fmadd_ps(p, _mm512_castsi512_ps(_mm512_slli_epi32(x, 16)), o[v]);
+                }
+            }
+#pragma GCC unroll 8
+            for (int v = 0; v < 8; v++) _mm512_mask_storeu_ps(orow + 16 * v, mk[v], o[v]);
+        }
+}
+
 /* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
  * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
  * list itself. */
@@ -118,5 +165,7 @@ const fr_kops fr_kops_avx512bf16 = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
+    .dot_rows_bf16 = fr_k_dot_rows_bf16_avx512bf16,
+    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_avx512bf16,
     .bf16_gemm = true,
 };

@@ -103,6 +103,34 @@ void fr_k_gemm_bf16_1x1_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t 
         }
 }
 
+void fr_k_dot_rows_bf16_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                               int64_t ldb2, float *C, int64_t ldc) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            float c = 0.0f;
+            for (int64_t p0 = 0; p0 < k2; p0 += FR_K_KB) {
+                float t = 0.0f;
+                for (int64_t p = p0; p < k2 && p < p0 + FR_K_KB; p++) {
+                    uint32_t a = A[i * lda2 + p], b = B[j * ldb2 + p];
+                    t += bf16_lo(a) * bf16_lo(b);
+                    t += bf16_hi(a) * bf16_hi(b);
+                }
+                c += t;
+            }
+            C[i * ldc + j] = c;
+        }
+}
+
+void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,
+                                int64_t ldk, const uint16_t *V, int64_t ldv, float *O, int64_t ldo) {
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            if (keep && !keep[i * ldk + j]) continue;
+            float p = bf16_lo(P[i * ldp + j]), *o = O + i * ldo;
+            for (int64_t d = 0; d < dv; d++) o[d] = fmaf(p, bf16_lo(V[j * ldv + d]), o[d]);
+        }
+}
+
 /* Alike ops_avx2.c, ops_avx512.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
  * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
  * list itself. */
@@ -117,5 +145,7 @@ const fr_kops fr_kops_scalar = {
     .pack_bf16_away = fr_k_pack_bf16_away_scalar,
     .interleave_bf16 = fr_k_interleave_bf16_scalar,
     .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* the reference; bf16 inputs are widened for gemm_f32 */
+    .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,
+    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
     .bf16_gemm = false,
 };

@@ -251,6 +251,14 @@ int main(int argc, char **argv) {
         k_->Dk = 64, k_->Dv = 64, k_->keep_prob = 0.8, k_->pse = 1, k_->pse_type = 1);
     ADD(k_->name = "decode band mode4", k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2, k_->Dk = 16,
         k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+    /* bf16 decode reads K and V rows in place (dot_rows_bf16 / axpy_rows_bf16): PARTIAL tiles, a masked column whose
+     * K is +Inf and V NaN (must not leak), GQA with a sink, a head dim with a vector tail */
+    ADD(k_->name = "decode bf16 band mode4", k_->dt = FR_BF16, k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2,
+        k_->Dk = 16, k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+    ADD(k_->name = "decode bf16 poisoned column", k_->dt = FR_BF16, k_->S1 = 4, k_->S2 = 9000, k_->N1 = 2, k_->N2 = 2,
+        k_->Dk = 64, k_->Dv = 64, k_->mask = true, k_->poison = 4100);
+    ADD(k_->name = "decode bf16 S1=16 GQA causal sink", k_->dt = FR_BF16, k_->S1 = 16, k_->S2 = 8300, k_->N1 = 4,
+        k_->N2 = 2, k_->Dk = 48, k_->Dv = 136, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0 || k >= nmain);
     printf("test_kernels_fwd: %s\n", g_fail ? "FAIL" : "PASS");
     return g_fail;

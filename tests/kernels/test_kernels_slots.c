@@ -114,6 +114,67 @@ static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
     return nbad != 0;
 }
 
+/* The decode slots (dot_rows_bf16, axpy_rows_bf16) at up to 16 rows, key counts and widths around the vector width
+ * (16 pairs / 16 columns) and the 128-column block of axpy: dot within the gemm_bf16 bound, axpy bit-identical (one
+ * fused multiply-add a step in j order in every variant), with and without a keep mask. */
+static int check_decode_slots(const fr_kops *v) {
+    static const int64_t ms[] = {1, 2, 15, 16}, ns[] = {1, 15, 16, 17, 128}, ks[] = {1, 15, 16, 17, 64},
+                         dvs[] = {1, 15, 16, 17, 128, 129};
+    int64_t nbad = 0, ncase = 0;
+    for (size_t a = 0; a < 4; a++)
+        for (size_t b = 0; b < 5; b++)
+            for (size_t c = 0; c < 6; c++) {
+                int64_t m = ms[a], n = ns[b], k2 = ks[c < 5 ? c : 4], dv = dvs[c];
+                int64_t lda = k2 + 1, ldb = k2 + 3, ldc = n + 2, ldp = n + 1, ldv = dv + 5, ldo = dv + 2;
+                uint32_t *A = malloc(sizeof(uint32_t) * (size_t)(m * lda)), *B = malloc(sizeof(uint32_t) * (size_t)(n * ldb));
+                float *C0 = malloc(sizeof(float) * (size_t)(m * ldc)), *C1 = malloc(sizeof(float) * (size_t)(m * ldc));
+                uint16_t *P = malloc(sizeof(uint16_t) * (size_t)(m * ldp)), *V = malloc(sizeof(uint16_t) * (size_t)(n * ldv));
+                uint8_t *keep = malloc((size_t)(m * ldp));
+                float *O0 = malloc(sizeof(float) * (size_t)(m * ldo)), *O1 = malloc(sizeof(float) * (size_t)(m * ldo));
+                for (int64_t e = 0; e < m * lda; e++) A[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
+                for (int64_t e = 0; e < n * ldb; e++) B[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
+                for (int64_t e = 0; e < m * ldc; e++) C0[e] = C1[e] = 7.0f;
+                for (int64_t e = 0; e < m * ldp; e++) P[e] = bf16_of(fabsf(unif())), keep[e] = (uint8_t)(next() & 1);
+                for (int64_t e = 0; e < n * ldv; e++) V[e] = bf16_of(unif());
+                if (n > 2) V[1 * ldv] = 0x7fc0; /* a NaN in row 1: reaches O where row 1 is kept, nowhere else */
+                fr_kops_scalar.dot_rows_bf16(m, n, k2, A, lda, B, ldb, C0, ldc);
+                v->dot_rows_bf16(m, n, k2, A, lda, B, ldb, C1, ldc);
+                for (int64_t i = 0; i < m; i++)
+                    for (int64_t j = 0; j < ldc; j++) {
+                        double mass = 0;
+                        for (int64_t p = 0; j < n && p < k2; p++) {
+                            uint32_t x = A[i * lda + p], y = B[j * ldb + p];
+                            mass += fabs((double)f_of_bf16((uint16_t)x) * f_of_bf16((uint16_t)y));
+                            mass += fabs((double)f_of_bf16((uint16_t)(x >> 16)) * f_of_bf16((uint16_t)(y >> 16)));
+                        }
+                        double e = fabs((double)C1[i * ldc + j] - C0[i * ldc + j]);
+                        bool ok = j < n ? e <= 2.0 * (double)(2 * k2 + 2) * 0x1p-24 * mass + 0x1p-22
+                                        : C1[i * ldc + j] == C0[i * ldc + j];
+                        if (!ok && nbad++ < 3)
+                            printf("    dot_rows_bf16 %s m=%lld n=%lld k2=%lld C[%lld][%lld]: %.9g vs scalar %.9g\n",
+                                   v->name, (long long)m, (long long)n, (long long)k2, (long long)i, (long long)j,
+                                   C1[i * ldc + j], C0[i * ldc + j]);
+                    }
+                for (int mask = 0; mask < 2; mask++) {
+                    for (int64_t e = 0; e < m * ldo; e++) O0[e] = O1[e] = unif();
+                    fr_kops_scalar.axpy_rows_bf16(m, n, dv, P, ldp, mask ? keep : NULL, ldp, V, ldv, O0, ldo);
+                    v->axpy_rows_bf16(m, n, dv, P, ldp, mask ? keep : NULL, ldp, V, ldv, O1, ldo);
+                    if (memcmp(O0, O1, sizeof(float) * (size_t)(m * ldo)) && nbad++ < 3)
+                        printf("    axpy_rows_bf16 %s m=%lld n=%lld dv=%lld keep=%d: not bit-identical\n", v->name,
+                               (long long)m, (long long)n, (long long)dv, mask);
+                    for (int64_t i = 0; mask && n > 2 && i < m; i++) /* the NaN of V row 1 only where it is kept */
+                        if ((isnan(O0[i * ldo]) != 0) != (keep[i * ldp + 1] != 0) && nbad++ < 3)
+                            printf("    axpy_rows_bf16 scalar m=%lld n=%lld row %lld: keep mask not honoured\n",
+                                   (long long)m, (long long)n, (long long)i);
+                }
+                ncase++;
+                free(A), free(B), free(C0), free(C1), free(P), free(V), free(keep), free(O0), free(O1);
+            }
+    printf("  %-10s dot_rows_bf16, axpy_rows_bf16: %lld shapes, %lld bad%s\n", v->name, (long long)ncase,
+           (long long)nbad, nbad ? "  FAIL" : "");
+    return nbad != 0;
+}
+
 /* The vector slots at lengths around the vector widths (8, 16) and the tile (16 x 16 transpose). */
 static int check_vector_slots(const fr_kops *v) {
     static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
@@ -184,7 +245,8 @@ int main(int argc, char **argv) {
             break;                                                                                                  \
         }                                                                                                           \
         if (!v->gemm_f32 || !v->max_f32 || !v->expsum_f32 || !v->transpose_f32 || !v->kahan_add_f32 ||              \
-            !v->pack_bf16_away || !v->interleave_bf16 || !v->gemm_bf16) {                                           \
+            !v->pack_bf16_away || !v->interleave_bf16 || !v->gemm_bf16 || !v->dot_rows_bf16 ||                     \
+            !v->axpy_rows_bf16) {                                                                                   \
             printf("  %-10s an empty slot  FAIL\n", str);                                                           \
             g_fail = 1;                                                                                             \
             break;                                                                                                  \
@@ -192,6 +254,7 @@ int main(int argc, char **argv) {
         g_fail |= check_gemm_f32(v, fmr, fnr);                                                                      \
         g_fail |= check_gemm_bf16(v, bmr, bnr);                                                                     \
         g_fail |= check_vector_slots(v);                                                                            \
+        g_fail |= check_decode_slots(v);                                                                            \
     } while (0);
 #include "kernels/variants.inc"
 #undef FR_KVARIANT
