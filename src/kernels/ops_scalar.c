@@ -85,40 +85,30 @@ static float bf16_hi(uint32_t w) {
     return v.f;
 }
 
+/* c + the pair products of a[p] and b[p * sb] for p < k2, summed in blocks of FR_K_KB pairs (each block from 0). */
+static float pair_dot(float c, int64_t k2, const uint32_t *a, const uint32_t *b, int64_t sb) {
+    for (int64_t p0 = 0; p0 < k2; p0 += FR_K_KB) {
+        float t = 0.0f;
+        for (int64_t p = p0; p < k2 && p < p0 + FR_K_KB; p++) {
+            t += bf16_lo(a[p]) * bf16_lo(b[p * sb]);
+            t += bf16_hi(a[p]) * bf16_hi(b[p * sb]);
+        }
+        c += t;
+    }
+    return c;
+}
+
 void fr_k_gemm_bf16_1x1_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc) {
     for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            float c = acc ? C[i * ldc + j] : 0.0f;
-            for (int64_t p0 = 0; p0 < k2; p0 += FR_K_KB) {
-                float t = 0.0f;
-                for (int64_t p = p0; p < k2 && p < p0 + FR_K_KB; p++) {
-                    uint32_t a = A[i * lda2 + p], b = B[p * ldb + j];
-                    t += bf16_lo(a) * bf16_lo(b);
-                    t += bf16_hi(a) * bf16_hi(b);
-                }
-                c += t;
-            }
-            C[i * ldc + j] = c;
-        }
+        for (int64_t j = 0; j < n; j++)
+            C[i * ldc + j] = pair_dot(acc ? C[i * ldc + j] : 0.0f, k2, A + i * lda2, B + j, ldb);
 }
 
 void fr_k_dot_rows_bf16_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
                                int64_t ldb2, float *C, int64_t ldc) {
     for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < n; j++) {
-            float c = 0.0f;
-            for (int64_t p0 = 0; p0 < k2; p0 += FR_K_KB) {
-                float t = 0.0f;
-                for (int64_t p = p0; p < k2 && p < p0 + FR_K_KB; p++) {
-                    uint32_t a = A[i * lda2 + p], b = B[j * ldb2 + p];
-                    t += bf16_lo(a) * bf16_lo(b);
-                    t += bf16_hi(a) * bf16_hi(b);
-                }
-                c += t;
-            }
-            C[i * ldc + j] = c;
-        }
+        for (int64_t j = 0; j < n; j++) C[i * ldc + j] = pair_dot(0.0f, k2, A + i * lda2, B + j * ldb2, 1);
 }
 
 void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,

@@ -454,3 +454,11 @@ void gt_case_free(gt_case *c) {
     for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++)
         gt_free(ts[k]);
 }
+
+void gt_base_case(gt_case *c, fr_layout L, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2, int64_t Dk,
+                  int64_t Dv) {
+    memset(c, 0, sizeof *c);
+    c->p = fr_params_default();
+    c->L = L, c->dt = FR_F32, c->B = B, c->N1 = N1, c->N2 = N2, c->S1 = S1, c->S2 = S2, c->Dk = Dk, c->Dv = Dv;
+    c->p.scale_value = 0.5;
+}

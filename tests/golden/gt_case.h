@@ -118,6 +118,10 @@ fr_status gt_run_fwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 fr_status gt_run_bwd(gt_case *c, int threads, fr_error *err);
 fr_status gt_run_bwd_isa(gt_case *c, fr_isa isa, int threads, fr_error *err);
 
+/* A plain fp32 case of layout L and these sizes (scale 0.5, default parameters otherwise), no tensors yet. */
+void gt_base_case(gt_case *c, fr_layout L, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2, int64_t Dk,
+                  int64_t Dv);
+
 /* Frees every tensor of the case (not a shared compressed mask). */
 void gt_case_free(gt_case *c);
 

@@ -8,13 +8,6 @@
 #include "golden/golden_part.h"
 #include "golden/gt_case.h"
 
-static void base_case(gt_case *c, fr_layout L, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2, int64_t Dk,
-                      int64_t Dv) {
-    memset(c, 0, sizeof *c);
-    c->p = fr_params_default();
-    c->L = L, c->dt = FR_F32, c->B = B, c->N1 = N1, c->N2 = N2, c->S1 = S1, c->S2 = S2, c->Dk = Dk, c->Dv = Dv;
-    c->p.scale_value = 0.5;
-}
 
 /* A contiguous copy of t, every element NaN (fp32 / fp64 tensors). */
 static fr_tensor nan_clone(const fr_tensor *t) {
@@ -153,12 +146,12 @@ int main(int argc, char **argv) {
         gt_opts o;
         memset(&o, 0, sizeof o);
         if (v == 0) { /* GQA, rope, sink, causal: pass B spans the group's heads of a batch */
-            base_case(&c, FR_BSND, 2, 4, 2, 300, 200, 16, 16);
+            gt_base_case(&c, FR_BSND, 2, 4, 2, 300, 200, 16, 16);
             c.Dr = 4;
             c.p.sparse_mode = 3;
             o.mask = 1, o.rope = 1, o.sink = 1;
         } else { /* TND with an empty batch and batches that end inside a block, no sink */
-            base_case(&c, FR_TND, 3, 3, 1, 0, 0, 8, 8);
+            gt_base_case(&c, FR_TND, 3, 3, 1, 0, 0, 8, 8);
             c.lq[0] = 130, c.lkv[0] = 70, c.lq[1] = 0, c.lkv[1] = 5, c.lq[2] = 260, c.lkv[2] = 140;
         }
         o.amp = 1.0;

@@ -11,13 +11,6 @@
 #include "golden/gt_case.h"
 
 
-static void base_case(gt_case *c, fr_layout L, int64_t B, int64_t N1, int64_t N2, int64_t S1, int64_t S2, int64_t Dk,
-                      int64_t Dv) {
-    memset(c, 0, sizeof *c);
-    c->p = fr_params_default();
-    c->L = L, c->dt = FR_F32, c->B = B, c->N1 = N1, c->N2 = N2, c->S1 = S1, c->S2 = S2, c->Dk = Dk, c->Dv = Dv;
-    c->p.scale_value = 0.5;
-}
 
 static int run(gt_case *c, int threads, int bwd) {
     fr_error err;
@@ -49,7 +42,7 @@ static void test_softmax(uint64_t *r) {
     gt_case c;
     gt_opts o;
     memset(&o, 0, sizeof o);
-    base_case(&c, FR_BNSD, 2, 3, 3, 37, 70, 5, 4);
+    gt_base_case(&c, FR_BNSD, 2, 3, 3, 37, 70, 5, 4);
     c.p.sparse_mode = 4;
     c.p.pre_tokens = 40, c.p.next_tokens = -10; /* bottom-right band */
     c.p.pse_type = 0;
@@ -144,7 +137,7 @@ static void test_d1(uint64_t *r) {
         gt_case c;
         gt_opts o;
         memset(&o, 0, sizeof o);
-        base_case(&c, FR_BSND, 1, 2, 1, 5, 6, 3, 3);
+        gt_base_case(&c, FR_BSND, 1, 2, 1, 5, 6, 3, 3);
         c.p.sparse_mode = 1;
         o.mask = 1, o.mask_shape = 0, o.mask_density = 0.0, o.sink = sink;
         gt_make_inputs(&c, &o, r);
@@ -163,7 +156,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (b) mode 0 band: pre = 0, next = 0 with S1 > S2: rows i >= S2 have no key */
-        base_case(&c, FR_BSH, 2, 2, 2, 7, 4, 2, 2);
+        gt_base_case(&c, FR_BSH, 2, 2, 2, 7, 4, 2, 2);
         memset(&o, 0, sizeof o);
         c.p.sparse_mode = 0, c.p.pre_tokens = 0, c.p.next_tokens = 0;
         o.mask = 1, o.mask_shape = 1, o.mask_density = 0.0, o.sink = sink;
@@ -181,7 +174,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (c) mode 3 with S1 > S2: rows i < S1 - S2 fully masked */
-        base_case(&c, FR_SBH, 1, 2, 1, 6, 3, 2, 1);
+        gt_base_case(&c, FR_SBH, 1, 2, 1, 6, 3, 2, 1);
         memset(&o, 0, sizeof o);
         c.p.sparse_mode = 3;
         o.mask = 1, o.sink = sink;
@@ -193,7 +186,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (d) mode 4 with next = -1, pre = 2, S1 = S2: row 0 has no key */
-        base_case(&c, FR_BNSD, 1, 1, 1, 5, 5, 2, 2);
+        gt_base_case(&c, FR_BNSD, 1, 1, 1, 5, 5, 2, 2);
         memset(&o, 0, sizeof o);
         c.p.sparse_mode = 4, c.p.pre_tokens = 2, c.p.next_tokens = -1;
         o.mask = 1, o.sink = sink;
@@ -203,7 +196,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (e) S2 = 0 */
-        base_case(&c, FR_BNSD, 2, 2, 1, 3, 0, 2, 2);
+        gt_base_case(&c, FR_BNSD, 2, 2, 1, 3, 0, 2, 2);
         memset(&o, 0, sizeof o);
         o.sink = sink;
         gt_make_inputs(&c, &o, r);
@@ -215,7 +208,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (f) top-k all -1 (and out-of-range) for row 1 */
-        base_case(&c, FR_TND, 2, 2, 2, 0, 0, 3, 2);
+        gt_base_case(&c, FR_TND, 2, 2, 2, 0, 0, 3, 2);
         memset(&o, 0, sizeof o);
         c.lq[0] = 3, c.lkv[0] = 4, c.lq[1] = 2, c.lkv[1] = 5, c.W = 3;
         o.topk = 1, o.sink = sink;
@@ -231,7 +224,7 @@ static void test_d1(uint64_t *r) {
         gt_case_free(&c);
 
         /* (g) top-k of width W = 0: no row lists a key */
-        base_case(&c, FR_BSH, 2, 2, 1, 3, 4, 2, 2);
+        gt_base_case(&c, FR_BSH, 2, 2, 1, 3, 4, 2, 2);
         memset(&o, 0, sizeof o);
         c.W = 0;
         o.topk = 1, o.sink = sink;
@@ -262,7 +255,7 @@ static void test_d8(uint64_t *r) {
         gt_case c;
         gt_opts o;
         memset(&o, 0, sizeof o);
-        base_case(&c, e[k].L, e[k].B, e[k].N1, e[k].N2, e[k].S1, e[k].S2, e[k].Dk, e[k].Dv);
+        gt_base_case(&c, e[k].L, e[k].B, e[k].N1, e[k].N2, e[k].S1, e[k].S2, e[k].Dk, e[k].Dv);
         o.sink = e[k].N1 > 0;
         gt_make_inputs(&c, &o, r);
         gt_make_outputs(&c, 1, r);
@@ -310,7 +303,7 @@ static void test_nan_masked(uint64_t *r) {
         gt_case c;
         gt_opts o;
         memset(&o, 0, sizeof o);
-        base_case(&c, variant ? FR_BNSD : FR_BSH, 2, 2, 1, 5, 7, 3, 3);
+        gt_base_case(&c, variant ? FR_BNSD : FR_BSH, 2, 2, 1, 5, 7, 3, 3);
         int64_t jm = 3; /* key 3: masked for every row (mode 1 column), or never listed in the top-k */
         if (variant == 0) {
             c.p.sparse_mode = 1;
@@ -361,7 +354,7 @@ static void test_very_negative(uint64_t *r) {
     gt_case c;
     gt_opts o;
     memset(&o, 0, sizeof o);
-    base_case(&c, FR_BNSD, 1, 1, 1, 3, 4, 2, 2);
+    gt_base_case(&c, FR_BNSD, 1, 1, 1, 3, 4, 2, 2);
     c.p.pse_type = 0;
     o.pse = 1, o.pse_shape = 0;
     gt_make_inputs(&c, &o, r);
@@ -392,12 +385,12 @@ static void test_threads(uint64_t *r) {
         gt_opts o;
         memset(&o, 0, sizeof o);
         if (variant == 0) {
-            base_case(&c, FR_BSH, 2, 4, 2, 150, 200, 8, 6);
+            gt_base_case(&c, FR_BSH, 2, 4, 2, 150, 200, 8, 6);
             c.p.sparse_mode = 0, c.p.pre_tokens = 120, c.p.next_tokens = 30, c.p.keep_prob = 0.9;
             o.mask = 1, o.mask_shape = 3, o.mask_density = 0.1, o.drop = 1, o.sink = 1, o.pse = 1, o.pse_shape = 1;
             c.p.pse_type = 1;
         } else {
-            base_case(&c, FR_TND, 3, 2, 1, 0, 0, 6, 5);
+            gt_base_case(&c, FR_TND, 3, 2, 1, 0, 0, 6, 5);
             c.lq[0] = 130, c.lkv[0] = 140, c.lq[1] = 0, c.lkv[1] = 3, c.lq[2] = 70, c.lkv[2] = 129;
             c.Dr = 3, c.W = 40;
             c.p.sparse_mode = 6;
@@ -431,7 +424,7 @@ static void test_out_dtype(uint64_t *r) {
         gt_case c;
         gt_opts o;
         memset(&o, 0, sizeof o);
-        base_case(&c, FR_BSND, 1, 2, 2, 9, 11, 4, 4);
+        gt_base_case(&c, FR_BSND, 1, 2, 2, 9, 11, 4, 4);
         c.dt = dts[k];
         o.amp = 3.0;
         gt_make_inputs(&c, &o, r);
@@ -467,7 +460,7 @@ static void test_broadcast(uint64_t *r) {
     gt_case c;
     gt_opts o;
     memset(&o, 0, sizeof o);
-    base_case(&c, FR_BNSD, 3, 2, 1, 6, 9, 4, 3);
+    gt_base_case(&c, FR_BNSD, 3, 2, 1, 6, 9, 4, 3);
     c.p.sparse_mode = 1;
     o.mask = 1, o.mask_shape = 3, o.mask_density = 0.3;
     gt_make_inputs(&c, &o, r);

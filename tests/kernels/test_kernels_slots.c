@@ -117,6 +117,8 @@ static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
 /* The decode slots (dot_rows_bf16, axpy_rows_bf16) at up to 16 rows, key counts and widths around the vector width
  * (16 pairs / 16 columns) and the 128-column block of axpy: dot within the gemm_bf16 bound, axpy bit-identical (one
  * fused multiply-add a step in j order in every variant), with and without a keep mask. */
+/* Alike test_kernels_slots.c:check_gemm_bf16 (its error-mass loop): kept apart because B is read by rows here and by
+ * pair rows there, and the case loop also drives axpy_rows_bf16's bit-identical check. */
 static int check_decode_slots(const fr_kops *v) {
     static const int64_t ms[] = {1, 2, 15, 16}, ns[] = {1, 15, 16, 17, 128}, ks[] = {1, 15, 16, 17, 64},
                          dvs[] = {1, 15, 16, 17, 128, 129};
