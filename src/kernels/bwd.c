@@ -136,6 +136,7 @@ static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {
     memset(w, 0, sizeof *w);
     size_t DQ = (size_t)max64(c->DQ, 1), Dv = (size_t)max64(c->pb->Dv, 1), D = DQ > Dv ? DQ : Dv;
     size_t T = FR_K_BM > FR_K_BN ? FR_K_BM : FR_K_BN, f = sizeof(float);
+    /* Alike (these lines with each other): one malloc per buffer, each with its own size; one check below. */
     w->own.q = malloc(f * FR_K_BM * DQ);
     w->own.dy = malloc(f * FR_K_BM * Dv);
     w->kt = malloc(f * DQ * FR_K_BN);
