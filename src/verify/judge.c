@@ -238,6 +238,37 @@ static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     return rel * va / kp + fr_ulp_of(out_dt, va / kp) + DBL_MIN;
 }
 
+/* A gradient whose golden is exactly zero everywhere (its terms cancel exactly: a softmax over one key gives
+ * dS = P (dP - D_i) = 0, and so dq = dk = 0) has no scale for rel-L2 (any rounding is an infinite relative error).
+ * Its scale is then that of the cancelling terms: an implementation's fp32 dP and D_i each carry about n u |dY_i| |V|
+ * of rounding (the spec's optional casts of P and dS to the dtype scale with dS, here 0), which reaches dq via scale |K|
+ * summed over at most 1 / keep_prob of P's mass, dk through scale |Q| over at most G S1 query rows, dv through |dY|
+ * over as many. Returns that absolute scale (0 for outputs it does not cover). */
+static double apriori_grad_abs(const ctx *x, fr_case_output k) {
+    const fr_bwd_inputs *in = &x->c->in;
+    const fr_problem *pb = &x->pb;
+    double qa, qn, ka, kn, va, vn, da, dn, qra = 0, kra = 0, t;
+    tensor_stats(&in->fwd.query, pb->Dk, &qa, &qn);
+    tensor_stats(&in->fwd.key, pb->Dk, &ka, &kn);
+    tensor_stats(&in->fwd.value, pb->Dv, &va, &vn);
+    tensor_stats(&in->dy, pb->Dv, &da, &dn);
+    if (pb->has_rope) {
+        tensor_stats(&in->fwd.query_rope, pb->Drope, &qra, &t);
+        tensor_stats(&in->fwd.key_rope, pb->Drope, &kra, &t);
+    }
+    double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
+    double u = ((double)pb->S2 + (double)(pb->Dk + pb->Drope) + (double)pb->Dv + 2.0) * ldexp(1.0, -24);
+    double sc = fabs(x->c->params.scale_value), dp = 2.0 * dn * vn / kp, rows = (double)pb->G * (double)pb->S1;
+    switch (k) {
+    case FR_CO_DQ:
+    case FR_CO_DQ_ROPE: return sc * dp * fmax(ka, kra) * u + DBL_MIN;
+    case FR_CO_DK:
+    case FR_CO_DK_ROPE: return sc * dp * fmax(qa, qra) * rows * u + DBL_MIN;
+    case FR_CO_DV: return da / kp * rows * u + DBL_MIN;
+    default: return 0.0;
+    }
+}
+
 /* Metrics of a (and the ideal e) against r for output k, with the D1 rows already neutralised. */
 static fr_status compare(ctx *x, fr_judgement *j, fr_case_output k, fr_error *err) {
     fr_out_judgement *oj = &j->out[k];
@@ -546,7 +577,12 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     oj->x_ideal = ratio_of(oj->m.rel_l2, il2);
     oj->bound_l2 = kl2 * fmax(fmax(il2, pl2), fl);
     double r_l2 = oj->m.rel_l2 / oj->bound_l2;
-    double r_abs = 0;
+    double r_abs = 0, zabs = !fwd_out && rmax == 0 && oj->m.n > 0 ? apriori_grad_abs(x, k) : 0.0;
+    if (zabs > 0) { /* the golden is exactly zero: max abs against the cancelling terms' scale, not rel-L2 */
+        oj->bound_abs = kl2 * zabs;
+        r_l2 = 0;
+        r_abs = oj->m.max_abs / oj->bound_abs;
+    }
     if (fwd_out) {
         oj->bound_abs = opt->k_max * fmax(fmax(iabs, pabs), fr_ulp_of(dt, rmax));
         oj->apriori_abs = apriori_abs(x, dt);
@@ -556,7 +592,12 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     if (ratio > 1 && bs->fail_d == FR_DIAG_NONE) {
         bs->fail_d = FR_DIAG_UNKNOWN; /* named in stage_bounds, once every bound is set (diagnose.h) */
         bs->fail_k = k;
-        if (r_l2 >= r_abs)
+        if (zabs > 0)
+            snprintf(bs->fail_why, sizeof bs->fail_why,
+                     "%s: the golden is exactly 0 everywhere; max abs %.3g > bound %.3g (= %g x the a-priori scale of "
+                     "the cancelling terms, %.3g)",
+                     nm, oj->m.max_abs, oj->bound_abs, kl2, zabs);
+        else if (r_l2 >= r_abs)
             snprintf(bs->fail_why, sizeof bs->fail_why,
                      "%s: rel-L2 %.3g > bound %.3g (= %g x max(plain %.3g, ideal %.3g, u/4 %.3g)); %.2f x plain, "
                      "%.2f x ideal",

@@ -215,6 +215,30 @@ static void test_d1(void) {
     drop(&t);
 }
 
+/* A golden gradient that is exactly 0 (top-k with one slot: each row's softmax is over one key, so dS = 0 and
+ * dq = dk = 0): the fast kernels' rounding noise there was an infinite rel-L2, a FAIL of a correct kernel (found by
+ * make run's random batch, 2026-12-02; tests/regression/cases/reg_gr_zero_grad_topk1). Judged by max abs against the
+ * cancelling terms' scale instead: the fast kernels PASS, a dq of 1e-2 everywhere FAILs. */
+static void test_zero_grad(void) {
+    fr_gen_spec s = {.name = "judge_zero_grad", .dtype = FR_BF16, .B = 1, .N1 = 2, .N2 = 2, .S1 = 48, .S2 = 48,
+                     .D = 16, .bwd = true, .topk_w = 1};
+    tcase t;
+    if (!build(&s, &t)) return;
+    double gmax = 0;
+    for (int64_t i = 0; i < fr_tensor_numel(&t.gold.bwd.dq); i++) gmax = fmax(gmax, fabs(fr_load_f64(&t.gold.bwd.dq, i)));
+    CHECK(gmax == 0.0, "golden dq max |x| %g, want exactly 0 (the case no longer tests a zero golden)", gmax);
+    fr_case_outputs o;
+    CHECK(run(&t.c, FR_ENGINE_FAST, &t.c.params, &o) == FR_OK, "fast engine");
+    expect("zero golden: fast kernels", judge(&t, &o, FR_OK, "", false), FR_PASS, FR_DIAG_NONE);
+    for (int64_t i = 0; i < fr_tensor_numel(&o.bwd.dq); i++) fr_store_f64(&o.bwd.dq, i, 1e-2);
+    fr_judgement j = judge(&t, &o, FR_OK, "", false);
+    printf("%-28s %s: %s\n", "zero golden: dq 1e-2", fr_verdict_name(j.verdict), j.why);
+    CHECK(j.verdict == FR_FAIL, "a dq of 1e-2 against a zero golden: %s, want FAIL", fr_verdict_name(j.verdict));
+    fr_judgement_free(&j);
+    fr_case_outputs_free(&o);
+    drop(&t);
+}
+
 /* Hypotheses: the IUT computes top-left causal where bottom-right was meant, or pse type 0 where 1 was meant. */
 /* Alike test_judge.c:test_gain and test_d1, test_shrink.c:main, src/verify/judge.c:fr_judge_opts_default: kept apart
  * because these are different cases' data (designated initializers), not shared logic. */
@@ -301,5 +325,6 @@ int main(void) {
     test_gain();
     test_d1();
     test_hypotheses();
+    test_zero_grad();
     return fr_test_exit("test_judge");
 }
