@@ -269,6 +269,41 @@ static double apriori_grad_abs(const ctx *x, fr_case_output k) {
     }
 }
 
+/* dsink_h = -sum_i P_sink,i D_i (D6) sums terms of both signs: its relative error is about u times
+ * sum |t| / |sum t|, which the ideal pipeline (fp64 where the fast kernels keep fp32 D_i and P) does not show. Returns
+ * that condition over the heads (as rel-L2 aggregates them: sqrt(sum_h (sum |t|)^2 / sum_h (sum t)^2)), 1 when it
+ * cannot be formed. */
+static double dsink_cond(const ctx *x) {
+    const fr_bwd_inputs *in = &x->c->in;
+    const fr_problem *pb = &x->pb;
+    fr_softmax_layout sl = x->c->params.softmax_layout;
+    if (!fr_tensor_present(&in->fwd.sink) || !fr_tensor_present(&in->softmax_max) ||
+        !fr_tensor_present(&in->softmax_sum) || !fr_tensor_present(&in->dy) || !fr_tensor_present(&in->attention_in))
+        return 1.0;
+    double num = 0, den = 0;
+    for (int64_t h = 0; h < pb->N1; h++) {
+        double sabs = 0, sum = 0, sk = fr_load_f64(&in->fwd.sink, h * in->fwd.sink.strides[0]);
+        for (int64_t b = 0; b < pb->B; b++) {
+            int64_t q0, len;
+            fr_problem_q_rows(pb, b, &q0, &len);
+            for (int64_t i = 0; i < len; i++) {
+                double m = fr_load_f64(&in->softmax_max, fr_softmax_offset(&in->softmax_max, pb->layout, sl, q0, b, h, i, 0));
+                double l = fr_load_f64(&in->softmax_sum, fr_softmax_offset(&in->softmax_sum, pb->layout, sl, q0, b, h, i, 0));
+                if (!(l > 0) || !isfinite(m) || !isfinite(l)) continue;
+                double d = 0;
+                for (int64_t e = 0; e < pb->Dv; e++)
+                    d += fr_load_f64(&in->dy, fr_layout_offset(&in->dy, pb->layout, pb->Dv, q0, b, h, i, e)) *
+                         fr_load_f64(&in->attention_in,
+                                     fr_layout_offset(&in->attention_in, pb->layout, pb->Dv, q0, b, h, i, e));
+                double t = exp(sk - m) / l * d;
+                if (isfinite(t)) sabs += fabs(t), sum += t;
+            }
+        }
+        num += sabs * sabs, den += sum * sum;
+    }
+    return den > 0 && num > 0 ? fmax(1.0, sqrt(num / den)) : 1.0;
+}
+
 /* Metrics of a (and the ideal e) against r for output k, with the D1 rows already neutralised. */
 static fr_status compare(ctx *x, fr_judgement *j, fr_case_output k, fr_error *err) {
     fr_out_judgement *oj = &j->out[k];
@@ -575,6 +610,7 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     double kl2 = fwd_out ? opt->k_out : opt->k_grad;
     oj->x_plain = ratio_of(oj->m.rel_l2, pl2);
     oj->x_ideal = ratio_of(oj->m.rel_l2, il2);
+    if (k == FR_CO_DSINK) fl = fmax(fl, 4.0 * ldexp(1.0, -24) * dsink_cond(x)); /* fp32 terms of both signs */
     oj->bound_l2 = kl2 * fmax(fmax(il2, pl2), fl);
     double r_l2 = oj->m.rel_l2 / oj->bound_l2;
     double r_abs = 0, zabs = !fwd_out && rmax == 0 && oj->m.n > 0 ? apriori_grad_abs(x, k) : 0.0;
