@@ -114,22 +114,21 @@ static void qcache_alloc(bwd_qcache *qc, const bwd_ctx *c) {
     if (!qc->tile || (bq && !qc->q) || (bdy && !qc->dy) || (c->bf16 && (!qc->qb || !qc->dyb))) {
         free(qc->tile), free(qc->q), free(qc->dy), free(qc->qb), free(qc->dyb);
         memset(qc, 0, sizeof *qc);
+        return;
+    }
+    for (int64_t t = 0; t < pb->G * nt; t++) { /* each tile's slice of the arena */
+        bwd_qside *qs = &qc->tile[t];
+        int64_t r0 = (t / nt) * pb->S1 + (t % nt) * FR_K_BM;
+        qs->q = qc->q ? qc->q + r0 * c->DQ : NULL;
+        qs->dy = qc->dy ? qc->dy + r0 * pb->Dv : NULL;
+        qs->qb = qc->qb ? qc->qb + r0 * c->DQ2 : NULL;
+        qs->dyb = qc->dyb ? qc->dyb + r0 * c->Dv2 : NULL;
     }
 }
 
-/* Starts a fused task: every cached tile unpacked, each pointing at its slice of the arena. */
+/* Starts a fused task: every cached tile unpacked. */
 static void qcache_reset(bwd_qcache *qc, const bwd_ctx *c) {
-    const fr_problem *pb = c->pb;
-    for (int64_t g = 0; qc->tile && g < pb->G; g++)
-        for (int64_t t = 0; t < qc->ntiles; t++) {
-            bwd_qside *qs = &qc->tile[g * qc->ntiles + t];
-            int64_t r0 = g * pb->S1 + t * FR_K_BM;
-            qs->packed = false;
-            qs->q = qc->q ? qc->q + r0 * c->DQ : NULL;
-            qs->dy = qc->dy ? qc->dy + r0 * pb->Dv : NULL;
-            qs->qb = qc->qb ? qc->qb + r0 * c->DQ2 : NULL;
-            qs->dyb = qc->dyb ? qc->dyb + r0 * c->Dv2 : NULL;
-        }
+    for (int64_t t = 0; qc->tile && t < c->pb->G * qc->ntiles; t++) qc->tile[t].packed = false;
 }
 
 static bool ws_alloc(bwd_ws *w, const bwd_ctx *c) {

@@ -287,8 +287,9 @@ static double dsink_cond(const ctx *x) {
             int64_t q0, len;
             fr_problem_q_rows(pb, b, &q0, &len);
             for (int64_t i = 0; i < len; i++) {
-                double m = fr_load_f64(&in->softmax_max, fr_softmax_offset(&in->softmax_max, pb->layout, sl, q0, b, h, i, 0));
-                double l = fr_load_f64(&in->softmax_sum, fr_softmax_offset(&in->softmax_sum, pb->layout, sl, q0, b, h, i, 0));
+                const fr_tensor *tm = &in->softmax_max, *ts = &in->softmax_sum;
+                double m = fr_load_f64(tm, fr_softmax_offset(tm, pb->layout, sl, q0, b, h, i, 0));
+                double l = fr_load_f64(ts, fr_softmax_offset(ts, pb->layout, sl, q0, b, h, i, 0));
                 if (!(l > 0) || !isfinite(m) || !isfinite(l)) continue;
                 double d = 0;
                 for (int64_t e = 0; e < pb->Dv; e++)
