@@ -1,4 +1,4 @@
-/* Parameter and engine defaults (spec section 1.2). */
+/* Parameter and engine defaults (spec section 1.2); engine names are a column of the engine table (engine/engine.c). */
 #include "core/core.h"
 
 #include <string.h>
@@ -25,13 +25,4 @@ fr_engine fr_engine_default(fr_engine_kind kind) {
     memset(&e, 0, sizeof e);
     e.kind = kind;
     return e;
-}
-
-const char *fr_engine_name(fr_engine_kind kind) {
-    switch (kind) {
-    case FR_ENGINE_GOLDEN: return "golden";
-    case FR_ENGINE_FAST: return "fast";
-    case FR_ENGINE_EMULATE: return "emulate";
-    default: return "invalid";
-    }
 }

@@ -986,3 +986,21 @@ bool fr_problem_is_valid(const fr_problem *pb) {
     }
     return true;
 }
+
+/* The public validators (flashref.h): the problem, then the outputs when given. Here in core, below every layer that
+ * calls them (io's case reader, the verifier's case checks, the engine dispatch). */
+fr_status fr_validate_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
+    fr_error_clear(err);
+    fr_problem pb;
+    fr_status st = fr_problem_from_fwd(p, in, &pb, err);
+    if (st != FR_OK || !out) return st;
+    return fr_check_fwd_outputs(&pb, p, out, err);
+}
+
+fr_status fr_validate_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
+    fr_error_clear(err);
+    fr_problem pb;
+    fr_status st = fr_problem_from_bwd(p, in, &pb, err);
+    if (st != FR_OK || !out) return st;
+    return fr_check_bwd_outputs(&pb, p, out, err);
+}

@@ -3,7 +3,6 @@
 
 #include "core/core.h"
 #include "core/problem.h"
-#include "engine/engines.h"
 #include "golden/golden_part.h"
 
 #include <mpi.h>

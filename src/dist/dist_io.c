@@ -7,7 +7,6 @@
 
 #include "core/core.h"
 #include "core/problem.h"
-#include "engine/engines.h"
 #include "golden/golden_part.h"
 #include "io/casedir.h"
 #include "io/io_util.h"

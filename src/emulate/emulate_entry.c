@@ -2,7 +2,7 @@
  * flashref_emulate.h. Parallel over (batch, head, query tile) in the forward and over fixed row chunks of each
  * (batch, kv head) in the backward: every output element has one owner and a fixed reduction order, so results are
  * bit-identical for any thread count. */
-#include "engine/engines.h"
+#include "emulate/emulate_entry.h"
 #include "core/core.h"
 #include "emulate/emu_internal.h"
 
@@ -412,7 +412,7 @@ fr_status fr_emulate_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_
     return bwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, err);
 }
 
-/* What the _ex entries check before validation (fr_fwd/fr_bwd do the same in api.c and fr_emulate_available). */
+/* What the _ex entries check before validation (fr_fwd/fr_bwd do the same in engine/engine.c and fr_emulate_available). */
 static fr_status ex_precheck(const void *out, const fr_numerics *nc, int num_threads, fr_error *err) {
     fr_error_clear(err);
     if (!out) return fr_fail(err, FR_E_NULL, "outputs: NULL");

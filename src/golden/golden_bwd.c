@@ -7,7 +7,7 @@
  * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Every product goes through the blocked fp64
  * product of golden_gemm.h: dq is each element's fma chain over the keys in order, dk and dv over (query head of
  * the group, row) in order, so no result depends on the block sizes, the ISA variant or the thread count. */
-#include "engine/engines.h"
+#include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
 

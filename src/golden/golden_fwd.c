@@ -4,7 +4,7 @@
  * golden_gemm.h (an fma chain per element in a fixed order, the same bits for every ISA variant). Each output row
  * has one owner and a fixed reduction order: bit-identical for any thread count. golden_rowref.c keeps the previous
  * row algorithm as the reference this one is tested against. */
-#include "engine/engines.h"
+#include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
 

@@ -1,6 +1,6 @@
-/* The fast engine's entry points (src/engine/engines.h): pick the kernel variant (fr_engine.isa, else the one CPU
- * dispatcher's choice), check the output dtypes this engine writes, run the fused drivers. */
-#include "engine/engines.h"
+/* The fast engine's entry points (fast_entry.h, a row of engine/engine.h): pick the kernel variant (fr_engine.isa,
+ * else the one CPU dispatcher's choice), check the output dtypes this engine writes, run the fused drivers. */
+#include "kernels/fast_entry.h"
 #include "core/core.h"
 #include "kernels/kernels.h"
 

@@ -9,7 +9,7 @@
 
 #include "common/kit.h"
 #include "common/seed.h"
-#include "engine/engines.h"
+#include "kernels/fast_entry.h"
 #include "core/core.h"
 #include "flashref.h"
 #include "kernels/kernels.h"

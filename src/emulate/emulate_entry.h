@@ -1,0 +1,14 @@
+/* The emulate engine's entries (emulate_entry.c), in the shape of a row of the engine table (engine/engine.h). The
+ * problem comes validated; e->numerics (NULL: the default) configures the emulated kernel. */
+#ifndef FR_EMULATE_ENTRY_H
+#define FR_EMULATE_ENTRY_H
+
+#include "core/problem.h"
+
+fr_status fr_emulate_available(const fr_engine *e, fr_error *err);
+fr_status fr_emulate_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
+                         const fr_fwd_outputs *out, const fr_engine *e, fr_error *err);
+fr_status fr_emulate_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
+                         const fr_bwd_outputs *out, const fr_engine *e, fr_error *err);
+
+#endif

@@ -1,0 +1,14 @@
+/* The fast engine's entries (fast_entry.c), in the shape of a row of the engine table (engine/engine.h). The problem
+ * comes validated. */
+#ifndef FR_KERNELS_FAST_ENTRY_H
+#define FR_KERNELS_FAST_ENTRY_H
+
+#include "core/problem.h"
+
+fr_status fr_fast_available(const fr_engine *e, fr_error *err);
+fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
+                      const fr_engine *e, fr_error *err);
+fr_status fr_fast_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
+                      const fr_engine *e, fr_error *err);
+
+#endif
