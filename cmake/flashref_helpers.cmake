@@ -56,10 +56,10 @@ function(fr_add_test name)
   set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "${T_LABELS}")
 endfunction()
 
-# fr_layer_glob(NAME): every .c file of the calling folder; files named *_avx2.c, *_avx512.c, *_avx512bf16.c, *_amx.c get
-# that ISA's flags and nothing else does (style.md 3).
+# fr_layer_glob(NAME): every .c file of the calling folder and its sub-folders (src/verify's rooms); files named
+# *_avx2.c, *_avx512.c, *_avx512bf16.c, *_amx.c get that ISA's flags and nothing else does (style.md 3).
 function(fr_layer_glob name)
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c)
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c)
   foreach(f ${srcs})
     if(f MATCHES "_amx\\.c$")
       fr_isa_flags(${f} amx)

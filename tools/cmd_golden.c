@@ -1,11 +1,11 @@
 /* flashref golden: write case directories (docs/case-format.md) with golden (fp64) outputs, from a named set of
- * src/verify/casegen.c or from one case described on the command line. */
+ * src/verify/cases/casegen.c or from one case described on the command line. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include "io/casedir.h"
-#include "verify/casegen.h"
-#include "verify/suite.h"
+#include "verify/cases/casegen.h"
+#include "verify/suite/suite.h"
 
 #include <errno.h>
 #include <math.h>

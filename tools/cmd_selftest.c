@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #if defined(__has_include)
-#if __has_include("verify/mutants.h")
-#include "verify/mutants.h"
+#if __has_include("verify/zoo/mutants.h")
+#include "verify/zoo/mutants.h"
 #define FR_HAVE_MUTANTS 1
 #endif
 #endif
@@ -184,7 +184,7 @@ int cmd_selftest(int argc, char **argv) {
         fr_suite_result_free(&r);
     }
 #else
-    printf("(the mutant zoo, src/verify/mutants.h, is not in this build: only the correct implementations run)\n");
+    printf("(the mutant zoo, src/verify/zoo/mutants.h, is not in this build: only the correct implementations run)\n");
     bad++;
 #endif
     for (size_t k = 0; k < sizeof kCorrect / sizeof kCorrect[0]; k++) {

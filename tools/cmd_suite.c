@@ -1,7 +1,7 @@
 /* flashref suite: run a named set of cases against an implementation under test and judge every case. */
 #include "cmd_suite.h"
 #include "cli.h"
-#include "verify/coverage.h"
+#include "verify/report/coverage.h"
 
 #include <errno.h>
 #include <fcntl.h>

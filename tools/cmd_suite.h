@@ -3,8 +3,8 @@
 #ifndef FR_TOOLS_CMD_SUITE_H
 #define FR_TOOLS_CMD_SUITE_H
 
-#include "verify/report.h"
-#include "verify/suite.h"
+#include "verify/report/report.h"
+#include "verify/suite/suite.h"
 
 typedef struct suite_cli {
     fr_suite_opts o;

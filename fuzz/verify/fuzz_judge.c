@@ -6,8 +6,8 @@
  * the golden rounded to fp32 when every element was chosen so. */
 #include "flashref.h"
 #include "io/casedir.h"
-#include "verify/casegen.h"
-#include "verify/judge.h"
+#include "verify/cases/casegen.h"
+#include "verify/judge/judge.h"
 
 #include <float.h>
 #include <math.h>

@@ -8,10 +8,10 @@
 #include "flashref_emulate.h"
 #include "io/casedir.h"
 #include "study/emu_study.h"
-#include "verify/iut_callback.h"
-#include "verify/metrics.h"
-#include "verify/report.h"
-#include "verify/suite.h"
+#include "verify/iut/iut_callback.h"
+#include "verify/judge/metrics.h"
+#include "verify/report/report.h"
+#include "verify/suite/suite.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,9 +1,9 @@
-/* The suite across ranks: each rank runs the cases k with k % R == rank (src/verify/suite_run.c), then rank 0 receives
+/* The suite across ranks: each rank runs the cases k with k % R == rank (src/verify/suite/suite_run.c), then rank 0 receives
  * every other rank's case results in case order, so its summary, JSON and HTML are those of a single run. */
 #include "dist/dist.h"
 
 #include "core/core.h"
-#include "verify/suite.h"
+#include "verify/suite/suite.h"
 
 #include <mpi.h>
 #include <stdlib.h>

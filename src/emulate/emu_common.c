@@ -118,7 +118,7 @@ fr_status emu_row_alloc(emu_row *r, int64_t n, int64_t ntiles_max) {
     return FR_OK;
 }
 
-/* Alike verify/plain_ref.c:plain_free: kept apart because only the shape is alike (free() of each member of a
+/* Alike verify/judge/plain_ref.c:plain_free: kept apart because only the shape is alike (free() of each member of a
  * different struct, in different layers). */
 void emu_row_free(emu_row *r) {
     free(r->j);

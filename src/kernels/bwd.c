@@ -463,7 +463,7 @@ static fr_status bwd_topk(const bwd_ctx *c, int nt, fr_error *err) {
     int64_t DQ = c->DQ, Dv = pb->Dv, ntask = pb->B * pb->N2, S2max = pb->S2 > 0 ? pb->S2 : 1;
     double *dsink = calloc((size_t)(pb->B * pb->N1 + 1), sizeof(double));
     if (!dsink) return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
-    /* Alike verify/mutants_base.c:mb_fwd (its parallel region): kept apart because the mutant base is an implementation
+    /* Alike verify/zoo/mutants_base.c:mb_fwd (its parallel region): kept apart because the mutant base is an implementation
      * of its own that the verifier's tests break on purpose; only the OpenMP skeleton (a workspace per thread, one
      * shared failure flag) is alike. */
     int failed = 0;

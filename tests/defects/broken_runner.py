@@ -1,6 +1,6 @@
 """Broken attention implementations for judging the verifier's diagnosis: one defect switch per run.
 
-Written independently of the verifier's own mutant zoo (src/verify/mutants*.c): numpy, per batch and vectorised over
+Written independently of the verifier's own mutant zoo (src/verify/zoo/mutants*.c): numpy, per batch and vectorised over
 heads and query rows, a key-tile loop of online softmax for the forward and the dense spec formulas for the backward.
 The problem's semantics (layouts, dtypes, masks, pse, dropout bits) come from the independent numpy reference
 (tests/python/ref_attention.py); every defect below is this file's own code.

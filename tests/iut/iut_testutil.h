@@ -6,8 +6,8 @@
 #include "common/check.h"
 #include "common/seed.h"
 #include "io/casedir.h"
-#include "verify/casegen.h"
-#include "verify/iut.h"
+#include "verify/cases/casegen.h"
+#include "verify/iut/iut.h"
 
 #include <stdio.h>
 

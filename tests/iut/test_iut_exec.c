@@ -1,4 +1,4 @@
-/* The exec IUT (src/verify/iut_exec.c) with small shell runners (scripts/): exit 0 with prepared outputs (forward and
+/* The exec IUT (src/verify/iut/iut_exec.c) with small shell runners (scripts/): exit 0 with prepared outputs (forward and
  * backward, equal to what was prepared, the temporary case directory gone afterwards, kept with FLASHREF_KEEP_TMP,
  * quoted when TMPDIR has a space and a quote), exit 77 -> SKIP, exit 3 -> failure with the stderr tail, outputs of the
  * wrong dtype or shape -> FR_E_OUTPUT naming the file, a missing output -> failure naming it, a command that hangs ->
@@ -7,7 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "iut_testutil.h"
-#include "verify/iut_exec.h"
+#include "verify/iut/iut_exec.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -77,7 +77,7 @@ static double now_s(void) {
 }
 
 /* Live (not zombie) processes whose process group is pgid, from /proc/PID/stat ("pid (comm) S ppid pgrp ..."). */
-/* Alike src/verify/iut_proc.c:kill_children: kept apart because this test counts the group's live processes itself,
+/* Alike src/verify/iut/iut_proc.c:kill_children: kept apart because this test counts the group's live processes itself,
  * independently of the library cleanup it checks. */
 static int live_in_group(long pgid) {
     DIR *d = opendir("/proc");

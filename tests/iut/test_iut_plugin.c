@@ -1,4 +1,4 @@
-/* The plugin IUT (src/verify/iut_plugin.c) with examples/plugin: loads, computes fp32 BNSD / BSND forwards matching
+/* The plugin IUT (src/verify/iut/iut_plugin.c) with examples/plugin: loads, computes fp32 BNSD / BSND forwards matching
  * the golden, SKIPs what it does not handle (mask, bf16, backward: NULL bwd); broken plugins are refused at open
  * (wrong abi_version, no entry symbol, missing file) or FAIL with their own message.
  * usage: test_iut_plugin EXAMPLE.so BAD_ABI.so FAILING.so BAD_STATUS.so NO_SYMBOL.so [seed] */

@@ -1,10 +1,10 @@
-/* Contained processes and captured text (src/verify/iut_proc.c): UTF-8 sanitising (invalid, overlong, surrogate,
+/* Contained processes and captured text (src/verify/iut/iut_proc.c): UTF-8 sanitising (invalid, overlong, surrogate,
  * truncated sequences and control characters escaped as \xNN, valid text unchanged), stderr tails that keep the last
  * lines, and containment: a setsid'd grandchild of a runner that exited, and a runner past its deadline, are both
  * gone when fr_proc_end returns. usage: test_iut_proc */
 #define _GNU_SOURCE
 #include "iut_testutil.h"
-#include "verify/iut_proc.h"
+#include "verify/iut/iut_proc.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
-/* The mutant zoo (src/verify/mutants.h) carries exactly its bugs:
+/* The mutant zoo (src/verify/zoo/mutants.h) carries exactly its bugs:
  *   1. the defect-free base agrees with the golden (rel-L2 <= 1e-6 forward; gradients see gtol below) on a seeded
  *      random grid over layouts, dtypes, GQA, masks and sparse modes, pse types, dropout, sink, rope, TND;
  *   2. each mutant differs from the golden on a case made for its bug, and agrees (rel-L2 <= 1e-6) on a case that
@@ -8,7 +8,7 @@
 #include "common/kit.h"
 #include "golden/gt_case.h"
 
-#include "verify/mutants.h"
+#include "verify/zoo/mutants.h"
 
 #include <sys/mman.h>
 

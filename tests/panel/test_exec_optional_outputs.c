@@ -8,15 +8,15 @@
 
 #include "common/check.h"
 #include "io/casedir.h"
-#include "verify/casegen.h"
-#include "verify/iut.h"
+#include "verify/cases/casegen.h"
+#include "verify/iut/iut.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Alike src/verify/suite.c:case_view: kept apart because that one is private to the suite (static); this test rebuilds
+/* Alike src/verify/suite/suite.c:case_view: kept apart because that one is private to the suite (static); this test rebuilds
  * the same view to hand the exec IUT exactly what the suite hands it. */
 static void case_of(const fr_gen_case *g, fr_case *c) {
     memset(c, 0, sizeof *c);

@@ -1,11 +1,11 @@
-/* src/verify/casegen.c: every case of every set builds and validates, is a pure function of (spec, seed), and the
+/* src/verify/cases/casegen.c: every case of every set builds and validates, is a pure function of (spec, seed), and the
  * xcheck grid covers what golden_vs_numpy promises (every sparse mode, pse type and shape, layout, dtype, ...).
  * Content checks: canonical masks, ALiBi slopes (spec 5.1), top-k rows (causal, own key, sentinels), drop-mask size
  * and rate, dtype rounding of the normal samples, peaked rows. usage: test_casegen [seed] */
 #include "common/check.h"
 #include "common/seed.h"
 #include "core/rng.h"
-#include "verify/casegen.h"
+#include "verify/cases/casegen.h"
 
 #include <math.h>
 #include <stdio.h>

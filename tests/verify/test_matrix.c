@@ -1,11 +1,11 @@
-/* The option matrix (src/verify/matrix.c, issue 16): every axis value is reachable by a validated draw; draws are
+/* The option matrix (src/verify/cases/matrix.c, issue 16): every axis value is reachable by a validated draw; draws are
  * valid, classify as pinned and are reproducible; the allowed pairs come from validation (pairs the validator
  * rejects are not allowed); the default set holds every mask shape, sparse mode, pse type / shape and varlen
  * pattern at >= 1K keys with a key length at a tile residue; and the default set plus a 200-draw random batch covers
  * every allowed pair. usage: test_matrix [seed] */
 #include "common/check.h"
-#include "verify/coverage.h"
-#include "verify/suite_internal.h"
+#include "verify/report/coverage.h"
+#include "verify/suite/suite_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* The judge on constructed outputs with known answers: each defect is built by hand from the golden / ideal outputs
  * of a small generated case, and must get its verdict and diagnosis; the ideal pipeline itself must PASS. */
 #include "core/core.h"
-#include "verify/casegen.h"
-#include "verify/judge.h"
+#include "verify/cases/casegen.h"
+#include "verify/judge/judge.h"
 
 #include <float.h>
 #include <math.h>
@@ -240,7 +240,7 @@ static void test_zero_grad(void) {
 }
 
 /* Hypotheses: the IUT computes top-left causal where bottom-right was meant, or pse type 0 where 1 was meant. */
-/* Alike test_judge.c:test_gain and test_d1, test_shrink.c:main, src/verify/judge.c:fr_judge_opts_default: kept apart
+/* Alike test_judge.c:test_gain and test_d1, test_shrink.c:main, src/verify/judge/judge.c:fr_judge_opts_default: kept apart
  * because these are different cases' data (designated initializers), not shared logic. */
 static void test_hypotheses(void) {
     fr_gen_spec s = {.name = "judge_causal",

@@ -1,10 +1,10 @@
-/* Shrinking (src/verify/random.c, issue 16): a configuration with many features that the causal-top-left mutant fails
+/* Shrinking (src/verify/suite/random.c, issue 16): a configuration with many features that the causal-top-left mutant fails
  * (it is wrong only for sparse_mode 3 with S1 != S2) shrinks to a small one that still fails the same way, keeps
  * what the defect needs (mode 3, S1 != S2) and drops every feature it does not need; the correct base of the zoo
  * passes the same configuration (so the failure is the defect's), and the gqa-mod mutant's failure shrinks keeping
  * 1 < N2 < N1. */
 #include "common/check.h"
-#include "verify/suite_internal.h"
+#include "verify/suite/suite_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static void shrink_case(const char *impl, const fr_gen_spec *s, fr_diag want, fr
 }
 
 int main(void) {
-    /* Alike test_judge.c:test_hypotheses, verify/test_matrix.c:test_classify, src/verify/judge.c:fr_judge_opts_default
+    /* Alike test_judge.c:test_hypotheses, verify/test_matrix.c:test_classify, src/verify/judge/judge.c:fr_judge_opts_default
      * and the spec below: kept apart because these are different cases' data (designated initializers, one field a
      * line), not shared logic. */
     fr_gen_spec s = {.name = "shrink_causal",

@@ -5,8 +5,8 @@
  * nothing else. */
 #include "core/core.h"
 #include "core/problem.h"
-#include "verify/iut_internal.h"
-#include "verify/suite.h"
+#include "verify/iut/iut_internal.h"
+#include "verify/suite/suite.h"
 
 #include <float.h>
 #include <math.h>
@@ -37,7 +37,7 @@ static const struct {
 };
 
 /* K/V expanded to N1 heads with head h = original head h % N2 (same layout). */
-/* Alike src/verify/diagnose.c:expanded_like: kept apart because this test's defect (K/V copied out to N1 heads) must
+/* Alike src/verify/judge/diagnose.c:expanded_like: kept apart because this test's defect (K/V copied out to N1 heads) must
  * not reuse the diagnosis code it provokes; that one is a data-less view for offsets. */
 static fr_status expand_kv(const fr_problem *pb, const fr_tensor *src, int64_t D, fr_tensor *dst) {
     *dst = *src;

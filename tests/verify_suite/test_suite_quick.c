@@ -2,7 +2,7 @@
  * the ideal pipeline (emulate) must PASS (or WARN / SKIP) every case. Known defects of the fast kernels, found by
  * this suite and reported to their owners, are listed below: for those the test requires the judge to keep catching
  * them (FAIL with the listed diagnosis) until they are fixed, and accepts a PASS once they are. */
-#include "verify/suite.h"
+#include "verify/suite/suite.h"
 
 #include <stdio.h>
 #include <string.h>

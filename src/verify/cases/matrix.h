@@ -1,0 +1,102 @@
+/* The option matrix as data (issue 16): every axis of the operator with its values, in one table (matrix.c) that the
+ * random generator, the classifier and the pairwise coverage report all read. A configuration's "cell" is one value
+ * per axis. Which cells exist is not re-encoded here: a draw is realized as a casegen spec and kept only when the
+ * validator accepts it (fr_gen_check), and a pair of axis values is "allowed" when some validated draw shows it.
+ *
+ *   int cell[FR_AX_COUNT];  fr_matrix_classify(&spec, cell);            // the cell of any spec (suite cases too)
+ *   fr_draw d;  fr_matrix_draw(want, &rng, &lim, &d);                   // a spec realizing the wanted values
+ *   fr_coverage cv;  fr_coverage_init(&cv);  fr_coverage_add(&cv, cell);  ...  fr_coverage_free(&cv);
+ *
+ * Random batches (fr_random_batch) are drawn greedily: each draw is the best of a few candidates, each pinned to an
+ * uncovered allowed pair, scored by how many uncovered pairs it adds; so the default set plus ~200 draws covers every
+ * pair validation allows (tests/verify/test_matrix.c). Sizes are drawn log-uniformly inside their class, tile
+ * residues (multiples of 32/64/128/256 +- 1) favoured.
+ */
+#ifndef FR_VERIFY_MATRIX_H
+#define FR_VERIFY_MATRIX_H
+
+#include "verify/cases/casegen.h"
+
+typedef enum fr_axis_id {
+    FR_AX_DIR = 0,   /* fwd, bwd */
+    FR_AX_LAYOUT,    /* BSH, SBH, BSND, BNSD, TND */
+    FR_AX_DTYPE,     /* fp32, fp16, bf16, e4m3fn, e5m2, hif8 */
+    FR_AX_HEADS,     /* mha (N2 = N1), gqa (1 < N2 < N1), mqa (N2 = 1 < N1) */
+    FR_AX_HEADDIM,   /* dv=dk (D % 16 = 0), dv<dk, odd (Dk % 16 != 0), rope */
+    FR_AX_SPARSE,    /* no mask, sparse_mode 0..8 */
+    FR_AX_MASK,      /* atten_mask shape: none, SS, 11SS, B1SS, BNSS, compressed */
+    FR_AX_BAND,      /* pre/next: unused, set >= 0, one negative */
+    FR_AX_PSE,       /* pse_type: none, 0, 1, 2, 3 */
+    FR_AX_PSE_SHAPE, /* none, BNSS, BN1S, 1NSS, compressed [B,..], compressed [1,..], slopes [B,N1], slopes [N1] */
+    FR_AX_DROPOUT,   /* off, on */
+    FR_AX_SINK,      /* off, on */
+    FR_AX_TOPK,      /* off, [B,S1,W], [B,N2,S1,W] */
+    FR_AX_VARLEN,    /* not TND, uniform, ragged, with an empty query sequence */
+    FR_AX_SOFTMAX,   /* softmax layout: default, same_as_input */
+    FR_AX_OUT,       /* out_dtype: unset, fp16, bf16 */
+    FR_AX_QUERIES,   /* S1 (TND: longest): <= 1, < 256, >= 256 */
+    FR_AX_KEYS,      /* S2 (TND: longest): < 256, 256..1023, >= 1024 */
+    FR_AX_RESIDUE,   /* S2 mod tiles: aligned (S2 % 64 = 0), +-1 (S2 % 32 in {1, 31}), other */
+    FR_AX_COUNT
+} fr_axis_id;
+
+#define FR_AX_MAX_VALUES 10
+
+typedef struct fr_axis {
+    const char *name;
+    int n;
+    const char *values[FR_AX_MAX_VALUES];
+} fr_axis;
+
+/* The table: FR_AX_COUNT axes in fr_axis_id order. */
+const fr_axis *fr_matrix_axes(void);
+
+/* The cell of spec: cell[a] = the index of its value on axis a. */
+void fr_matrix_classify(const fr_gen_spec *spec, int cell[FR_AX_COUNT]);
+
+/* One line naming every axis value and size of spec ("bwd bf16 TND heads 4/2 D 64/64 seq_q [..] ..."). */
+void fr_matrix_describe(const fr_gen_spec *spec, char *buf, size_t n);
+
+/* A drawn configuration: the spec and the storage of its name. Copy with fr_draw_copy (spec.name points into it). */
+typedef struct fr_draw {
+    fr_gen_spec spec;
+    char name[48];
+} fr_draw;
+void fr_draw_copy(fr_draw *dst, const fr_draw *src);
+
+/* Limits of a draw: the largest S2 and S1 drawn, and a cap on B*N1*S1*S2 (the golden's work). */
+typedef struct fr_draw_limits {
+    int64_t max_s2, max_s1, max_work;
+} fr_draw_limits;
+fr_draw_limits fr_draw_limits_default(void); /* S2 <= 8192, S1 <= 2048, work <= 2^22 */
+
+/* Realizes a spec with the values want[a] (-1: any) from the generator state *rng (advanced). The result is not yet
+ * validated nor checked against want (fr_gen_check, fr_matrix_classify). */
+void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_limits *lim, fr_draw *out);
+
+/* Pairwise coverage: a hit count for every pair of values of two different axes. */
+typedef struct fr_coverage {
+    int npairs;
+    uint32_t *hits;
+} fr_coverage;
+fr_status fr_coverage_init(fr_coverage *cv, fr_error *err);
+void fr_coverage_free(fr_coverage *cv);
+void fr_coverage_add(fr_coverage *cv, const int cell[FR_AX_COUNT]);
+int fr_coverage_gain(const fr_coverage *cv, const uint8_t *allowed, const int cell[FR_AX_COUNT]);
+/* Pair index <-> (axis a, value va, axis b, value vb), a < b. */
+int fr_coverage_index(int a, int va, int b, int vb);
+void fr_coverage_pair(int idx, int *a, int *va, int *b, int *vb);
+int fr_coverage_npairs(void);
+
+/* allowed[p] = 1 (p < fr_coverage_npairs()) for every pair of axis values that some validated draw realizes: for each
+ * pair, pinned draws (FR_MATRIX_TRIES of them at most) until one passes fr_gen_check with both values. A fraction of a
+ * second; callers compute it once. */
+#define FR_MATRIX_TRIES 64
+void fr_matrix_allowed(uint8_t *allowed);
+
+/* N draws (names rnd_0 .. rnd_N-1), greedy for pairs not yet in *cv (which they are added to): draw k depends only on
+ * seed and the draws before it, so a batch's draw k is reproduced by any batch of more than k draws. */
+fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim, fr_draw *out,
+                          fr_error *err);
+
+#endif

@@ -1,0 +1,62 @@
+/* The callback IUT (iut_callback.h): hands the case's parameters and inputs to the caller's function and lets it
+ * write the guarded, NaN-prefilled outputs fr_iut_run allocated. */
+#include "verify/iut/iut_callback.h"
+
+#include "core/core.h"
+#include "verify/iut/iut_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cb_impl {
+    fr_verify_callback fn;
+    void *ud;
+    char case_name[96];
+    char category[32];
+} cb_impl;
+
+static fr_status cb_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err) {
+    (void)threads;
+    cb_impl *ci = iut->impl;
+    fr_verify_case vc = {ci->case_name, ci->category, c->op == FR_CASE_BWD ? FR_VERIFY_BWD : FR_VERIFY_FWD,
+                         c->dtype, &c->params, &c->in};
+    fr_error e;
+    memset(&e, 0, sizeof e);
+    fr_status st = ci->fn(ci->ud, &vc, &o->fwd, &o->bwd, &e);
+    e.msg[FR_MSG_LEN - 1] = '\0'; /* the callback may have filled the whole buffer */
+    if (st == FR_OK) return FR_OK;
+    if ((int)st < 0 || st >= FR_STATUS_COUNT) return fr_fail(err, FR_E_INTERNAL, "callback returned status %d", (int)st);
+    return fr_fail(err, st, "%s", e.msg[0] ? e.msg : fr_status_str(st));
+}
+
+static void cb_close(fr_iut *iut) { free(iut->impl); }
+
+static const fr_iut_ops kCallbackOps = {cb_run, cb_close, NULL};
+
+fr_status fr_iut_callback_open(fr_verify_callback fn, void *ud, const char *name, fr_iut **out, fr_error *err) {
+    if (!fn || !out) return fr_fail(err, FR_E_NULL, "callback: NULL function or result pointer");
+    *out = NULL;
+    fr_iut *iut = calloc(1, sizeof *iut);
+    cb_impl *ci = calloc(1, sizeof *ci);
+    if (!iut || !ci) {
+        free(iut);
+        free(ci);
+        return fr_fail(err, FR_E_NOMEM, "callback: out of memory");
+    }
+    ci->fn = fn;
+    ci->ud = ud;
+    snprintf(iut->name, sizeof iut->name, "%s", name && *name ? name : "callback");
+    iut->kind = FR_IUT_CALLBACK;
+    iut->ops = &kCallbackOps;
+    iut->impl = ci;
+    *out = iut;
+    return FR_OK;
+}
+
+void fr_iut_callback_set_case(fr_iut *iut, const char *name, const char *category) {
+    if (!iut || iut->kind != FR_IUT_CALLBACK) return;
+    cb_impl *ci = iut->impl;
+    snprintf(ci->case_name, sizeof ci->case_name, "%s", name ? name : "");
+    snprintf(ci->category, sizeof ci->category, "%s", category ? category : "");
+}

@@ -1,0 +1,564 @@
+/* Implementations under test by command (docs/exec-protocol.md; iut_exec.h has the contract). Two protocols:
+ *   exec:CMD        one `/bin/sh -c "CMD 'DIR'"` per case;
+ *   persistent:CMD  one long-lived `/bin/sh -c CMD` that reads case directories on stdin, one per line, and answers
+ *                   each with a line `flashref-status: N[ message]` on stdout.
+ * Either way a case is a fresh temporary directory holding case.json and the inputs, the runner is contained
+ * (iut_proc.h: process group, child subreaper: no process it started outlives its case, or, persistent, its run),
+ * a deadline covers running and reading the outputs back, outputs are opened relative to the directory without
+ * following symbolic links or blocking (regular files only), their header is checked against the operator's dtype
+ * and shape before any data is read, and the directory is removed through its descriptor (unlinkat, never
+ * following a link), so a runner that swaps it for a symlink cannot make us delete elsewhere. */
+#define _GNU_SOURCE
+
+#include "verify/iut/iut_exec.h"
+#include "verify/iut/iut_internal.h"
+#include "verify/iut/iut_proc.h"
+
+#include "core/core.h"
+#include "io/io_util.h"
+#include "io/npy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXEC_SKIP_STATUS 77
+/* The judge prefixes the status name and keeps 384 bytes: a message this long keeps its end (the real error). */
+#define EXEC_MSG_ROOM 360
+#define STATUS_PREFIX "flashref-status:"
+
+typedef struct exec_impl {
+    char *cmd;        /* CMD ARGS as given (NULL for a worker) */
+    int (*fn)(void *ud); /* worker: the function the forked runner runs (plugins, iut_plugin.c) */
+    void *ud;
+    const char *label; /* "exec", "persistent", "plugin" */
+    double timeout_s; /* per case */
+    bool persistent;  /* persistent or worker: one runner for many cases */
+    fr_proc proc;     /* persistent: the running runner */
+    bool running;
+    char hello[200];  /* worker: what its first status line said (the plugin's name) */
+} exec_impl;
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Temporary directories. */
+
+static bool keep_tmp(void) {
+    const char *k = getenv("FLASHREF_KEEP_TMP");
+    return k && *k;
+}
+
+static const char *tmp_base(void) {
+    const char *base = getenv("TMPDIR");
+    return base && *base ? base : "/tmp";
+}
+
+/* A fresh directory TMPDIR/flashref-case-XXXXXX (malloc'd path) and a descriptor on it. */
+static fr_status make_tmp_dir(char **out, int *dfd, fr_error *err) {
+    const char *base = tmp_base();
+    size_t n = strlen(base) + sizeof "/flashref-case-XXXXXX";
+    char *p = malloc(n);
+    if (!p) return fr_fail(err, FR_E_NOMEM, "exec: out of memory");
+    snprintf(p, n, "%s/flashref-case-XXXXXX", base);
+    if (!mkdtemp(p)) {
+        fr_status st = fr_fail(err, FR_E_IO, "exec: cannot create a temporary directory in %s: %s", base,
+                               fr_io_strerror());
+        free(p);
+        return st;
+    }
+    *dfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (*dfd < 0) {
+        fr_status st = fr_fail(err, FR_E_IO, "exec: cannot open %s: %s", p, fr_io_strerror());
+        rmdir(p);
+        free(p);
+        return st;
+    }
+    *out = p;
+    return FR_OK;
+}
+
+/* Empties the directory dfd refers to, never following a symbolic link (every step is relative to a descriptor
+ * opened O_NOFOLLOW). Depth is bounded: a runaway nesting stops at 512 levels. */
+static void clear_dir_fd(int dfd, int depth) {
+    if (depth > 512) return;
+    fchmod(dfd, 0700); /* a runner may have made it unreadable or unwritable */
+    for (int pass = 0; pass < 4; pass++) {
+        int dup_fd = dup(dfd);
+        if (dup_fd < 0) return;
+        DIR *d = fdopendir(dup_fd);
+        if (!d) {
+            close(dup_fd);
+            return;
+        }
+        rewinddir(d);
+        int removed = 0, seen = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            seen++;
+            struct stat sb;
+            if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            if (S_ISDIR(sb.st_mode)) {
+                /* A mode-000 directory cannot be opened for reading: make it ours again without following a link
+                 * (O_PATH opens it, then the chmod goes through /proc/self/fd, which names that very inode). */
+                int pfd = openat(dfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd >= 0) {
+                    char pp[64];
+                    snprintf(pp, sizeof pp, "/proc/self/fd/%d", pfd);
+                    chmod(pp, 0700);
+                    close(pfd);
+                }
+                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) {
+                    clear_dir_fd(sub, depth + 1);
+                    close(sub);
+                }
+                removed += unlinkat(dfd, e->d_name, AT_REMOVEDIR) == 0;
+            } else {
+                removed += unlinkat(dfd, e->d_name, 0) == 0;
+            }
+        }
+        closedir(d);
+        if (seen == 0 || removed == 0) return;
+    }
+}
+
+/* Removes the case directory: its contents through dfd, then the name itself: our directory, or a symbolic link
+ * (removed, not followed) or another directory the runner put there. */
+static void remove_case_dir(const char *path, int dfd) {
+    struct stat mine, now;
+    bool have_mine = fstat(dfd, &mine) == 0;
+    clear_dir_fd(dfd, 0);
+    fchmod(dfd, 0700);
+    if (lstat(path, &now) != 0) return;
+    if (S_ISDIR(now.st_mode) && have_mine && now.st_ino == mine.st_ino && now.st_dev == mine.st_dev) {
+        rmdir(path);
+    } else if (S_ISDIR(now.st_mode)) {
+        int o = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (o >= 0) {
+            clear_dir_fd(o, 0);
+            close(o);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Outputs: opened relative to the case directory, header checked before the data is read into o. */
+
+static void shape_str(int ndim, const int64_t *shape, char *s, size_t n) {
+    size_t k = (size_t)snprintf(s, n, "[");
+    for (int d = 0; d < ndim && k < n; d++) k += (size_t)snprintf(s + k, n - k, "%s%lld", d ? "," : "", (long long)shape[d]);
+    if (k < n) snprintf(s + k, n - k, "]");
+}
+
+static fr_status read_one_output(int dfd, const char *file, fr_tensor *want, double deadline, fr_error *err) {
+    int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        if (e == ENOENT) return fr_fail(err, FR_E_IO, "exec: %s: missing (the command exited 0 without writing it)", file);
+        if (e == ELOOP) return fr_fail(err, FR_E_OUTPUT, "exec: %s: a symbolic link (outputs must be regular files)", file);
+        return fr_fail(err, FR_E_IO, "exec: %s: cannot open: %s", file, fr_io_strerror_r(e, (char[128]){0}, 128));
+    }
+    fr_npy_header h;
+    fr_status st = fr_npy_read_fd_header(fd, &h, file, err);
+    fr_dtype dt = FR_DT_NONE;
+    if (st != FR_OK) {
+        char m[FR_MSG_LEN];
+        snprintf(m, sizeof m, "exec: %.490s", err ? err->msg : file);
+        st = fr_fail(err, st == FR_E_NOMEM ? st : FR_E_OUTPUT, "%s", m);
+    } else if (fr_npy_header_dtype(&h, want->dtype, &dt, file, NULL) != FR_OK) {
+        fr_dtype got = fr_npy_native_dtype(h.descr);
+        st = fr_fail(err, FR_E_OUTPUT, "exec: %s: dtype %s (descr '%s'), expected %s (descr '%s', the operator's)", file,
+                     got != FR_DT_NONE ? fr_dtype_name(got) : "?", h.descr, fr_dtype_name(want->dtype),
+                     fr_npy_descr_for(want->dtype));
+    } else if (h.ndim != want->ndim || memcmp(h.shape, want->shape, sizeof(int64_t) * (size_t)h.ndim) != 0) {
+        char a[160], b[160];
+        shape_str(h.ndim, h.shape, a, sizeof a);
+        shape_str(want->ndim, want->shape, b, sizeof b);
+        st = fr_fail(err, FR_E_OUTPUT, "exec: %s: shape %s, expected %s", file, a, b);
+    }
+    /* The data, in chunks so that the deadline also covers a slow or huge read. */
+    size_t total = st == FR_OK ? (size_t)h.data_bytes : 0, done = 0;
+    while (st == FR_OK && done < total) {
+        if (fr_proc_now() > deadline) {
+            st = fr_fail(err, FR_E_INTERNAL, "timeout: reading %s took past the deadline", file);
+            break;
+        }
+        size_t chunk = total - done < ((size_t)16 << 20) ? total - done : (size_t)16 << 20;
+        ssize_t r = pread(fd, (char *)want->data + done, chunk, (off_t)(h.data_offset + (int64_t)done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            st = fr_fail(err, FR_E_OUTPUT, "exec: %s: read error or truncated while reading", file);
+            break;
+        }
+        done += (size_t)r;
+    }
+    close(fd);
+    return st;
+}
+
+static fr_status take_outputs(int dfd, fr_case_outputs *o, double deadline, fr_error *err) {
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        fr_tensor *want = fr_case_output_slot(o, (fr_case_output)k);
+        if (!fr_tensor_present(want)) continue;
+        char file[64];
+        snprintf(file, sizeof file, "%s.npy", fr_case_output_name((fr_case_output)k));
+        fr_status st = read_one_output(dfd, file, want, deadline, err);
+        if (st != FR_OK) return st;
+    }
+    return FR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Messages. */
+
+/* err->msg = head + "; stderr: " + the last lines of the tail that fit in EXEC_MSG_ROOM. */
+static fr_status fail_with_tail(fr_error *err, fr_status st, const char *head, const fr_tail *t, const char *what) {
+    char text[EXEC_MSG_ROOM];
+    size_t hn = strlen(head) + strlen(what) + 16;
+    size_t room = hn < EXEC_MSG_ROOM - 48 ? EXEC_MSG_ROOM - hn : 48;
+    char h2[EXEC_MSG_ROOM];
+    fr_utf8_sanitize(head, strlen(head), h2, sizeof h2);
+    if (!t || !t->len) return fr_fail(err, st, "%s; no %s", h2, what);
+    fr_tail_text(t, text, room);
+    return fr_fail(err, st, "%s; %s: %s", h2, what, text);
+}
+
+/* "CMD ARGS 'DIR'" with every ' of DIR written as '\'' (malloc'd). */
+static char *command_line(const char *cmd, const char *dir) {
+    size_t n = strlen(cmd) + 4;
+    for (const char *q = dir; *q; q++) n += *q == '\'' ? 4 : 1;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    size_t k = (size_t)snprintf(s, n, "%s '", cmd);
+    for (const char *q = dir; *q; q++) {
+        if (*q == '\'') {
+            memcpy(s + k, "'\\''", 4);
+            k += 4;
+        } else {
+            s[k++] = *q;
+        }
+    }
+    s[k++] = '\'';
+    s[k] = '\0';
+    return s;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* exec: one process per case. */
+
+static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+                          fr_error *err) {
+    char *cmdline = command_line(ei->cmd, dir);
+    if (!cmdline) return fr_fail(err, FR_E_NOMEM, "exec: out of memory");
+    fr_proc_spec spec = {.cmdline = cmdline};
+    fr_proc p;
+    fr_status st = fr_proc_start(&p, &spec, err);
+    free(cmdline);
+    if (st != FR_OK) return fr_fail(err, FR_E_IO, "exec: %s", err ? err->msg : "cannot start");
+    fr_tail errt;
+    memset(&errt, 0, sizeof errt);
+    int r = fr_proc_poll(&p, deadline, NULL, &errt, NULL, NULL);
+    fr_proc_end(&p); /* every process it started is gone from here on */
+    char what[96], head[200];
+    if (r == 0) {
+        snprintf(head, sizeof head, "timeout: no exit after %g s (the command's process tree was killed)",
+                 ei->timeout_s);
+        return fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+    }
+    fr_proc_describe(p.wstatus, what, sizeof what);
+    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == 0) return take_outputs(dfd, o, deadline, err);
+    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == EXEC_SKIP_STATUS) {
+        snprintf(head, sizeof head, "exec: exit status 77 (not supported)");
+        return fail_with_tail(err, FR_E_UNSUPPORTED, head, &errt, "stderr");
+    }
+    snprintf(head, sizeof head, "%s%s", WIFSIGNALED(p.wstatus) ? "crash: " : "exec: ", what);
+    return fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* persistent: one runner for many cases. */
+
+typedef struct status_line {
+    bool got;
+    long code;
+    char msg[300];
+} status_line;
+
+static bool on_line(void *ud, const char *line, size_t n) {
+    status_line *s = ud;
+    if (s->got || n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0)
+        return false;
+    const char *p = line + sizeof STATUS_PREFIX - 1;
+    while (*p == ' ') p++;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno) {
+        s->got = true;
+        s->code = -1;
+        snprintf(s->msg, sizeof s->msg, "malformed status line: ");
+        size_t k = strlen(s->msg);
+        fr_utf8_sanitize(line, n, s->msg + k, sizeof s->msg - k);
+        return true;
+    }
+    while (*end == ' ') end++;
+    size_t l = strlen(end);
+    while (l && (end[l - 1] == '\r' || end[l - 1] == ' ')) l--;
+    fr_utf8_sanitize(end, l, s->msg, sizeof s->msg);
+    s->got = true;
+    s->code = v;
+    return true;
+}
+
+static const char *const kPersistentEnv[] = {"FLASHREF_PROTOCOL=persistent-1", NULL};
+
+/* A worker reports a failure as "flashref-status: 1 FR_E_NAME: message": the status it had in the worker. */
+static fr_status worker_status(const char *msg, const char **rest) {
+    *rest = msg;
+    for (int k = 1; k < FR_STATUS_COUNT; k++) {
+        const char *n = fr_status_name((fr_status)k);
+        size_t l = strlen(n);
+        if (!strncmp(msg, n, l) && msg[l] == ':') {
+            *rest = msg[l + 1] == ' ' ? msg + l + 2 : msg + l + 1;
+            return k == FR_E_UNSUPPORTED || k == FR_E_NOT_AVAILABLE ? FR_E_INTERNAL : (fr_status)k;
+        }
+    }
+    return FR_E_INTERNAL;
+}
+
+/* Starts the runner. A worker first answers with a status line of its own (0 and its name, or why it cannot run):
+ * FR_E_NOT_AVAILABLE with its message when it cannot. */
+static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
+    fr_proc_spec spec = {.cmdline = ei->cmd, .fn = ei->fn, .ud = ei->ud, .pipe_in = true, .pipe_out = true,
+                         .setenv = kPersistentEnv};
+    fr_status st = fr_proc_start(&ei->proc, &spec, err);
+    if (st != FR_OK) return fr_fail(err, FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
+    ei->running = true;
+    if (!ei->fn) return FR_OK;
+    status_line sl;
+    memset(&sl, 0, sizeof sl);
+    int r = fr_proc_poll(&ei->proc, fr_proc_now() + ei->timeout_s, NULL, errt, on_line, &sl);
+    if (r == 2 && sl.code == 0) {
+        snprintf(ei->hello, sizeof ei->hello, "%.190s", sl.msg);
+        return FR_OK;
+    }
+    fr_proc_end(&ei->proc);
+    ei->running = false;
+    char what[96];
+    if (r == 2) return fr_fail(err, FR_E_NOT_AVAILABLE, "%s", sl.msg);
+    if (r == 0) return fr_fail(err, FR_E_NOT_AVAILABLE, "%s: the worker did not start within %g s", ei->label,
+                               ei->timeout_s);
+    fr_proc_describe(ei->proc.wstatus, what, sizeof what);
+    char head[160];
+    snprintf(head, sizeof head, "%s: the worker ended before it was ready (%s)", ei->label, what);
+    return fail_with_tail(err, FR_E_NOT_AVAILABLE, head, errt, "stderr");
+}
+
+static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+                                fr_error *err) {
+    fr_status st;
+    fr_tail outt, errt;
+    memset(&outt, 0, sizeof outt);
+    memset(&errt, 0, sizeof errt);
+    char head[400], what[96];
+    if (!ei->running && (st = start_runner(ei, &errt, err)) != FR_OK) {
+        if (!ei->fn) return st;
+        /* A worker that no longer starts (it did when the IUT was opened): this case's crash. */
+        snprintf(head, sizeof head, "crash: the %s worker did not restart: %.300s", ei->label, err ? err->msg : "");
+        return fr_fail(err, FR_E_INTERNAL, "%s", head);
+    }
+    status_line sl;
+    memset(&sl, 0, sizeof sl);
+    size_t n = strlen(dir);
+    char *line = malloc(n + 2);
+    if (!line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
+    memcpy(line, dir, n);
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    bool sent = fr_proc_write(&ei->proc, line, n + 1, deadline);
+    free(line);
+    int r = sent ? fr_proc_poll(&ei->proc, deadline, &outt, &errt, on_line, &sl)
+                 : fr_proc_poll(&ei->proc, fr_proc_now() + 1.0, &outt, &errt, on_line, &sl);
+    if (r == 2) {
+        if (sl.code == 0) {
+            st = take_outputs(dfd, o, deadline, err);
+        } else if (sl.code == EXEC_SKIP_STATUS) {
+            snprintf(head, sizeof head, "%s: status 77 (not supported): %.280s", ei->label,
+                     sl.msg[0] ? sl.msg : "(no reason given)");
+            st = errt.len && !ei->fn ? fail_with_tail(err, FR_E_UNSUPPORTED, head, &errt, "stderr")
+                                     : fr_fail(err, FR_E_UNSUPPORTED, "%s", ei->fn ? sl.msg : head);
+        } else if (ei->fn) {
+            const char *rest;
+            st = worker_status(sl.msg, &rest);
+            st = fr_fail(err, st, "%s", rest);
+        } else {
+            snprintf(head, sizeof head, "%s: status %ld: %.280s", ei->label, sl.code, sl.msg[0] ? sl.msg : "(no message)");
+            st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
+        }
+    } else if (r == 0 || !sent) {
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+        if (!sent && ei->proc.exited) goto crashed;
+        snprintf(head, sizeof head,
+                 "timeout: no status line after %g s (the %s's process tree was killed; the next case starts a "
+                 "fresh one)", ei->timeout_s, ei->fn ? "worker" : "runner");
+        st = fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+    } else {
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+    crashed:
+        fr_proc_describe(ei->proc.wstatus, what, sizeof what);
+        snprintf(head, sizeof head, "crash: the %s ended without a status line (%s)", ei->fn ? "worker" : "runner",
+                 what);
+        st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+
+static fr_status exec_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err) {
+    (void)threads; /* the command manages its own threads */
+    exec_impl *ei = iut->impl;
+    char *dir = NULL;
+    int dfd = -1;
+    fr_status st = make_tmp_dir(&dir, &dfd, err);
+    if (st != FR_OK) return st;
+    bool keep = keep_tmp();
+    if ((st = fr_case_write(c, dir, err)) == FR_OK) {
+        double deadline = fr_proc_now() + ei->timeout_s;
+        st = ei->persistent ? persistent_one(ei, dir, dfd, o, deadline, err) : exec_one(ei, dir, dfd, o, deadline, err);
+    }
+    if (st != FR_OK && keep && err && strstr(err->msg, dir) == NULL) {
+        size_t len = strlen(err->msg);
+        snprintf(err->msg + len, sizeof err->msg - len, " (case kept in %s)", dir);
+    }
+    if (!keep) remove_case_dir(dir, dfd);
+    close(dfd);
+    free(dir);
+    return st;
+}
+
+static void exec_close(fr_iut *iut) {
+    exec_impl *ei = iut->impl;
+    if (!ei) return;
+    if (ei->running) fr_proc_close(&ei->proc, 5.0);
+    if (ei->fn) free(ei->ud);
+    free(ei->cmd);
+    free(ei);
+    iut->impl = NULL;
+}
+
+static fr_status exec_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
+    ((exec_impl *)iut->impl)->timeout_s = seconds;
+    (void)err;
+    return FR_OK;
+}
+
+static const fr_iut_ops kExecOps = {exec_run, exec_close, exec_set_timeout};
+
+fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_error *err) {
+    const char *kind = persistent ? "persistent" : "exec";
+    if (!cmd || !iut) return fr_fail(err, FR_E_NULL, "%s: NULL", kind);
+    const char *p = cmd;
+    while (*p == ' ' || *p == '\t') p++;
+    if (!*p)
+        return fr_fail(err, FR_E_INVALID_ARG, "--impl: %s: expected %s:\"CMD ARGS\", got an empty command", kind, kind);
+    double timeout = FR_EXEC_DEFAULT_TIMEOUT_S;
+    const char *env = getenv("FLASHREF_EXEC_TIMEOUT");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        double v = strtod(env, &end);
+        if (errno || *end || !isfinite(v) || v <= 0)
+            return fr_fail(err, FR_E_INVALID_ARG, "FLASHREF_EXEC_TIMEOUT: '%.64s' is not a number of seconds > 0",
+                           env);
+        timeout = v;
+    }
+    /* The temporary area must work before the first case: a broken TMPDIR is the run's error, not a FAIL. */
+    if (persistent && strchr(tmp_base(), '\n'))
+        return fr_fail(err, FR_E_INVALID_ARG, "persistent: TMPDIR contains a newline (case directories are sent one "
+                                              "per line)");
+    char *probe = NULL;
+    int pfd = -1;
+    fr_status st = make_tmp_dir(&probe, &pfd, err);
+    if (st != FR_OK) return st;
+    close(pfd);
+    rmdir(probe);
+    free(probe);
+    exec_impl *ei = calloc(1, sizeof *ei);
+    char *dup = malloc(strlen(cmd) + 1);
+    if (!ei || !dup) {
+        free(ei);
+        free(dup);
+        return fr_fail(err, FR_E_NOMEM, "%s: out of memory", kind);
+    }
+    strcpy(dup, cmd);
+    ei->cmd = dup;
+    ei->timeout_s = timeout;
+    ei->persistent = persistent;
+    ei->label = kind;
+    iut->kind = FR_IUT_EXEC;
+    iut->ops = &kExecOps;
+    iut->impl = ei;
+    return FR_OK;
+}
+
+fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, fr_iut *iut, fr_error *err) {
+    exec_impl *ei = calloc(1, sizeof *ei);
+    if (!ei) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", label);
+    ei->fn = fn;
+    ei->ud = ud;
+    ei->label = label;
+    ei->persistent = true;
+    ei->timeout_s = FR_EXEC_DEFAULT_TIMEOUT_S;
+    const char *env = getenv("FLASHREF_EXEC_TIMEOUT");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        double v = strtod(env, &end);
+        if (errno || *end || !isfinite(v) || v <= 0) {
+            free(ei);
+            return fr_fail(err, FR_E_INVALID_ARG, "FLASHREF_EXEC_TIMEOUT: '%.64s' is not a number of seconds > 0",
+                           env);
+        }
+        ei->timeout_s = v;
+    }
+    /* The temporary area must work, and the worker must start (it loads the library and checks its ABI). */
+    char *probe = NULL;
+    int pfd = -1;
+    fr_status st = make_tmp_dir(&probe, &pfd, err);
+    if (st == FR_OK) {
+        close(pfd);
+        rmdir(probe);
+        free(probe);
+        fr_tail errt;
+        memset(&errt, 0, sizeof errt);
+        st = start_runner(ei, &errt, err);
+    }
+    if (st != FR_OK) {
+        free(ei);
+        return st;
+    }
+    iut->ops = &kExecOps;
+    iut->impl = ei;
+    if (ei->hello[0]) snprintf(iut->name, sizeof iut->name, "%s", ei->hello);
+    return FR_OK;
+}
+
+fr_status fr_iut_exec_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
+    if (!iut || iut->ops != &kExecOps || !iut->impl)
+        return fr_fail(err, FR_E_INVALID_ARG, "exec timeout: the IUT is not an exec IUT");
+    return fr_iut_set_timeout(iut, seconds, err);
+}

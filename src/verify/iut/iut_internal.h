@@ -1,0 +1,35 @@
+/* The IUT vtable: each kind of implementation lives in its own file (iut.c: engines, mutants and disk;
+ * iut_plugin.c: dlopen'd plugins; iut_exec.c: the exec protocol). */
+#ifndef FR_VERIFY_IUT_INTERNAL_H
+#define FR_VERIFY_IUT_INTERNAL_H
+
+#include "verify/iut/iut.h"
+
+typedef struct fr_iut_ops {
+    /* Computes case c into o (already allocated by fr_iut_run in the operator's dtypes, NaN-prefilled, guarded). */
+    fr_status (*run)(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
+    void (*close)(fr_iut *iut);
+    /* Sets the per-case timeout (seconds, checked > 0 by fr_iut_set_timeout); NULL: the kind has none. */
+    fr_status (*set_timeout)(fr_iut *iut, double seconds, fr_error *err);
+} fr_iut_ops;
+
+struct fr_iut {
+    fr_iut_kind kind;
+    const fr_iut_ops *ops;
+    char name[256];
+    void *impl; /* owned by the kind's file */
+    int same_errs;                 /* identical consecutive failures so far */
+    bool gave_up;                  /* FR_IUT_GIVE_UP_AFTER of them: the suite stops */
+    char last_err[FR_MSG_LEN];
+};
+
+/* Openers of the other files: spec is what follows "plugin:" / "exec:" / "persistent:". */
+fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err);
+fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_error *err);
+/* A contained worker speaking the persistent protocol (iut_exec.c), running fn(ud) in a forked child instead of a
+ * command: fn first writes a status line of its own ("0 NAME" or why it cannot run), then serves case directories
+ * from stdin; a failure's message starts with its fr_status name ("FR_E_OUTPUT: ..."). ud is malloc'd and owned
+ * by the IUT from here on (freed at close; by the caller when this fails). */
+fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, fr_iut *iut, fr_error *err);
+
+#endif

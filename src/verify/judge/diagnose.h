@@ -1,0 +1,49 @@
+/* The diagnosis (docs/verification-method.md section 3, last bullet): the likeliest cause of a case the judge found beyond its
+ * bounds, named only when evidence separates it from the alternatives.
+ *
+ * The evidence is a re-run: the golden (or the emulator, for a numerics defect) is run again on the case's own inputs
+ * under each candidate defect of a fixed list (diagnose.c, kCands: scale squared / missing / 1/sqrt(D), band bounds
+ * +-1, causal alignment, pse order, dropout scaling and bits, GQA map, dK/dV not summed, head-dim tails, last key /
+ * key tile / query row / query tile dropped, no rescale of the accumulator, fp16 accumulation, P rounding, dq or dk
+ * without the scale, dpsum from dO alone, 32-bit offsets, the mask as an additive sentinel, varlen key offsets).
+ * For each candidate c
+ *     rho_c = max over the compared outputs k of  rel-L2(IUT_k, candidate_k) / bound_k
+ * (compared: attention_out forward, dq dk dv backward; bound_k: the judge's rel-L2 bound of output k; rho_0 is the
+ * same against the correct golden, > 1 for a failing case). The best candidate c* is named when it matches
+ * (rho_c* <= 1.5, or <= rho_0 / 20 for a large defect), is clearly closer than the correct output (rho_0 >= 4 rho_c*)
+ * and than every candidate of another diagnosis (each >= max(4 rho_c*, 1.5)). Otherwise only a shape unique to one
+ * class names a cause (GQA: exactly the heads whose kv head differs under h / G and h % N2 are wrong; overflow: a
+ * case built for overflow-sized sums whose output has whole rows zero or non-finite); else "unknown", and the error's
+ * shape (each compared output's error in bounds, rows and heads above the bound, worst row, nearest candidate) is
+ * appended to the verdict's line. The numerics candidates are re-run only when no other matched and the IUT's
+ * rel-L2 is below 5 %. Bounded work: only for failing cases, only when B N1 S1 S2 (Dk + Dv) <= 1.5e9;
+ * nothing is re-run for a WARN. */
+#ifndef FR_VERIFY_DIAGNOSE_H
+#define FR_VERIFY_DIAGNOSE_H
+
+#include "core/problem.h"
+#include "verify/judge/judge.h"
+
+/* What the judge hands the diagnosis: views into its own arrays (nothing is owned). */
+typedef struct fr_diag_in {
+    const fr_case *c;
+    unsigned tags, purpose;     /* as passed to fr_judge */
+    const fr_problem *pb;       /* the case's problem */
+    const double *const *a;     /* [FR_CASE_NUM_OUTPUTS]: the IUT's outputs as fp64 (NULL: absent), D1 rows zeroed */
+    const double *const *r;     /* [FR_CASE_NUM_OUTPUTS]: the golden's, same layout */
+    const int64_t *n;           /* [FR_CASE_NUM_OUTPUTS]: element counts (0: absent) */
+    int64_t nrows, row_len;     /* out-like rows (attention_out forward, dq backward) and their length */
+    const int32_t *head;        /* [nrows]: query head of each out-like row */
+    const uint8_t *d1;          /* [nrows]: the golden row is fully masked (zeroed in a and r) */
+    const fr_case_outputs *iut; /* the IUT's outputs as returned */
+} fr_diag_in;
+
+/* Why the case's outputs are beyond their bounds: called once every output's bound is set in j (j->out[k]).
+ * k_fail: the first output beyond its bound (attention_out or a gradient). shape: receives a short description of
+ * the error's shape and the nearest candidate (always written, "" when none; n bytes). */
+fr_diag fr_diagnose(const fr_diag_in *in, const fr_judgement *j, fr_case_output k_fail, char *shape, size_t n);
+
+/* Why softmax_max / softmax_sum is beyond its bound (k: which one). */
+fr_diag fr_diagnose_stats(const fr_diag_in *in, fr_case_output k);
+
+#endif

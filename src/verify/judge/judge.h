@@ -1,0 +1,123 @@
+/* The judge (docs/verification-method.md 3): one case's verdict from the IUT's outputs, the fp64 golden's, the ideal
+ * pipeline's (the emulator as the best kernel of the IUT's dtype, run on the same inputs) and the plain reference's
+ * (plain_ref.h: what an ordinary correct implementation of that dtype reaches). Bounds are k x max(plain, ideal,
+ * floor): FAIL above, WARN in the band above warn_frac of it; each verdict states the error as a multiple of the
+ * plain reference's and of the ideal pipeline's. A reference (ideal or plain) with NaN/Inf where the golden is
+ * finite, or far off the golden, is not used and the verdict says so. Every threshold is a
+ * field of fr_judge_opts (printed by the suite, overridable on the command line); every verdict carries the numbers
+ * that decided it and one diagnosis (verdict.h; diagnose.h: the golden re-run under candidate defects, a cause named
+ * only when one matches, else "unknown" with the error's shape). */
+#ifndef FR_VERIFY_JUDGE_H
+#define FR_VERIFY_JUDGE_H
+
+#include "io/casedir.h"
+#include "verify/judge/metrics.h"
+#include "verify/judge/verdict.h"
+
+/* What a case exercises: guides the diagnosis when the error's shape alone is ambiguous. */
+enum {
+    FR_TAG_D1 = 1u << 0,         /* has fully masked rows */
+    FR_TAG_NAN_KV = 1u << 1,     /* NaN/Inf placed in masked-out K/V */
+    FR_TAG_LARGE = 1u << 2,      /* huge logits / large magnitudes */
+    FR_TAG_SENTINEL = 1u << 3,   /* very negative real scores next to masked positions */
+    FR_TAG_TAIL = 1u << 4,       /* lengths just below / above a tile size */
+    FR_TAG_HEADDIM = 1u << 5,    /* head dim not a multiple of 8 */
+    FR_TAG_VARLEN = 1u << 6,     /* TND with empty sequences */
+    FR_TAG_INDEX64 = 1u << 7,    /* tensor of more than 2^31 elements */
+    FR_TAG_DROPOUT = 1u << 8,    /* keep_prob < 1 */
+    FR_TAG_PEAKED = 1u << 9,     /* q_i += beta k_i */
+    FR_TAG_GQA = 1u << 10,       /* N1 != N2 */
+    FR_TAG_CAUSAL_NE = 1u << 11, /* causal with S1 != S2 */
+    FR_TAG_PSE = 1u << 12,       /* position bias */
+    FR_TAG_MASK = 1u << 13,      /* mask / band / sparse mode */
+    FR_TAG_LONG = 1u << 14       /* > 32K keys */
+};
+
+/* Precision standards a run can be judged by (--standard), printed with every run. */
+typedef enum fr_standard {
+    FR_STD_FLASHREF = 0, /* k x max(plain, ideal, floor) on rel-L2 / max abs, WARN band, row gain (default) */
+    FR_STD_ASCEND_L0 = 1,/* Ascend dual benchmark against the plain reference: max-rel / mean-rel / RMSE ratios
+                            <= 10 / 2 / 2, plus the dtype's mean-relative threshold */
+    FR_STD_ASCEND_L1 = 2,/* ratios <= 5 / 1.5 / 1.5 */
+    FR_STD_ASCEND_L2 = 3,/* ratios <= 2 / 1.2 / 1.2 */
+    FR_STD_FA = 4        /* FlashAttention's tests: max abs error <= 2 x the plain reference's (+ 1 ulp of slack) */
+} fr_standard;
+const char *fr_standard_name(fr_standard s);
+/* FR_OK and *s for "flashref", "ascend-L0", "ascend-L1", "ascend-L2", "fa"; FR_E_INVALID_ARG otherwise. */
+fr_status fr_standard_parse(const char *name, fr_standard *s, fr_error *err);
+
+typedef struct fr_judge_opts {
+    double k_out;       /* FAIL: attention_out rel-L2 above k_out x max(plain's, ideal's, floor) (default 2) */
+    double k_max;       /* FAIL: attention_out max abs error above k_max x max(plain's, ideal's, 1 ulp) (default 4) */
+    double k_grad;      /* FAIL: a gradient's rel-L2 above k_grad x max(plain's, ideal's, floor) (default 3) */
+    double k_stats;     /* FAIL: softmax max / sum error above k_stats x max(plain's, ideal's) (default 4) */
+    double warn_frac;   /* WARN: a rel-L2 above warn_frac x its FAIL bound (default 0.75; outputs of >= 1024
+                           elements) */
+    double gain_warn;   /* WARN: row-gain rms above gain_warn x the noise floor and x the plain reference's (and
+                           the ideal's) (default 2) */
+    fr_standard standard; /* which standard decides PASS / FAIL (default FR_STD_FLASHREF) */
+    double growth_warn; /* WARN (suite): error / ideal's error grows by more than this factor along a length series
+                           (default 2) */
+    bool external;      /* fully masked rows are implementation-defined (D1): finite required, not compared */
+} fr_judge_opts;
+
+fr_judge_opts fr_judge_opts_default(void);
+
+/* One output tensor's comparison. */
+typedef struct fr_out_judgement {
+    bool present;
+    fr_metrics m;     /* IUT vs golden */
+    fr_metrics ideal; /* ideal pipeline vs golden */
+    bool have_ideal;
+    fr_metrics plain; /* plain reference vs golden */
+    bool have_plain;
+    double x_plain, x_ideal; /* rel-L2 (softmax stats: max rel) as a multiple of the plain's / the ideal's (0: none) */
+    /* msprobe-style columns of the IUT against the golden: share of elements whose relative error exceeds 1/1000
+     * and 5/1000 (cosine, max abs / rel are in m) */
+    double frac_1e3, frac_5e3;
+    double bound_l2;    /* the rel-L2 threshold applied */
+    double bound_abs;   /* the max abs threshold applied (0: not applied) */
+    double apriori_abs; /* the a-priori ceiling (attention_out only; 0: not applied) */
+    double ratio;       /* max over the applied thresholds of measured / threshold */
+} fr_out_judgement;
+
+#define FR_HEAT_R 32 /* heat map rows (query row buckets) */
+#define FR_HEAT_C 16 /* heat map columns (head-dim column buckets) */
+
+typedef struct fr_judgement {
+    fr_verdict verdict;
+    fr_diag diag;
+    char why[384]; /* the numbers that decided it, one line */
+    fr_out_judgement out[FR_CASE_NUM_OUTPUTS];
+    int64_t d1_rows; /* fully masked rows in the golden */
+    double ratio;    /* worst measured / threshold over every check (< 1 = inside) */
+    /* For reports: |error| / ulp of attention_out over query rows x columns (max per bucket), and the row gains. */
+    float heat[FR_HEAT_R][FR_HEAT_C];
+    int heat_rows, heat_cols;
+    double *gains; /* malloc'd row gains of attention_out (n_gains); NULL if none */
+    int64_t n_gains;
+} fr_judgement;
+
+void fr_judgement_free(fr_judgement *j);
+
+/* Judges one case. tags: what the case exercises; purpose: the subset it was designed for (its tag-based diagnosis
+ * is preferred to the error-shape heuristics). iut_st / iut_msg: what running the IUT returned (FR_E_UNSUPPORTED =
+ * SKIP). iut: its outputs (ignored unless iut_st is FR_OK). golden: fp64 outputs; ideal: the ideal pipeline's outputs
+ * (NULL when it could not run: the floors of the dtype are used). Returns FR_OK when a verdict was reached (even FAIL);
+ * else an internal error (out of memory). */
+fr_status fr_judge(const fr_case *c, unsigned tags, unsigned purpose, const fr_judge_opts *opt, fr_status iut_st,
+                   const char *iut_msg, const fr_case_outputs *iut, const fr_case_outputs *golden,
+                   const fr_case_outputs *ideal, fr_judgement *j, fr_error *err);
+/* The same with the plain reference's outputs (operator dtypes; NULL: bounds from the ideal pipeline alone). */
+fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, const fr_judge_opts *opt,
+                         fr_status iut_st, const char *iut_msg, const fr_case_outputs *iut,
+                         const fr_case_outputs *golden, const fr_case_outputs *ideal, const fr_case_outputs *plain,
+                         fr_judgement *j, fr_error *err);
+/* The plain reference's outputs of case c, allocated in the operator's dtypes (FR_E_NOT_AVAILABLE where it is not
+ * modelled: fp8 backward). */
+fr_status fr_judge_run_plain(const fr_case *c, fr_case_outputs *o, fr_error *err);
+
+/* Bitwise equality of two outputs (determinism); *first receives the first differing output or -1. */
+bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, int *first);
+
+#endif

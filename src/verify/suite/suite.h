@@ -1,0 +1,139 @@
+/* The verification suites (docs/verification-method.md 4): named sets of cases in seven categories, each case run
+ * against an implementation under test, the fp64 golden and the ideal pipeline of its dtype, then judged
+ * (judge.h). Cases are generated in memory (casegen.h) and post-processed where a category needs it (NaN in masked
+ * K/V, very negative scores, V = identity, permuted top-k lists); regression cases are read from case directories
+ * with stored golden outputs.
+ *
+ *   fr_suite_opts o = fr_suite_opts_default();   o.set = "quick";
+ *   fr_suite_result r;  fr_suite_run(iut, &o, &r, &err);   ... r.overall, r.cases[k].j ...   fr_suite_result_free(&r);
+ */
+#ifndef FR_VERIFY_SUITE_H
+#define FR_VERIFY_SUITE_H
+
+#include "verify/iut/iut.h"
+#include "verify/judge/judge.h"
+#include "verify/cases/matrix.h"
+
+typedef enum fr_suite_cat {
+    FR_CAT_REGRESSION = 0,
+    FR_CAT_BOUNDARIES,
+    FR_CAT_EQUIVALENCE,
+    FR_CAT_PROPERTIES,
+    FR_CAT_ORDER,
+    FR_CAT_GRADIENTS,
+    FR_CAT_DETERMINISM,
+    FR_CAT_IMPLDEF, /* implementation-defined: a point the spec leaves open; INFO says which reading, never FAIL */
+    FR_CAT_COUNT
+} fr_suite_cat;
+
+const char *fr_suite_cat_name(fr_suite_cat c); /* "regression", "boundaries", ..., "order invariance", ... */
+
+#define FR_SUITE_MAX_RANDOM 100000
+
+/* Named sets: "quick" (< 30 s), "default" (< 3 min on 2 cores), "long" (> 32K and > 64K keys), "all". */
+bool fr_suite_set_known(const char *set);
+extern const char *const fr_suite_set_names[]; /* NULL-terminated */
+
+typedef struct fr_case_result {
+    char name[96];
+    fr_suite_cat cat;
+    unsigned tags;
+    unsigned purpose; /* the tags the case was designed for (its diagnosis counts triple in the summary) */
+    bool bwd;
+    fr_dtype dtype;
+    int64_t S1, S2;
+    double seconds;
+    fr_judgement j;  /* owns its gains */
+    char extra[160]; /* category-specific note (determinism runs, order variants, properties) */
+    char series[32]; /* length series this case belongs to ("" none) */
+    char info[192];  /* implementation-defined cases: INFO, which reading the implementation follows ("" none) */
+    bool has_cell;   /* generated case: cell is its place in the option matrix (matrix.h) */
+    int cell[FR_AX_COUNT];
+    char config[400];  /* random draws: the full configuration (fr_matrix_describe) */
+    char smallest[400]; /* failing random draws, with shrinking: the smallest configuration failing the same way */
+    int shrink_runs;    /* judgements the shrinking took (0: not shrunk) */
+} fr_case_result;
+
+typedef struct fr_suite_result fr_suite_result;
+typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);
+
+typedef struct fr_suite_opts {
+    const char *set;    /* default "default" */
+    const char *filter; /* only cases whose name contains it (NULL: all) */
+    uint64_t seed;      /* default 20260101 */
+    int threads;        /* IUT threads (0: default) */
+    fr_judge_opts judge;
+    const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
+    const char *only;           /* only the case of exactly this name (NULL: all); "rnd_K" names draw K of a batch */
+    int random;                 /* > 0: instead of the set, this many random draws from the option matrix (seed) */
+    bool shrink;                /* shrink every failing random draw (matrix.h; random.c) */
+    const char *promote_dir;    /* write every failing draw's smallest configuration there as a regression case */
+    fr_suite_progress_fn progress;
+    void *progress_ud;
+    /* Distribution across processes (mpirun flashref suite, src/dist): with parts > 1 this run computes only the
+     * cases k (regression directories first, then the set's cases, in order) with k % parts == part, each at its
+     * place k of res->cases; gather (collective, given this part's status), when set, then fills part 0's res->cases with every other part's cases (mine[k]:
+     * whether this part computed case k) before the length series and the summary, so part 0's result is that
+     * of a single run. 0 / 1 / NULL: a single run. */
+    int part, parts;
+    fr_status (*gather)(void *ud, fr_suite_result *res, int total, const unsigned char *mine, fr_status st,
+                        fr_error *err);
+    void *gather_ud;
+} fr_suite_opts;
+
+fr_suite_opts fr_suite_opts_default(void);
+
+struct fr_suite_result {
+    fr_case_result *cases;
+    int n;
+    int count[FR_CAT_COUNT][4]; /* [category][verdict] */
+    fr_verdict overall;         /* FAIL if any FAIL, else WARN if any WARN, else PASS (SKIP only: SKIP) */
+    fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first */
+    double seconds;
+    int planned;                /* cases the set holds (n < planned when the run stopped early) */
+    char stopped[FR_MSG_LEN];   /* non-empty: the run stopped early, and why (fr_iut_gave_up) */
+};
+
+/* Runs the set against iut. FR_OK when the suite ran (whatever the verdicts); FR_E_INVALID_ARG for an unknown set. */
+fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err);
+void fr_suite_result_free(fr_suite_result *r);
+
+/* Lists the cases of a set: calls fn once per case (name, category, tags, one-line description). Returns the count. */
+int fr_suite_list(const char *set, const char *filter,
+                  void (*fn)(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what), void *ud);
+
+/* Writes the generated cases of a set as case directories DIR/NAME (inputs + case.json, golden fp64 outputs in
+ * DIR/NAME/golden/, and DIR/NAME/suite.txt with the category and tags) so that an external implementation can run
+ * them and `flashref verify` judge them. Order-invariance variants are written as separate cases. */
+fr_status fr_suite_write_cases(const char *set, const char *filter, uint64_t seed, const char *dir, int *written,
+                               fr_error *err);
+/* The same for the cases k with k % parts == part only (one rank's share; each case directory is written whole by
+ * one part). */
+fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_t seed, const char *dir, int part,
+                                    int parts, int *written, fr_error *err);
+
+/* The same for the cases o selects (set, filter, only, or random draws with their seed). */
+fr_status fr_suite_write_opts(const fr_suite_opts *o, const char *dir, int *written, fr_error *err);
+
+/* Shrinks a failing configuration (random.c): while a smaller one (sizes halved, heads and batches fewer, features
+ * switched off one by one) still FAILs with diagnosis `diag`, take it. *smallest receives the last such one;
+ * *runs the judgements made (at most FR_SHRINK_MAX_RUNS). */
+#define FR_SHRINK_MAX_RUNS 80
+fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o,
+                          fr_draw *smallest, int *runs, fr_error *err);
+
+/* Judges case directories (outputs already written by an implementation; `flashref verify`). Each directory is
+ * judged against a fresh golden run (fp64) and the ideal pipeline; a suite.txt beside case.json supplies the
+ * category and tags. Fully masked rows follow D1 for external implementations (opt->external is forced on). */
+fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts *o, fr_suite_result *res,
+                               fr_error *err);
+
+/* The pairwise coverage of a run: cv gets every generated case's cell (cv initialized by the caller). */
+void fr_suite_coverage(const fr_suite_result *r, fr_coverage *cv);
+/* The coverage of a set's generated cases (without running them): the starting point of random batches. */
+fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err);
+
+/* Suite-level summary after a run: fills count, overall and primary. */
+void fr_suite_summarize(fr_suite_result *r);
+
+#endif

@@ -1,0 +1,124 @@
+/* What the suite's files share: the case table (suite_cases.c), the case list (suite.c), post-processing and
+ * category checks (suite_modify.c), running (suite_run.c), regression folders (suite_regress.c), the summary
+ * (suite_summary.c) and --write (suite_write.c). Private to src/verify and its tests. */
+#ifndef FR_VERIFY_SUITE_INTERNAL_H
+#define FR_VERIFY_SUITE_INTERNAL_H
+
+#include "verify/cases/casegen.h"
+#include "verify/suite/suite.h"
+
+#include <stddef.h>
+
+/* FR_SET_ALL_ONLY: in --set all but in no smaller set (the 1M-key case). */
+enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u, FR_SET_ALL_ONLY = 8u };
+
+/* Post-processing of a generated case. */
+typedef enum fr_suite_mod {
+    FR_MOD_NONE = 0,
+    FR_MOD_NAN_KV,            /* key columns masked for every query row, their K = NaN and V = +Inf (needs mask SS) */
+    FR_MOD_SENTINEL,          /* pse (type 0, BNSS, fp32) in [-3e30, -1e30]: real scores far below any additive mask */
+    FR_MOD_SENTINEL_1E4,      /* pse (type 0, BNSS) -1e4 on kept positions, 0 on masked ones (needs mask SS): a mask
+                                 added as -1e4 puts the masked keys level with the real ones */
+    FR_MOD_V_IDENTITY,        /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
+    FR_MOD_FIRST_TILE_MASKED, /* the first 128 keys masked for every row, every 7th row fully masked (needs mask SS) */
+    FR_MOD_KEY_PAST_2G        /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
+                                 virtual buffer, a few MB touched): 64-bit index arithmetic and strided inputs */
+} fr_suite_mod;
+
+typedef struct fr_suite_entry {
+    fr_suite_cat cat;
+    unsigned sets; /* FR_SET_* */
+    unsigned tags; /* FR_TAG_* beyond those derived from the spec */
+    fr_suite_mod mod;
+    const char *what;
+    fr_gen_spec spec;
+    const char *series; /* cases of one series differ only in S2: the error / ideal ratio must not grow along it */
+} fr_suite_entry;
+
+extern const fr_suite_entry fr_suite_entries[];
+extern const int fr_suite_entry_count;
+
+/* ---- the case list (suite.c) ---- */
+
+/* One case a run selects: a table entry, a cross-check grid case or a random draw. */
+typedef struct fr_suite_item {
+    const fr_suite_entry *e; /* NULL for an xcheck case or a random draw */
+    const fr_gen_spec *spec;
+    fr_suite_cat cat;
+    unsigned tags;
+    fr_suite_mod mod;
+    const char *what;
+    bool drawn; /* a random draw (matrix.h) */
+} fr_suite_item;
+
+/* The case selection: --filter (substring) and --only (exact name). */
+typedef struct fr_suite_select {
+    const char *filter, *only;
+} fr_suite_select;
+
+unsigned fr_suite_set_bits(const char *set); /* FR_SET_* of a set name; 0 for an unknown one */
+unsigned fr_suite_spec_tags(const fr_gen_spec *s); /* the FR_TAG_* a spec implies */
+/* A generated case with no table entry (a random draw, a cross-check grid case): gradients when backward, else
+ * equivalence; tags from the spec, no post-processing. */
+fr_suite_item fr_suite_item_of_spec(const fr_gen_spec *s, const char *what, bool drawn);
+bool fr_suite_selected(const char *name, const fr_suite_select *sel);
+/* Fills items (when non-NULL) and returns the count: the random draws when there are any, else the set's cases. */
+int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *draws, int ndraws,
+                     fr_suite_item *items);
+/* The random draws a run asks for (o->random, or `--only rnd_K`); *d NULL, *n 0 when none. */
+fr_status fr_suite_make_draws(const fr_suite_opts *o, fr_draw **d, int *n, fr_error *err);
+/* A generated case as the fr_case the IUT, golden and judge take (views into g, no copy). */
+void fr_suite_case_view(const fr_gen_case *g, fr_case *c);
+/* The category name as suite.txt spells it: spaces as '_' ("order_invariance"). */
+void fr_suite_cat_key(fr_suite_cat c, char *buf, size_t n);
+double fr_suite_now_s(void); /* monotonic seconds, for case and run times */
+
+/* ---- post-processing and category checks (suite_modify.c) ---- */
+
+fr_status fr_suite_apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err);
+/* Top-k order variant 1..3 of the index tensor t, in place: reversed, a seeded shuffle, rotated by half a row. */
+void fr_suite_permute_topk(const fr_tensor *t, int variant, uint64_t seed);
+/* Explicit softmax properties of a V = I case (ideal: the ideal pipeline's outputs or NULL); may FAIL cr. */
+void fr_suite_check_props(const fr_case *c, const fr_case_outputs *iut, const fr_case_outputs *ideal,
+                          fr_case_result *cr);
+/* Implementation-defined case: which reading the IUT's outputs follow (INFO in cr), never a FAIL on numbers. */
+void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr);
+/* rel-L2 of output k of a against b over the elements finite in both (0 when either is absent). */
+double fr_suite_out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, fr_case_output k);
+
+/* ---- running (suite_run.c) ---- */
+
+/* Allocates o and runs a built-in engine on c; o is freed on failure. */
+fr_status fr_suite_run_engine(const fr_case *c, fr_engine_kind kind, fr_case_outputs *o, fr_error *err);
+/* Runs the IUT, the golden (unless stored_golden) and the ideal pipeline on c and judges into cr; iut_out_keep, when
+ * non-NULL, receives the IUT's outputs (zeroed when it failed). */
+fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs *stored_golden, unsigned tags,
+                             const fr_suite_opts *o, fr_case_outputs *iut_out_keep, fr_case_result *cr, fr_error *err);
+/* Lowers a PASS to v (WARN or FAIL), or a WARN to FAIL, with diagnosis d and why; a FAIL or a SKIP stays. */
+void fr_suite_downgrade(fr_case_result *cr, fr_verdict v, fr_diag d, const char *why);
+
+/* ---- regression folders (suite_regress.c) ---- */
+
+/* Sorted paths DIR/NAME of the subdirectories of dir that hold a case.json (malloc'd); -1 when dir cannot be read. */
+int fr_suite_list_case_dirs(const char *dir, char ***out);
+const char *fr_suite_base_name(const char *p); /* the last component of a path */
+/* Judges one case directory (against its stored golden/ when present); iut NULL: the outputs on disk. */
+fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const fr_suite_opts *o, fr_case_result *cr,
+                           fr_error *err);
+
+/* ---- summary (suite_summary.c) ---- */
+
+/* Length series: WARNs the largest-S2 case of a series whose error / ideal's grows with S2. */
+void fr_suite_check_growth(fr_suite_result *r, const fr_judge_opts *jo);
+
+/* Judges a generated spec like a random draw (suite_run.c): IUT, golden, ideal pipeline, judge. */
+fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
+                              fr_error *err);
+/* Writes a spec as a regression-style case directory: inputs, golden/ outputs, suite.txt (suite_write.c). */
+fr_status fr_suite_write_spec(const fr_gen_spec *spec, uint64_t seed, const char *dir, fr_suite_cat cat,
+                              fr_error *err);
+/* Shrinks (o->shrink) and promotes (o->promote_dir) every failing draw of r (random.c). */
+fr_status fr_suite_shrink_failures(fr_iut *iut, fr_suite_result *r, const fr_draw *draws, int nd,
+                                   const fr_suite_opts *o, fr_error *err);
+
+#endif
