@@ -1,7 +1,7 @@
 /* fr_report_html_text, the one HTML text escaper of the suite report and the coverage report: markup characters are
  * escaped, invalid UTF-8 and control bytes become visible \xNN text, valid UTF-8 passes unchanged. */
 #include "common/check.h"
-#include "verify/report/report.h"
+#include "verify/report/text.h"
 
 #include <stdio.h>
 #include <stdlib.h>

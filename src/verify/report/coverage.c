@@ -2,7 +2,7 @@
 #include "verify/report/coverage.h"
 
 #include "core/core.h"
-#include "verify/report/report.h"
+#include "verify/report/text.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #include "verify/report/report.h"
 
 #include "core/core.h"
-#include "verify/iut/iut_proc.h"
 #include "verify/report/coverage.h"
+#include "verify/report/text.h"
 
 #include <cjson/cJSON.h>
 #include <float.h>
@@ -181,44 +181,6 @@ static cJSON *case_json(const fr_case_result *c) {
     return o;
 }
 
-/* cJSON copies bytes >= 0x80 through unchecked: a runner's stderr or a directory name may not be UTF-8. Every
- * invalid byte (they can only be inside strings) becomes the text \xNN, written as "\\xNN" in JSON. Returns a new
- * malloc'd text (or txt itself when it was valid). */
-static char *json_utf8(char *txt) {
-    size_t n = strlen(txt);
-    char *tmp = malloc(4 * n + 1);
-    if (!tmp) return txt;
-    fr_utf8_sanitize(txt, n, tmp, 4 * n + 1);
-    if (!strcmp(tmp, txt)) {
-        free(tmp);
-        return txt;
-    }
-    /* fr_utf8_sanitize wrote \xNN for invalid bytes (control characters are already escaped by cJSON); a JSON
-     * string needs the backslash itself escaped. */
-    char *out = malloc(5 * n + 1);
-    if (!out) {
-        free(tmp);
-        return txt;
-    }
-    size_t k = 0, i = 0, j = 0;
-    while (txt[i]) {
-        if (!strncmp(tmp + j, "\\x", 2) && strncmp(txt + i, "\\x", 2) != 0) {
-            out[k++] = '\\';
-            memcpy(out + k, tmp + j, 4);
-            k += 4;
-            j += 4;
-            i += 1;
-        } else {
-            out[k++] = txt[i++];
-            j++;
-        }
-    }
-    out[k] = '\0';
-    free(tmp);
-    free(txt);
-    return out;
-}
-
 fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_report_meta *m, fr_error *err) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "flashref-suite-result/1");
@@ -258,7 +220,7 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
         fr_coverage_report_free(&cov);
     }
     char *txt = cJSON_Print(root);
-    if (txt) txt = json_utf8(txt);
+    if (txt) txt = fr_report_json_utf8(txt);
     cJSON_Delete(root);
     if (!txt) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", path);
     FILE *f = fopen(path, "w");
@@ -346,7 +308,7 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
         cJSON_AddStringToObject(res, r->cases[k].name, fr_verdict_name(r->cases[k].j.verdict));
     cJSON_AddItemToObject(j, "results", res);
     char *txt = cJSON_PrintUnformatted(j);
-    if (txt) txt = json_utf8(txt);
+    if (txt) txt = fr_report_json_utf8(txt);
     cJSON_Delete(j);
     if (!txt) return fr_fail(err, FR_E_NOMEM, "history: out of memory");
     f = fopen(path, "a");
@@ -363,27 +325,6 @@ fr_status fr_report_history(const char *path, FILE *out, const fr_suite_result *
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* HTML */
-
-void fr_report_html_text(FILE *f, const char *raw) {
-    size_t n = strlen(raw);
-    char small[1024], *buf = 4 * n + 1 <= sizeof small ? small : malloc(4 * n + 1);
-    if (!buf) return;
-    fr_utf8_sanitize(raw, n, buf, 4 * n + 1);
-    const char *s = buf;
-    for (; *s; s++) {
-        if (*s == '<')
-            fputs("&lt;", f);
-        else if (*s == '>')
-            fputs("&gt;", f);
-        else if (*s == '&')
-            fputs("&amp;", f);
-        else if (*s == '"')
-            fputs("&quot;", f);
-        else
-            fputc(*s, f);
-    }
-    if (buf != small) free(buf);
-}
 
 /* A colour from cool (0) to hot (1). */
 static void heat_color(double t, char *buf, size_t n) {

@@ -25,10 +25,6 @@ void fr_report_thresholds(FILE *f, const fr_judge_opts *o);
 fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_report_meta *m, fr_error *err);
 fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_report_meta *m, fr_error *err);
 
-/* Writes s as HTML text: < > & " escaped, an invalid UTF-8 byte or a control character as the text \xNN
- * (fr_utf8_sanitize). Shared by the suite report and the coverage report (coverage.c). */
-void fr_report_html_text(FILE *f, const char *s);
-
 /* History: appends this run to path (JSON lines) after printing to f what changed since the last run with the same
  * impl and set found there (verdict changes per case, new and removed cases). */
 fr_status fr_report_history(const char *path, FILE *f, const fr_suite_result *r, const fr_report_meta *m,
