@@ -1,5 +1,6 @@
-/* The IUT vtable: each kind of implementation lives in its own file (iut.c: engines, mutants and disk;
- * iut_plugin.c: dlopen'd plugins; iut_exec.c: the exec protocol). */
+/* The IUT vtable: each kind of implementation lives in its own file (iut_open.c: engines and disk; iut_mutant.c:
+ * mutants; iut_plugin.c: dlopen'd plugins; iut_exec.c: the exec protocol; iut_callback.c: a caller's function), on
+ * top of the run path of iut.c. */
 #ifndef FR_VERIFY_IUT_INTERNAL_H
 #define FR_VERIFY_IUT_INTERNAL_H
 
