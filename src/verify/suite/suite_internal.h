@@ -86,7 +86,7 @@ void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_c
 /* rel-L2 of output k of a against b over the elements finite in both (0 when either is absent). */
 double fr_suite_out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, fr_case_output k);
 
-/* ---- running (suite_run.c) ---- */
+/* ---- judging one case (suite_judge.c) ---- */
 
 /* Allocates o and runs a built-in engine on c; o is freed on failure. */
 fr_status fr_suite_run_engine(const fr_case *c, fr_engine_kind kind, fr_case_outputs *o, fr_error *err);
@@ -96,6 +96,12 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
                              const fr_suite_opts *o, fr_case_outputs *iut_out_keep, fr_case_result *cr, fr_error *err);
 /* Lowers a PASS to v (WARN or FAIL), or a WARN to FAIL, with diagnosis d and why; a FAIL or a SKIP stays. */
 void fr_suite_downgrade(fr_case_result *cr, fr_verdict v, fr_diag d, const char *why);
+/* One case a run selects (fr_suite_collect), built, post-processed and judged into cr, with its category's checks. */
+fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite_opts *o, fr_case_result *cr,
+                            fr_error *err);
+/* Judges a generated spec like a random draw: IUT, golden, ideal pipeline, judge. */
+fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
+                              fr_error *err);
 
 /* ---- regression folders (suite_regress.c) ---- */
 
@@ -111,9 +117,6 @@ fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const
 /* Length series: WARNs the largest-S2 case of a series whose error / ideal's grows with S2. */
 void fr_suite_check_growth(fr_suite_result *r, const fr_judge_opts *jo);
 
-/* Judges a generated spec like a random draw (suite_run.c): IUT, golden, ideal pipeline, judge. */
-fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_suite_opts *o, fr_case_result *cr,
-                              fr_error *err);
 /* Writes a spec as a regression-style case directory: inputs, golden/ outputs, suite.txt (suite_write.c). */
 fr_status fr_suite_write_spec(const fr_gen_spec *spec, uint64_t seed, const char *dir, fr_suite_cat cat,
                               fr_error *err);
