@@ -1,8 +1,8 @@
-/* Shrinking (src/verify/suite/random.c, issue 16): a configuration with many features that the causal-top-left mutant fails
- * (it is wrong only for sparse_mode 3 with S1 != S2) shrinks to a small one that still fails the same way, keeps
- * what the defect needs (mode 3, S1 != S2) and drops every feature it does not need; the correct base of the zoo
- * passes the same configuration (so the failure is the defect's), and the gqa-mod mutant's failure shrinks keeping
- * 1 < N2 < N1. */
+/* Shrinking (src/verify/cases/shrink.c, src/verify/suite/suite_shrink.c): a configuration with many features that the
+ * causal-top-left mutant fails (it is wrong only for sparse_mode 3 with S1 != S2) shrinks to a small one that still
+ * fails the same way, keeps what the defect needs (mode 3, S1 != S2) and drops every feature it does not need; the
+ * correct base of the zoo passes the same configuration (so the failure is the defect's), and the gqa-mod mutant's
+ * failure shrinks keeping 1 < N2 < N1. */
 #include "common/check.h"
 #include "verify/suite/suite_internal.h"
 

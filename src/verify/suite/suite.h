@@ -66,7 +66,7 @@ typedef struct fr_suite_opts {
     const char *regression_dir; /* directory of stored regression cases (NULL: no regression cases) */
     const char *only;           /* only the case of exactly this name (NULL: all); "rnd_K" names draw K of a batch */
     int random;                 /* > 0: instead of the set, this many random draws from the option matrix (seed) */
-    bool shrink;                /* shrink every failing random draw (matrix.h; random.c) */
+    bool shrink;                /* shrink every failing random draw (cases/shrink.h; suite_shrink.c) */
     const char *promote_dir;    /* write every failing draw's smallest configuration there as a regression case */
     fr_suite_progress_fn progress;
     void *progress_ud;
@@ -115,8 +115,8 @@ fr_status fr_suite_write_cases_part(const char *set, const char *filter, uint64_
 /* The same for the cases o selects (set, filter, only, or random draws with their seed). */
 fr_status fr_suite_write_opts(const fr_suite_opts *o, const char *dir, int *written, fr_error *err);
 
-/* Shrinks a failing configuration (random.c): while a smaller one (sizes halved, heads and batches fewer, features
- * switched off one by one) still FAILs with diagnosis `diag`, take it. *smallest receives the last such one;
+/* Shrinks a failing configuration (cases/shrink.c, asked by suite_shrink.c): while a smaller one (sizes halved, heads
+ * and batches fewer, features switched off one by one) still FAILs with diagnosis `diag`, take it. *smallest receives the last such one;
  * *runs the judgements made (at most FR_SHRINK_MAX_RUNS). */
 #define FR_SHRINK_MAX_RUNS 80
 fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o,

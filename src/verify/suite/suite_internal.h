@@ -120,7 +120,7 @@ void fr_suite_check_growth(fr_suite_result *r, const fr_judge_opts *jo);
 /* Writes a spec as a regression-style case directory: inputs, golden/ outputs, suite.txt (suite_write.c). */
 fr_status fr_suite_write_spec(const fr_gen_spec *spec, uint64_t seed, const char *dir, fr_suite_cat cat,
                               fr_error *err);
-/* Shrinks (o->shrink) and promotes (o->promote_dir) every failing draw of r (random.c). */
+/* Shrinks (o->shrink) and promotes (o->promote_dir) every failing draw of r (suite_shrink.c). */
 fr_status fr_suite_shrink_failures(fr_iut *iut, fr_suite_result *r, const fr_draw *draws, int nd,
                                    const fr_suite_opts *o, fr_error *err);
 

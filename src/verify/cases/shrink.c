@@ -1,15 +1,11 @@
-/* Shrinking and promotion of failing random draws (suite.h: fr_suite_shrink). A failing configuration is reduced one
- * step at a time, features first (each switched off), then batches, heads, head dims and lengths (halved, once keeping
- * the length's residue mod 64 and once not), and a step is kept only while the case still FAILs with the same
- * diagnosis. Each candidate is validated (fr_gen_check) before it is judged, so a step never makes an invalid case. */
-#include "verify/suite/suite_internal.h"
-
-#include "core/core.h"
+/* Shrinking a configuration (shrink.h): reduced one step at a time, features first (each switched off), then
+ * batches, heads, head dims and lengths (halved, once keeping the length's residue mod 64 and once not); a step is
+ * kept only while the caller's question still answers yes. Each candidate is validated (fr_gen_check) before it is
+ * asked about, so a step never makes an invalid case. */
+#include "verify/cases/shrink.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef bool (*reduce_fn)(fr_gen_spec *s);
 
@@ -117,60 +113,30 @@ static const reduce_fn kSteps[] = {to_fwd,    no_dropout,      no_sink,        n
                                    no_gqa,    fewer_groups,    fewer_kv_heads, smaller_d,     keys_keep,
                                    keys_half, queries_keep,    queries_half,   one_query,     topk_half};
 
-fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, const fr_suite_opts *o, fr_draw *smallest,
-                          int *runs, fr_error *err) {
+fr_status fr_shrink(const fr_gen_spec *spec, int max_runs, fr_shrink_fails_fn fails, void *ud, fr_draw *smallest,
+                    int *runs, fr_error *err) {
     memset(smallest, 0, sizeof *smallest);
     snprintf(smallest->name, sizeof smallest->name, "%s", spec->name ? spec->name : "case");
     smallest->spec = *spec;
     smallest->spec.name = smallest->name; /* the same name: the same input streams (fr_gen_case_seed) */
     *runs = 0;
     bool changed = true;
-    while (changed && *runs < FR_SHRINK_MAX_RUNS) {
+    while (changed && *runs < max_runs) {
         changed = false;
-        for (size_t k = 0; k < sizeof kSteps / sizeof kSteps[0] && *runs < FR_SHRINK_MAX_RUNS; k++) {
+        for (size_t k = 0; k < sizeof kSteps / sizeof kSteps[0] && *runs < max_runs; k++) {
             fr_draw cand;
             fr_draw_copy(&cand, smallest);
             if (!kSteps[k](&cand.spec)) continue;
             fr_error ve;
             if (fr_gen_check(&cand.spec, &ve) != FR_OK) continue;
-            fr_case_result cr;
-            fr_status st = fr_suite_judge_spec(iut, &cand.spec, o, &cr, err);
+            bool same = false;
+            fr_status st = fails(ud, &cand.spec, &same, err);
             (*runs)++;
-            bool same = st == FR_OK && cr.j.verdict == FR_FAIL && cr.j.diag == diag;
-            fr_judgement_free(&cr.j);
             if (st != FR_OK) return st;
             if (same) {
                 fr_draw_copy(smallest, &cand);
                 changed = true;
             }
-        }
-    }
-    return FR_OK;
-}
-
-fr_status fr_suite_shrink_failures(fr_iut *iut, fr_suite_result *r, const fr_draw *draws, int nd,
-                                   const fr_suite_opts *o, fr_error *err) {
-    if (o->promote_dir) mkdir(o->promote_dir, 0777);
-    for (int k = 0; k < r->n; k++) {
-        fr_case_result *c = &r->cases[k];
-        if (c->j.verdict != FR_FAIL) continue;
-        const fr_draw *d = NULL;
-        for (int i = 0; i < nd && !d; i++)
-            if (!strcmp(draws[i].name, c->name)) d = &draws[i];
-        if (!d) continue;
-        fr_draw small;
-        fr_draw_copy(&small, d);
-        if (o->shrink) {
-            fr_status st = fr_suite_shrink(iut, &d->spec, c->j.diag, o, &small, &c->shrink_runs, err);
-            if (st != FR_OK) return st;
-            fr_matrix_describe(&small.spec, c->smallest, sizeof c->smallest);
-        }
-        if (o->promote_dir) {
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%.3900s/reg_%s_seed%llu", o->promote_dir, c->name, (unsigned long long)o->seed);
-            fr_status st = fr_suite_write_spec(&small.spec, o->seed, dir, c->cat, err);
-            if (st != FR_OK) return st;
-            snprintf(c->extra, sizeof c->extra, "promoted to %.140s", dir);
         }
     }
     return FR_OK;
