@@ -10,29 +10,10 @@
 #ifndef FR_VERIFY_SUITE_H
 #define FR_VERIFY_SUITE_H
 
+#include "verify/cases/sets.h"
 #include "verify/iut/iut.h"
-#include "verify/judge/judge.h"
-#include "verify/cases/matrix.h"
-
-typedef enum fr_suite_cat {
-    FR_CAT_REGRESSION = 0,
-    FR_CAT_BOUNDARIES,
-    FR_CAT_EQUIVALENCE,
-    FR_CAT_PROPERTIES,
-    FR_CAT_ORDER,
-    FR_CAT_GRADIENTS,
-    FR_CAT_DETERMINISM,
-    FR_CAT_IMPLDEF, /* implementation-defined: a point the spec leaves open; INFO says which reading, never FAIL */
-    FR_CAT_COUNT
-} fr_suite_cat;
-
-const char *fr_suite_cat_name(fr_suite_cat c); /* "regression", "boundaries", ..., "order invariance", ... */
 
 #define FR_SUITE_MAX_RANDOM 100000
-
-/* Named sets: "quick" (< 30 s), "default" (< 3 min on 2 cores), "long" (> 32K and > 64K keys), "all". */
-bool fr_suite_set_known(const char *set);
-extern const char *const fr_suite_set_names[]; /* NULL-terminated */
 
 typedef struct fr_case_result {
     char name[96];
@@ -98,10 +79,6 @@ struct fr_suite_result {
 fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err);
 void fr_suite_result_free(fr_suite_result *r);
 
-/* Lists the cases of a set: calls fn once per case (name, category, tags, one-line description). Returns the count. */
-int fr_suite_list(const char *set, const char *filter,
-                  void (*fn)(void *ud, const char *name, fr_suite_cat cat, unsigned tags, const char *what), void *ud);
-
 /* Writes the generated cases of a set as case directories DIR/NAME (inputs + case.json, golden fp64 outputs in
  * DIR/NAME/golden/, and DIR/NAME/suite.txt with the category and tags) so that an external implementation can run
  * them and `flashref verify` judge them. Order-invariance variants are written as separate cases. */
@@ -130,9 +107,6 @@ fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts
 
 /* The pairwise coverage of a run: cv gets every generated case's cell (cv initialized by the caller). */
 void fr_suite_coverage(const fr_suite_result *r, fr_coverage *cv);
-/* The coverage of a set's generated cases (without running them): the starting point of random batches. */
-fr_status fr_suite_set_coverage(const char *set, fr_coverage *cv, fr_error *err);
-
 /* Suite-level summary after a run: fills count, overall and primary. */
 void fr_suite_summarize(fr_suite_result *r);
 

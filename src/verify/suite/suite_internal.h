@@ -1,76 +1,18 @@
-/* What the suite's files share: the case table (suite_cases.c), the case list (suite.c), post-processing and
- * category checks (suite_modify.c), running (suite_run.c), regression folders (suite_regress.c), the summary
- * (suite_summary.c) and --write (suite_write.c). Private to src/verify and its tests. */
+/* What the suite's files share: the run's draws (suite.c), post-processing and category checks (suite_modify.c),
+ * judging one case (suite_judge.c), running (suite_run.c), regression folders (suite_regress.c), the summary
+ * (suite_summary.c), --write (suite_write.c) and shrinking (suite_shrink.c). The sets and their case list are
+ * cases/sets.h. Private to src/verify and its tests. */
 #ifndef FR_VERIFY_SUITE_INTERNAL_H
 #define FR_VERIFY_SUITE_INTERNAL_H
 
-#include "verify/cases/casegen.h"
 #include "verify/suite/suite.h"
 
 #include <stddef.h>
 
-/* FR_SET_ALL_ONLY: in --set all but in no smaller set (the 1M-key case). */
-enum { FR_SET_QUICK = 1u, FR_SET_DEFAULT = 2u, FR_SET_LONG = 4u, FR_SET_ALL_ONLY = 8u };
+/* ---- the run's draws and clock (suite.c) ---- */
 
-/* Post-processing of a generated case. */
-typedef enum fr_suite_mod {
-    FR_MOD_NONE = 0,
-    FR_MOD_NAN_KV,            /* key columns masked for every query row, their K = NaN and V = +Inf (needs mask SS) */
-    FR_MOD_SENTINEL,          /* pse (type 0, BNSS, fp32) in [-3e30, -1e30]: real scores far below any additive mask */
-    FR_MOD_SENTINEL_1E4,      /* pse (type 0, BNSS) -1e4 on kept positions, 0 on masked ones (needs mask SS): a mask
-                                 added as -1e4 puts the masked keys level with the real ones */
-    FR_MOD_V_IDENTITY,        /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
-    FR_MOD_FIRST_TILE_MASKED, /* the first 128 keys masked for every row, every 7th row fully masked (needs mask SS) */
-    FR_MOD_KEY_PAST_2G        /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
-                                 virtual buffer, a few MB touched): 64-bit index arithmetic and strided inputs */
-} fr_suite_mod;
-
-typedef struct fr_suite_entry {
-    fr_suite_cat cat;
-    unsigned sets; /* FR_SET_* */
-    unsigned tags; /* FR_TAG_* beyond those derived from the spec */
-    fr_suite_mod mod;
-    const char *what;
-    fr_gen_spec spec;
-    const char *series; /* cases of one series differ only in S2: the error / ideal ratio must not grow along it */
-} fr_suite_entry;
-
-extern const fr_suite_entry fr_suite_entries[];
-extern const int fr_suite_entry_count;
-
-/* ---- the case list (suite.c) ---- */
-
-/* One case a run selects: a table entry, a cross-check grid case or a random draw. */
-typedef struct fr_suite_item {
-    const fr_suite_entry *e; /* NULL for an xcheck case or a random draw */
-    const fr_gen_spec *spec;
-    fr_suite_cat cat;
-    unsigned tags;
-    fr_suite_mod mod;
-    const char *what;
-    bool drawn; /* a random draw (matrix.h) */
-} fr_suite_item;
-
-/* The case selection: --filter (substring) and --only (exact name). */
-typedef struct fr_suite_select {
-    const char *filter, *only;
-} fr_suite_select;
-
-unsigned fr_suite_set_bits(const char *set); /* FR_SET_* of a set name; 0 for an unknown one */
-unsigned fr_suite_spec_tags(const fr_gen_spec *s); /* the FR_TAG_* a spec implies */
-/* A generated case with no table entry (a random draw, a cross-check grid case): gradients when backward, else
- * equivalence; tags from the spec, no post-processing. */
-fr_suite_item fr_suite_item_of_spec(const fr_gen_spec *s, const char *what, bool drawn);
-bool fr_suite_selected(const char *name, const fr_suite_select *sel);
-/* Fills items (when non-NULL) and returns the count: the random draws when there are any, else the set's cases. */
-int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *draws, int ndraws,
-                     fr_suite_item *items);
 /* The random draws a run asks for (o->random, or `--only rnd_K`); *d NULL, *n 0 when none. */
 fr_status fr_suite_make_draws(const fr_suite_opts *o, fr_draw **d, int *n, fr_error *err);
-/* A generated case as the fr_case the IUT, golden and judge take (views into g, no copy). */
-void fr_suite_case_view(const fr_gen_case *g, fr_case *c);
-/* The category name as suite.txt spells it: spaces as '_' ("order_invariance"). */
-void fr_suite_cat_key(fr_suite_cat c, char *buf, size_t n);
 double fr_suite_now_s(void); /* monotonic seconds, for case and run times */
 
 /* ---- post-processing and category checks (suite_modify.c) ---- */

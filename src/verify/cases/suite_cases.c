@@ -1,7 +1,7 @@
 /* The suite's cases (verification-method.md 4), by category. The cross-check grid of casegen.c ("xcheck") is added to
  * the default set at run time (forward cases as equivalence, backward ones as gradients). Shapes are chosen so that
  * "quick" runs in well under 30 s and "default" under 3 minutes on 2 cores, golden and ideal pipeline included. */
-#include "verify/suite/suite_internal.h"
+#include "verify/cases/sets.h"
 
 #define SQ (FR_SET_QUICK | FR_SET_DEFAULT)
 #define SD FR_SET_DEFAULT
