@@ -9,7 +9,7 @@
 #include "io/casedir.h"
 #include "study/emu_study.h"
 #include "verify/iut/iut_callback.h"
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 #include "verify/report/report.h"
 #include "verify/suite/suite.h"
 

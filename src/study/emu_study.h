@@ -9,7 +9,7 @@
 
 #include "flashref_emulate.h"
 
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 
 /* One sparse-MLA problem: TND, B = 1, T query tokens = T keys, H query heads, one kv head. */
 typedef struct fr_mla_case {

@@ -7,7 +7,7 @@
  *
  * Per case and per ISA variant the CPU has (others skipped loudly): attention_out in the operator dtype (softmax
  * stats fp32) from the fast engine and from the emulator, both against the golden (fp64 outputs), metrics of
- * src/verify/judge/metrics.h over rows (b, h, i) of Dv elements. Asserted:
+ * src/verify/metrics/metrics.h over rows (b, h, i) of Dv elements. Asserted:
  *     fast rel_l2   <= 1.25 * ideal rel_l2   (+ 1e-12 only when ideal rel_l2 is exactly 0)
  *     fast gain_rms <= 1.25 * ideal gain_rms (+ 1e-12 only when ideal gain_rms is exactly 0)
  * The ideal is exactly 0 when every output is exact (S2 = 1: out = v; all rows D1); then the fast must be exact too
@@ -22,7 +22,7 @@
  * Usage: test_kernels_ideal [seed]. */
 #include "kt_harness.h"
 #include "flashref_emulate.h"
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 
 static int g_fail = 0;
 

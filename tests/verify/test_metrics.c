@@ -1,5 +1,5 @@
 /* Metrics on constructed inputs whose answers are known in closed form (docs/verification-method.md 2). */
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 
 #include <float.h>
 #include <math.h>

@@ -37,8 +37,8 @@ static const struct {
 };
 
 /* K/V expanded to N1 heads with head h = original head h % N2 (same layout). */
-/* Alike src/verify/judge/diagnose.c:expanded_like: kept apart because this test's defect (K/V copied out to N1 heads) must
- * not reuse the diagnosis code it provokes; that one is a data-less view for offsets. */
+/* Alike src/verify/judge/diagnose_cands.c:expanded_like: kept apart because this test's defect (K/V copied out to N1
+ * heads) must not reuse the diagnosis code it provokes; that one is a data-less view for offsets. */
 static fr_status expand_kv(const fr_problem *pb, const fr_tensor *src, int64_t D, fr_tensor *dst) {
     *dst = *src;
     int64_t sh[FR_MAX_DIMS];

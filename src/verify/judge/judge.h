@@ -11,7 +11,7 @@
 #define FR_VERIFY_JUDGE_H
 
 #include "io/casedir.h"
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 #include "verify/judge/verdict.h"
 
 /* What a case exercises: guides the diagnosis when the error's shape alone is ambiguous. */

@@ -6,7 +6,7 @@
 #include "core/core.h"
 #include "core/problem.h"
 #include "core/rng.h"
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Precision metrics (docs/verification-method.md 2). Everything in fp64. */
-#include "verify/judge/metrics.h"
+#include "verify/metrics/metrics.h"
 
 #include "core/core.h"
 
