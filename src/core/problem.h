@@ -1,5 +1,5 @@
 /* The problem a validated (params, inputs) pair describes: every dimension resolved from the layout.
- * Produced by validation (validate.c); read by every engine. Layout -> index helpers live here too (design.md:
+ * Produced by validation (validate_problem.c); read by every engine. Layout -> index helpers live here too (design.md:
  * "core: tensor views (dtype, layout -> index)"). Masks, pse and sparse modes are NOT here: the golden writes its
  * own from the spec, and src/semantics serves the fast kernels and the emulator. */
 #ifndef FR_CORE_PROBLEM_H
@@ -75,7 +75,7 @@ static inline int64_t fr_softmax_offset(const fr_tensor *t, fr_layout l, fr_soft
     return b * st[0] + h * st[1] + i * st[2] + c * st[3];
 }
 
-/* Validates and resolves the problem (implemented in validate.c). */
+/* Validates and resolves the problem (implemented in validate_problem.c). */
 fr_status fr_problem_from_fwd(const fr_params *p, const fr_fwd_inputs *in, fr_problem *pb, fr_error *err);
 fr_status fr_problem_from_bwd(const fr_params *p, const fr_bwd_inputs *in, fr_problem *pb, fr_error *err);
 /* Output checks (shapes/dtypes of out tensors against the problem; engine decides allowed dtypes). */

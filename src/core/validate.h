@@ -1,5 +1,5 @@
 /* Contracts written once (style.md 11): predicates shared by validation, tests and proof harnesses.
- * The full rule set lives in validate.c and is tabulated in docs/validation.md. */
+ * The full rule set lives in validate_problem.c and validate_opts.c and is tabulated in docs/validation.md. */
 #ifndef FR_CORE_VALIDATE_H
 #define FR_CORE_VALIDATE_H
 

@@ -1,5 +1,5 @@
 /* The engine table (engine.h) and the public entries that dispatch through it: check the outputs are given, the
- * engine is built in and the thread count is >= 0, validate (core/validate.c), then call the engine's row. */
+ * engine is built in and the thread count is >= 0, validate (core/validate_problem.c), then call the engine's row. */
 #include "engine/engine.h"
 
 #include "core/core.h"

@@ -1,4 +1,4 @@
-/* Validation rules (src/core/validate.c, docs/validation.md), table-driven.
+/* Validation rules (src/core/validate_problem.c, validate_opts.c, docs/validation.md), table-driven.
  * Invalid rows: a valid base configuration with one field mutated; each row expects its exact fr_status and a
  * message that names the parameter. Valid rows: edge configurations (D8 empty dims, every layout, sparse mode with
  * its canonical mask, pse type, TND with empty sequences, ...) that must be accepted by the forward and the backward,

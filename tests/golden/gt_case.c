@@ -110,8 +110,8 @@ void gt_lidx(const gt_case *c, int kv, int64_t b, int64_t n, int64_t i, int64_t 
     }
 }
 
-/* Alike src/core/validate.c:layout_shape and src/verify/cases/casegen.c:qkv_shape: kept apart because a test does not reuse
- * the code it checks: the golden tests spell the layouts out themselves. */
+/* Alike src/core/validate.c:vd_layout_shape and src/verify/cases/casegen.c:qkv_shape: kept apart because a test does
+ * not reuse the code it checks: the golden tests spell the layouts out themselves. */
 int gt_shape(const gt_case *c, int kv, int64_t N, int64_t D, int64_t *sh) {
     int64_t S = kv ? c->S2 : c->S1, T = kv ? c->T2 : c->T1;
     switch (c->L) {
