@@ -325,60 +325,53 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name) {
     return z ^ (z >> 31);
 }
 
-static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_case *c, fr_error *err) {
-    if (!s || !c) return fr_fail(err, FR_E_NULL, "casegen: NULL spec or case");
-    memset(c, 0, sizeof *c);
-    fr_status st = check_spec(s, err);
-    if (st != FR_OK) return st;
-    snprintf(c->name, sizeof c->name, "%s", s->name ? s->name : "case");
-    c->bwd = s->bwd;
-    seed = fr_gen_case_seed(seed, s->name);
-    c->seed = seed;
-    dims d;
-    memset(&d, 0, sizeof d);
-    d.shapes = shapes;
-    d.layout = s->layout ? s->layout : FR_BNSD;
-    d.dtype = s->dtype ? s->dtype : FR_F32;
-    c->dtype = d.dtype;
-    d.N1 = s->N1;
-    d.N2 = s->N2 ? s->N2 : s->N1;
-    d.G = d.N1 / d.N2;
-    d.D = s->D;
-    d.Dv = s->Dv ? s->Dv : s->D;
-    d.Dr = s->Drope;
-    d.B = s->B;
-    if (d.layout == FR_TND) {
-        c->cu_q = malloc(sizeof(int64_t) * (size_t)d.B);
-        c->cu_kv = malloc(sizeof(int64_t) * (size_t)d.B);
-        if (!c->cu_q || !c->cu_kv) {
-            fr_gen_case_free(c);
-            return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
-        }
+/* The case's dimensions from the spec (TND: the cumulative lengths, owned by c). */
+static fr_status build_dims(const fr_gen_spec *s, bool shapes, fr_gen_case *c, dims *d, fr_error *err) {
+    memset(d, 0, sizeof *d);
+    d->shapes = shapes;
+    d->layout = s->layout ? s->layout : FR_BNSD;
+    d->dtype = s->dtype ? s->dtype : FR_F32;
+    c->dtype = d->dtype;
+    d->N1 = s->N1;
+    d->N2 = s->N2 ? s->N2 : s->N1;
+    d->G = d->N1 / d->N2;
+    d->D = s->D;
+    d->Dv = s->Dv ? s->Dv : s->D;
+    d->Dr = s->Drope;
+    d->B = s->B;
+    if (d->layout == FR_TND) {
+        c->cu_q = malloc(sizeof(int64_t) * (size_t)d->B);
+        c->cu_kv = malloc(sizeof(int64_t) * (size_t)d->B);
+        if (!c->cu_q || !c->cu_kv) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
         int64_t aq = 0, ak = 0;
-        for (int64_t b = 0; b < d.B; b++) {
+        for (int64_t b = 0; b < d->B; b++) {
             aq += s->seq_q[b];
             ak += s->seq_kv[b];
             c->cu_q[b] = aq;
             c->cu_kv[b] = ak;
-            if (s->seq_q[b] > d.S1) d.S1 = s->seq_q[b];
-            if (s->seq_kv[b] > d.S2) d.S2 = s->seq_kv[b];
+            if (s->seq_q[b] > d->S1) d->S1 = s->seq_q[b];
+            if (s->seq_kv[b] > d->S2) d->S2 = s->seq_kv[b];
         }
-        d.T1 = aq;
-        d.T2 = ak;
-        d.cu_q = c->cu_q;
-        d.cu_kv = c->cu_kv;
+        d->T1 = aq;
+        d->T2 = ak;
+        d->cu_q = c->cu_q;
+        d->cu_kv = c->cu_kv;
     } else {
-        d.S1 = s->S1;
-        d.S2 = s->S2;
-        d.T1 = d.B * d.S1;
-        d.T2 = d.B * d.S2;
+        d->S1 = s->S1;
+        d->S2 = s->S2;
+        d->T1 = d->B * d->S1;
+        d->T2 = d->B * d->S2;
     }
+    return FR_OK;
+}
 
+/* The operator's parameters of the case (prefix drawn from its own stream, owned by c). */
+static fr_status build_params(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_gen_case *c, fr_error *err) {
     fr_params *p = &c->params;
     *p = fr_params_default();
-    p->head_num = d.N1;
-    p->input_layout = d.layout;
-    p->scale_value = s->scale != 0 ? s->scale : (d.D > 0 ? 1.0 / sqrt((double)d.D) : 1.0);
+    p->head_num = d->N1;
+    p->input_layout = d->layout;
+    p->scale_value = s->scale != 0 ? s->scale : (d->D > 0 ? 1.0 / sqrt((double)d->D) : 1.0);
     p->keep_prob = s->keep_prob > 0 ? s->keep_prob : 1.0;
     if (s->set_band) {
         p->pre_tokens = s->pre_tokens;
@@ -391,58 +384,91 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
     p->kv_start_idx = s->kv_start_idx;
     p->out_dtype = s->out_dtype;
     p->softmax_layout = s->softmax_layout;
-    if (d.layout == FR_TND) {
+    if (d->layout == FR_TND) {
         p->actual_seq_qlen = c->cu_q;
         p->actual_seq_kvlen = c->cu_kv;
-        p->actual_seq_len = d.B;
+        p->actual_seq_len = d->B;
     }
     if (s->prefix) {
-        c->prefix = malloc(sizeof(int64_t) * (size_t)(d.B > 0 ? d.B : 1));
-        if (!c->prefix) {
-            fr_gen_case_free(c);
-            return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
-        }
-        for (int64_t b = 0; b < d.B; b++) {
-            int64_t s1 = q_len(&d, b), s2 = kv_len(&d, b);
+        c->prefix = malloc(sizeof(int64_t) * (size_t)(d->B > 0 ? d->B : 1));
+        if (!c->prefix) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
+        for (int64_t b = 0; b < d->B; b++) {
+            int64_t s1 = q_len(d, b), s2 = kv_len(d, b);
             int64_t lo = s1 > s2 ? 0 : s2 - s1, hi = s2; /* spec 4.2 prefix range */
             int64_t v = lo + (int64_t)(fr_rng_uniform01(seed, ST_PREFIX, (uint64_t)b) * (double)(hi - lo + 1));
             c->prefix[b] = v > hi ? hi : v;
         }
         p->prefix = c->prefix;
-        p->prefix_len = d.B;
+        p->prefix_len = d->B;
     }
+    return FR_OK;
+}
 
-    fr_fwd_inputs *in = &c->in.fwd;
-    double sd = s->in_scale > 0 ? s->in_scale : 1.0;
+/* query and key, drawn in fp32 (peaked rows: q_i += beta * k_i of the same batch and kv group, verification-method
+ * 4) and then encoded in the case's dtype. */
+static fr_status build_qk(const fr_gen_spec *s, const dims *d, uint64_t seed, double sd, fr_fwd_inputs *in,
+                          fr_error *err) {
     int64_t sh[4];
     fr_tensor qf, kf;
     memset(&qf, 0, sizeof qf);
     memset(&kf, 0, sizeof kf);
-    int nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.D, sh);
-    if ((st = normal_f32(d.shapes, &qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) goto fail;
-    nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.D, sh);
-    if ((st = normal_f32(d.shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) goto fail;
-    /* peaked rows: q_i += beta * k_i of the same batch and kv group (verification-method 4) */
-    if (s->beta != 0 && !d.shapes) {
-        for (int64_t b = 0; b < d.B; b++) {
-            int64_t n = q_len(&d, b) < kv_len(&d, b) ? q_len(&d, b) : kv_len(&d, b);
-            for (int64_t h = 0; h < d.N1; h++)
+    fr_status st;
+    int nd = qkv_shape(d, d->N1, d->S1, d->T1, d->D, sh);
+    if ((st = normal_f32(d->shapes, &qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) return st;
+    nd = qkv_shape(d, d->N2, d->S2, d->T2, d->D, sh);
+    if ((st = normal_f32(d->shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) return st;
+    if (s->beta != 0 && !d->shapes) {
+        for (int64_t b = 0; b < d->B; b++) {
+            int64_t n = q_len(d, b) < kv_len(d, b) ? q_len(d, b) : kv_len(d, b);
+            for (int64_t h = 0; h < d->N1; h++)
                 for (int64_t i = 0; i < n; i++)
-                    for (int64_t x = 0; x < d.D; x++) {
-                        int64_t oq = fr_layout_offset(&qf, d.layout, d.D, q_start(&d, b), b, h, i, x);
-                        int64_t ok = fr_layout_offset(&kf, d.layout, d.D, kv_start(&d, b), b, h / d.G, i, x);
+                    for (int64_t x = 0; x < d->D; x++) {
+                        int64_t oq = fr_layout_offset(&qf, d->layout, d->D, q_start(d, b), b, h, i, x);
+                        int64_t ok = fr_layout_offset(&kf, d->layout, d->D, kv_start(d, b), b, h / d->G, i, x);
                         ((float *)qf.data)[oq] += (float)s->beta * ((float *)kf.data)[ok];
                     }
         }
     }
-    st = encode(d.shapes, &qf, d.dtype, &in->query, err);
-    if (st == FR_OK) st = encode(d.shapes, &kf, d.dtype, &in->key, err);
-    if (!d.shapes) {
+    st = encode(d->shapes, &qf, d->dtype, &in->query, err);
+    if (st == FR_OK) st = encode(d->shapes, &kf, d->dtype, &in->key, err);
+    if (!d->shapes) {
         free(qf.data);
         free(kf.data);
     }
-    if (st != FR_OK) goto fail;
-    nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dv, sh);
+    return st;
+}
+
+/* The drop mask of keep_prob < 1 (its own stream). */
+static fr_status build_drop_mask(const fr_params *p, const dims *d, uint64_t seed, const char *name, fr_tensor *t,
+                                 fr_error *err) {
+    int64_t nbits = fr_drop_mask_nbits(d->B, d->N1, d->S1, d->S2, d->cu_q, d->cu_kv);
+    if (nbits < 0) return fr_fail(err, FR_E_OVERFLOW, "casegen %s: drop mask size overflows", name);
+    int64_t nb = nbits / 8 + (nbits % 8 != 0);
+    fr_status st = talloc(d->shapes, t, FR_U8, 1, &nb, err);
+    if (st == FR_OK && !d->shapes)
+        st = fr_rng_drop_mask((uint8_t *)t->data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
+    return st;
+}
+
+/* A case from its spec, tensor by tensor, each from its own stream of (seed, name). */
+static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_case *c, fr_error *err) {
+    if (!s || !c) return fr_fail(err, FR_E_NULL, "casegen: NULL spec or case");
+    memset(c, 0, sizeof *c);
+    fr_status st = check_spec(s, err);
+    if (st != FR_OK) return st;
+    snprintf(c->name, sizeof c->name, "%s", s->name ? s->name : "case");
+    c->bwd = s->bwd;
+    seed = fr_gen_case_seed(seed, s->name);
+    c->seed = seed;
+    dims d;
+    if ((st = build_dims(s, shapes, c, &d, err)) != FR_OK) goto fail;
+    if ((st = build_params(s, &d, seed, c, err)) != FR_OK) goto fail;
+    fr_params *p = &c->params;
+    fr_fwd_inputs *in = &c->in.fwd;
+    double sd = s->in_scale > 0 ? s->in_scale : 1.0;
+    int64_t sh[4];
+    if ((st = build_qk(s, &d, seed, sd, in, err)) != FR_OK) goto fail;
+    int nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dv, sh);
     if ((st = make_float(d.shapes, &in->value, d.dtype, nd, sh, seed, ST_V, sd, err)) != FR_OK) goto fail;
     if (d.Dr > 0) {
         nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.Dr, sh);
@@ -453,18 +479,7 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
     if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &d, seed, c->prefix, &in->atten_mask, err)) != FR_OK)
         goto fail;
     if (s->pse != FR_GEN_PSE_NONE && (st = make_pse(s, &d, seed, &in->real_shift, err)) != FR_OK) goto fail;
-    if (p->keep_prob < 1.0) {
-        int64_t nbits = fr_drop_mask_nbits(d.B, d.N1, d.S1, d.S2, d.cu_q, d.cu_kv);
-        if (nbits < 0) {
-            st = fr_fail(err, FR_E_OVERFLOW, "casegen %s: drop mask size overflows", c->name);
-            goto fail;
-        }
-        int64_t nb = nbits / 8 + (nbits % 8 != 0);
-        if ((st = talloc(d.shapes, &in->drop_mask, FR_U8, 1, &nb, err)) != FR_OK) goto fail;
-        if (!d.shapes)
-            st = fr_rng_drop_mask((uint8_t *)in->drop_mask.data, nb, nbits, p->keep_prob, seed, ST_DROP, err);
-        if (st != FR_OK) goto fail;
-    }
+    if (p->keep_prob < 1.0 && (st = build_drop_mask(p, &d, seed, c->name, &in->drop_mask, err)) != FR_OK) goto fail;
     if (d.dtype == FR_E4M3FN || d.dtype == FR_E5M2 || d.dtype == FR_HIF8) {
         if ((st = make_scales(&d, d.N1, d.S1, 128, seed, ST_DSQ, &in->d_scale_q, err)) != FR_OK) goto fail;
         if ((st = make_scales(&d, d.N2, d.S2, 256, seed, ST_DSK, &in->d_scale_k, err)) != FR_OK) goto fail;
