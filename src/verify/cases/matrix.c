@@ -35,6 +35,9 @@ static const fr_axis kAxes[FR_AX_COUNT] = {
 
 const fr_axis *fr_matrix_axes(void) { return kAxes; }
 
+/* The dtypes of the dtype axis, in its order (FR_AXV_DTYPE_*): the draw and the classifier read the same table. */
+static const fr_dtype kDtypes[6] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Classification. */
 
@@ -62,10 +65,9 @@ void fr_matrix_classify(const fr_gen_spec *s, int cell[FR_AX_COUNT]) {
     longest(s, &s1, &s2);
     cell[FR_AX_DIR] = s->bwd;
     cell[FR_AX_LAYOUT] = (int)l - (int)FR_BSH;
-    static const fr_dtype kDt[6] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
-    cell[FR_AX_DTYPE] = 0;
-    for (int k = 0; k < 6; k++)
-        if (kDt[k] == dt) cell[FR_AX_DTYPE] = k;
+    cell[FR_AX_DTYPE] = FR_AXV_DTYPE_FP32;
+    for (int k = 0; k < (int)(sizeof kDtypes / sizeof kDtypes[0]); k++)
+        if (kDtypes[k] == dt) cell[FR_AX_DTYPE] = k;
     cell[FR_AX_HEADS] = n2 == s->N1 ? 0 : n2 == 1 ? 2 : 1;
     cell[FR_AX_HEADDIM] = s->Drope > 0 ? 3 : s->D % 16 ? 2 : (s->Dv && s->Dv < s->D) ? 1 : 0;
     bool mask = s->mask != FR_GEN_MASK_NONE;
@@ -226,168 +228,252 @@ static int64_t draw_q(uint64_t *s, int qc, int64_t max_s1) {
     return logu(s, 256, max_s1 > 256 ? max_s1 : 256);
 }
 
-static const fr_dtype kDtypes[6] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
+/* pse_type 2 and 3 take ALiBi slopes instead of a tensor of scores. */
+#define PSE_TYPE_SLOPES 2
 
-void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_limits *lim_in, fr_draw *out) {
-    fr_draw_limits lim = lim_in ? *lim_in : fr_draw_limits_default();
-    memset(out, 0, sizeof *out);
-    snprintf(out->name, sizeof out->name, "draw");
-    fr_gen_spec *s = &out->spec;
-    s->name = out->name;
+/* A draw in progress: the wanted values, the generator, the spec being filled and what the axes drawn so far decided
+ * for the ones after them. The axes are drawn in a fixed order, so a draw is a pure function of want and *rng. */
+typedef struct draw_ctx {
+    const int *want;
+    uint64_t *rng;
+    fr_draw_limits lim;
+    fr_gen_spec *s;
+    bool fp8, tnd;
+    int ps;      /* the pse_shape value */
+    bool comp;   /* a compressed pse: S1 == S2 > 1024 (or TND) */
+    bool eq_len; /* the pse needs S1 == S2 */
+    int tk;      /* the topk value */
+    int64_t S1, S2;
+    int kc, rc; /* the keys and residue values */
+} draw_ctx;
 
-    /* What the wanted values imply for the layout and the dtype. */
+/* dtype, direction and layout, as far as the wanted values of the other axes allow them (fp8 is forward-only and
+ * has no mask, pse or dropout; TND alone has varlen, same_as_input and modes 7 and 8; mode 5 is not drawn in TND). */
+static void draw_kind(draw_ctx *x) {
+    const int *want = x->want;
+    uint64_t *rng = x->rng;
+    fr_gen_spec *s = x->s;
     int w_var = want[FR_AX_VARLEN], w_sp = want[FR_AX_SPARSE];
-    bool need_tnd = w_var > 0 || want[FR_AX_SOFTMAX] == 1 || w_sp == 8 || w_sp == 9;
-    bool no_tnd = w_var == 0 || w_sp == 6;
-    bool no_fp8 = want[FR_AX_DIR] == 1 || (w_sp > 0) || (want[FR_AX_MASK] > 0) || want[FR_AX_PSE] > 0 ||
-                  want[FR_AX_PSE_SHAPE] > 0 || want[FR_AX_DROPOUT] == 1 || want[FR_AX_HEADDIM] == 3;
-
+    bool need_tnd = w_var > FR_AXV_VARLEN_NOT_TND || want[FR_AX_SOFTMAX] == FR_AXV_SOFTMAX_SAME_AS_INPUT ||
+                    w_sp == FR_AXV_SPARSE_MODE(7) || w_sp == FR_AXV_SPARSE_MODE(8);
+    bool no_tnd = w_var == FR_AXV_VARLEN_NOT_TND || w_sp == FR_AXV_SPARSE_MODE(5);
+    bool no_fp8 = want[FR_AX_DIR] == FR_AXV_DIR_BWD || w_sp > FR_AXV_SPARSE_NO_MASK ||
+                  want[FR_AX_MASK] > FR_AXV_MASK_NONE || want[FR_AX_PSE] > FR_AXV_PSE_NONE ||
+                  want[FR_AX_PSE_SHAPE] > FR_GEN_PSE_NONE || want[FR_AX_DROPOUT] == 1 ||
+                  want[FR_AX_HEADDIM] == FR_AXV_HEADDIM_ROPE;
     int dt = want[FR_AX_DTYPE];
-    if (dt < 0) dt = no_fp8 || u01(rng) < 0.8 ? (int)irange(rng, 0, 2) : (int)irange(rng, 3, 5);
+    if (dt < 0)
+        dt = no_fp8 || u01(rng) < 0.8 ? (int)irange(rng, FR_AXV_DTYPE_FP32, FR_AXV_DTYPE_BF16)
+                                      : (int)irange(rng, FR_AXV_DTYPE_E4M3FN, FR_AXV_DTYPE_HIF8);
     s->dtype = kDtypes[dt];
-    bool fp8 = dt >= 3;
-    int dir = want[FR_AX_DIR] >= 0 ? want[FR_AX_DIR] : (!fp8 && u01(rng) < 0.35);
-    s->bwd = dir == 1;
+    x->fp8 = dt >= FR_AXV_DTYPE_E4M3FN;
+    int dir = want[FR_AX_DIR] >= 0 ? want[FR_AX_DIR] : (!x->fp8 && u01(rng) < 0.35);
+    s->bwd = dir == FR_AXV_DIR_BWD;
     int lay = want[FR_AX_LAYOUT];
-    if (lay < 0) lay = need_tnd ? 4 : no_tnd ? (int)irange(rng, 0, 3) : (int)irange(rng, 0, 4);
+    if (lay < 0)
+        lay = need_tnd ? FR_AXV_LAYOUT_TND
+              : no_tnd ? (int)irange(rng, 0, FR_AXV_LAYOUT_TND - 1)
+                       : (int)irange(rng, 0, FR_AXV_LAYOUT_TND);
     s->layout = (fr_layout)(FR_BSH + lay);
-    bool tnd = s->layout == FR_TND;
+    x->tnd = s->layout == FR_TND;
+}
 
-    switch (pick(want, FR_AX_HEADS, rng, 0.4)) {
-    case 0: s->N1 = irange(rng, 1, 4), s->N2 = s->N1; break;
-    case 1: s->N2 = irange(rng, 2, 3), s->N1 = s->N2 * irange(rng, 2, 3); break;
-    default: s->N2 = 1, s->N1 = irange(rng, 2, 6); break;
+static void draw_heads(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    switch (pick(x->want, FR_AX_HEADS, rng, 0.4)) {
+    case FR_AXV_HEADS_MHA: s->N1 = irange(rng, 1, 4), s->N2 = s->N1; break;
+    case FR_AXV_HEADS_GQA: s->N2 = irange(rng, 2, 3), s->N1 = s->N2 * irange(rng, 2, 3); break;
+    default: s->N2 = 1, s->N1 = irange(rng, 2, 6); break; /* MQA */
     }
-    switch (pick(want, FR_AX_HEADDIM, rng, 0.4)) {
-    case 0: {
+}
+
+/* Head dims: fp8 draws none above its limit (D <= 128, spec D9). */
+static void draw_head_dim(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    switch (pick(x->want, FR_AX_HEADDIM, rng, 0.4)) {
+    case FR_AXV_HEADDIM_EQ: {
         static const int64_t kD[5] = {16, 32, 64, 128, 256};
-        s->D = kD[irange(rng, 0, fp8 ? 3 : 4)];
+        s->D = kD[irange(rng, 0, x->fp8 ? 3 : 4)];
         break;
     }
-    case 1: {
+    case FR_AXV_HEADDIM_DV_LT: {
         static const int64_t kD[4] = {32, 64, 128, 192};
-        s->D = kD[irange(rng, 0, fp8 ? 2 : 3)];
+        s->D = kD[irange(rng, 0, x->fp8 ? 2 : 3)];
         s->Dv = s->D - 16 * irange(rng, 1, s->D / 16 - 1);
         break;
     }
-    case 2: {
+    case FR_AXV_HEADDIM_ODD: {
         static const int64_t kD[8] = {1, 3, 8, 24, 40, 59, 72, 100};
         s->D = kD[irange(rng, 0, 7)];
         if (u01(rng) < 0.4) s->Dv = irange(rng, 1, s->D);
         break;
     }
-    default:
+    default: /* rope */
         s->D = u01(rng) < 0.5 ? 64 : 128;
         s->Drope = 16 << irange(rng, 0, 2);
         break;
     }
+}
 
-    /* pse: the shape decides the type's family (tensor 0/1, slopes 2/3). */
-    int ps = want[FR_AX_PSE_SHAPE], pt = want[FR_AX_PSE];
+/* pse: the shape decides the type's family (a tensor for types 0/1, slopes for 2/3), and what the lengths must be. */
+static void draw_pse(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    int ps = x->want[FR_AX_PSE_SHAPE], pt = x->want[FR_AX_PSE];
     if (ps < 0) {
-        if (pt == 0 || (pt < 0 && (fp8 || u01(rng) < 0.5)))
-            ps = 0;
-        else if (pt == 3 || pt == 4)
-            ps = (int)irange(rng, 6, 7);
-        else if (tnd)
-            ps = (int)irange(rng, 4, 5);
+        if (pt == FR_AXV_PSE_NONE || (pt < 0 && (x->fp8 || u01(rng) < 0.5)))
+            ps = FR_GEN_PSE_NONE;
+        else if (pt == FR_AXV_PSE_TYPE(2) || pt == FR_AXV_PSE_TYPE(3))
+            ps = (int)irange(rng, FR_GEN_PSE_SLOPES_BN, FR_GEN_PSE_SLOPES_N);
+        else if (x->tnd)
+            ps = (int)irange(rng, FR_GEN_PSE_COMP_B, FR_GEN_PSE_COMP_1);
         else
-            ps = pt > 0 ? (int)irange(rng, 1, 5) : (int)irange(rng, 1, 7);
+            ps = pt > FR_AXV_PSE_NONE ? (int)irange(rng, FR_GEN_PSE_BNSS, FR_GEN_PSE_COMP_1)
+                                      : (int)irange(rng, FR_GEN_PSE_BNSS, FR_GEN_PSE_SLOPES_N);
     }
     s->pse = (fr_gen_pse)ps;
-    if (ps != 0) {
-        if (pt > 0)
-            s->pse_type = pt - 1;
+    if (ps != FR_GEN_PSE_NONE) {
+        if (pt > FR_AXV_PSE_NONE)
+            s->pse_type = pt - FR_AXV_PSE_TYPE(0);
         else
-            s->pse_type = ps >= 6 ? (int)irange(rng, 2, 3) : (int)irange(rng, 0, 1);
-        if (s->pse_type >= 2 && u01(rng) < 0.5) s->q_start_idx = irange(rng, 0, 5), s->kv_start_idx = irange(rng, 0, 5);
+            s->pse_type = ps >= FR_GEN_PSE_SLOPES_BN ? (int)irange(rng, PSE_TYPE_SLOPES, PSE_TYPE_SLOPES + 1)
+                                                     : (int)irange(rng, 0, PSE_TYPE_SLOPES - 1);
+        if (s->pse_type >= PSE_TYPE_SLOPES && u01(rng) < 0.5)
+            s->q_start_idx = irange(rng, 0, 5), s->kv_start_idx = irange(rng, 0, 5);
     }
-    bool comp = ps == 4 || ps == 5;
-    bool eq_len = ps >= 6 || (ps != 0 && tnd) || comp;
+    x->ps = ps;
+    x->comp = ps == FR_GEN_PSE_COMP_B || ps == FR_GEN_PSE_COMP_1;
+    x->eq_len = ps >= FR_GEN_PSE_SLOPES_BN || (ps != FR_GEN_PSE_NONE && x->tnd) || x->comp;
+}
 
-    /* sparse mode and mask shape */
-    int sp = w_sp, mk = want[FR_AX_MASK];
+/* The sparse mode and the mask's shape (a compressed pse wants a causal pattern: modes 2, 3, 8, or mode 0 with a
+ * band next <= 0). */
+static void draw_sparse(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    const bool tnd = x->tnd;
+    int sp = x->want[FR_AX_SPARSE], mk = x->want[FR_AX_MASK];
+    const bool mk_random = mk >= FR_AXV_MASK_SS && mk <= FR_AXV_MASK_BNSS; /* a wanted random-mask shape */
     if (sp < 0) {
-        if (fp8)
-            sp = 0;
-        else if (comp) /* a causal pattern: modes 2, 3, or mode 0 with next <= 0 */
-            sp = want[FR_AX_BAND] > 0 || (mk >= 1 && mk <= 4) ? 1 : tnd && u01(rng) < 0.3 ? 9 : (int)irange(rng, 3, 4);
-        else if (mk == 0)
-            sp = 0;
-        else if (mk == 5) {
-            static const int kC[4] = {3, 4, 5, 7};
-            sp = tnd && u01(rng) < 0.4 ? (int)irange(rng, 8, 9) : kC[irange(rng, 0, 3)];
-        } else if (mk > 0)
-            sp = mk >= 3 && !tnd && u01(rng) < 0.3 ? 6 : (int)irange(rng, 1, 2);
+        if (x->fp8)
+            sp = FR_AXV_SPARSE_NO_MASK;
+        else if (x->comp)
+            sp = x->want[FR_AX_BAND] > FR_AXV_BAND_UNUSED || mk_random ? FR_AXV_SPARSE_MODE(0)
+                 : tnd && u01(rng) < 0.3                             ? FR_AXV_SPARSE_MODE(8)
+                                         : (int)irange(rng, FR_AXV_SPARSE_MODE(2), FR_AXV_SPARSE_MODE(3));
+        else if (mk == FR_AXV_MASK_NONE)
+            sp = FR_AXV_SPARSE_NO_MASK;
+        else if (mk == FR_AXV_MASK_COMPRESSED) {
+            static const int kC[4] = {FR_AXV_SPARSE_MODE(2), FR_AXV_SPARSE_MODE(3), FR_AXV_SPARSE_MODE(4),
+                                      FR_AXV_SPARSE_MODE(6)};
+            sp = tnd && u01(rng) < 0.4 ? (int)irange(rng, FR_AXV_SPARSE_MODE(7), FR_AXV_SPARSE_MODE(8))
+                                       : kC[irange(rng, 0, 3)];
+        } else if (mk > FR_AXV_MASK_NONE)
+            sp = mk >= FR_AXV_MASK_B1SS && !tnd && u01(rng) < 0.3
+                     ? FR_AXV_SPARSE_MODE(5)
+                     : (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(1));
         else if (u01(rng) < 0.35)
-            sp = 0;
+            sp = FR_AXV_SPARSE_NO_MASK;
         else
-            sp = tnd ? (int)irange(rng, 1, 9) : (int)irange(rng, 1, 7);
+            sp = tnd ? (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(8))
+                     : (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(6));
     }
-    if (sp > 0) {
-        s->sparse_mode = sp - 1;
-        int m = s->sparse_mode;
-        if (m == 0 || m == 1) {
-            if (mk < 1 || mk > 4) mk = tnd ? (int)irange(rng, 1, 2) : (int)irange(rng, 1, 4);
-        } else if (m == 5) {
-            if (mk < 1 || mk > 4) mk = (int)irange(rng, 3, 4);
-        }
-        static const fr_gen_mask kM[5] = {FR_GEN_MASK_NONE, FR_GEN_MASK_SS, FR_GEN_MASK_11SS, FR_GEN_MASK_B1SS,
-                                          FR_GEN_MASK_BNSS};
-        s->mask = compressed_mode(m) ? FR_GEN_MASK_CANONICAL : kM[mk];
-        if (m == 5) s->prefix = u01(rng) < 0.7;
-        if (m == 6) s->prefix = true;
+    if (sp == FR_AXV_SPARSE_NO_MASK) return;
+    s->sparse_mode = sp - FR_AXV_SPARSE_MODE(0);
+    int m = s->sparse_mode;
+    if (m == 0 || m == 1) {
+        if (!mk_random)
+            mk = tnd ? (int)irange(rng, FR_AXV_MASK_SS, FR_AXV_MASK_11SS)
+                     : (int)irange(rng, FR_AXV_MASK_SS, FR_AXV_MASK_BNSS);
+    } else if (m == 5) {
+        if (!mk_random) mk = (int)irange(rng, FR_AXV_MASK_B1SS, FR_AXV_MASK_BNSS);
     }
-    if (pick(want, FR_AX_DROPOUT, rng, fp8 ? 1.0 : 0.6)) s->keep_prob = u01(rng) < 0.5 ? 0.8 : 0.5;
+    static const fr_gen_mask kM[5] = {FR_GEN_MASK_NONE, FR_GEN_MASK_SS, FR_GEN_MASK_11SS, FR_GEN_MASK_B1SS,
+                                      FR_GEN_MASK_BNSS};
+    s->mask = compressed_mode(m) ? FR_GEN_MASK_CANONICAL : kM[mk];
+    if (m == 5) s->prefix = u01(rng) < 0.7;
+    if (m == 6) s->prefix = true;
+}
+
+/* dropout, sink, top-k (its W comes with the sizes), softmax layout, out dtype and peaked rows. */
+static void draw_features(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    const int *want = x->want;
+    if (pick(want, FR_AX_DROPOUT, rng, x->fp8 ? 1.0 : 0.6)) s->keep_prob = u01(rng) < 0.5 ? 0.8 : 0.5;
     s->sink = pick(want, FR_AX_SINK, rng, 0.6) == 1;
-    int tk = pick(want, FR_AX_TOPK, rng, 0.7);
-    s->topk_per_kv_head = tk == 2;
-    if (tnd)
+    x->tk = pick(want, FR_AX_TOPK, rng, 0.7);
+    s->topk_per_kv_head = x->tk == FR_AXV_TOPK_BN2S1W;
+    if (x->tnd)
         s->softmax_layout = pick(want, FR_AX_SOFTMAX, rng, 0.6) ? FR_SOFTMAX_SAME_AS_INPUT : FR_SOFTMAX_DEFAULT;
-    else if (want[FR_AX_SOFTMAX] == 1)
+    else if (want[FR_AX_SOFTMAX] == FR_AXV_SOFTMAX_SAME_AS_INPUT)
         s->softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
     int od = want[FR_AX_OUT];
-    if (od < 0) od = fp8 ? (int)irange(rng, 0, 2) : 0;
-    s->out_dtype = od == 1 ? FR_F16 : od == 2 ? FR_BF16 : FR_DT_NONE;
+    if (od < 0) od = x->fp8 ? (int)irange(rng, FR_AXV_OUT_UNSET, FR_AXV_OUT_BF16) : FR_AXV_OUT_UNSET;
+    s->out_dtype = od == FR_AXV_OUT_FP16 ? FR_F16 : od == FR_AXV_OUT_BF16 ? FR_BF16 : FR_DT_NONE;
     if (u01(rng) < 0.25) s->beta = 0.4; /* peaked rows now and then (stale running max) */
+}
 
-    /* sizes */
-    int kc = want[FR_AX_KEYS] >= 0 ? want[FR_AX_KEYS] : (int)irange(rng, 0, 2);
-    int rc = want[FR_AX_RESIDUE] >= 0 ? want[FR_AX_RESIDUE] : u01(rng) < 0.5 ? 1 : (int)irange(rng, 0, 2);
-    int qc = want[FR_AX_QUERIES] >= 0 ? want[FR_AX_QUERIES] : u01(rng) < 0.15 ? 0 : u01(rng) < 0.7 ? 1 : 2;
+/* The longest query and key lengths (x->S1, x->S2), inside the limits' work. */
+static void draw_lengths(draw_ctx *x) {
+    const int *want = x->want;
+    uint64_t *rng = x->rng;
+    const fr_draw_limits *lim = &x->lim;
+    int kc = want[FR_AX_KEYS] >= 0 ? want[FR_AX_KEYS] : (int)irange(rng, FR_AXV_KEYS_SHORT, FR_AXV_KEYS_LONG);
+    int rc = want[FR_AX_RESIDUE] >= 0                ? want[FR_AX_RESIDUE]
+             : u01(rng) < 0.5                        ? FR_AXV_RESIDUE_PM1
+                              : (int)irange(rng, FR_AXV_RESIDUE_ALIGNED, FR_AXV_RESIDUE_OTHER);
+    int qc = want[FR_AX_QUERIES] >= 0 ? want[FR_AX_QUERIES]
+             : u01(rng) < 0.15        ? FR_AXV_QUERIES_ONE
+             : u01(rng) < 0.7         ? FR_AXV_QUERIES_SHORT
+                                      : FR_AXV_QUERIES_LONG;
     int64_t S2, S1;
-    if (tnd && (ps == 1 || ps == 3)) { /* a full-shaped pse in TND is the compressed shape when maxS1 = 1024 */
-        S1 = S2 = 1024;
-    } else if (comp && !tnd) { /* compressed: S1 == S2 > 1024 */
-        S2 = draw_len(rng, 2, rc, lim.max_s2 < 2100 ? lim.max_s2 : 2100);
+    if (x->tnd && (x->ps == FR_GEN_PSE_BNSS || x->ps == FR_GEN_PSE_1NSS)) {
+        S1 = S2 = 1024; /* a full-shaped pse in TND is the compressed shape when maxS1 = 1024 */
+    } else if (x->comp && !x->tnd) { /* compressed: S1 == S2 > 1024 */
+        S2 = draw_len(rng, FR_AXV_KEYS_LONG, rc, lim->max_s2 < 2100 ? lim->max_s2 : 2100);
         if (S2 <= 1024) S2 = 1025;
         S1 = S2;
     } else {
-        S2 = draw_len(rng, kc, rc, lim.max_s2);
-        if (eq_len && S2 * S2 > lim.max_work) S2 = draw_len(rng, kc, rc, (int64_t)sqrt((double)lim.max_work));
-        S1 = eq_len ? S2 : draw_q(rng, qc, lim.max_s1);
-        int64_t qmin = qc == 2 ? 256 : qc == 1 ? 2 : 1;
-        if (!eq_len && S2 > 0 && S1 * S2 > lim.max_work) S1 = lim.max_work / S2 > qmin ? lim.max_work / S2 : qmin;
+        S2 = draw_len(rng, kc, rc, lim->max_s2);
+        if (x->eq_len && S2 * S2 > lim->max_work) S2 = draw_len(rng, kc, rc, (int64_t)sqrt((double)lim->max_work));
+        S1 = x->eq_len ? S2 : draw_q(rng, qc, lim->max_s1);
+        int64_t qmin = qc == FR_AXV_QUERIES_LONG ? 256 : qc == FR_AXV_QUERIES_SHORT ? 2 : 1;
+        if (!x->eq_len && S2 > 0 && S1 * S2 > lim->max_work)
+            S1 = lim->max_work / S2 > qmin ? lim->max_work / S2 : qmin;
     }
+    x->S1 = S1, x->S2 = S2, x->kc = kc, x->rc = rc;
+}
+
+/* The batch (TND: every sequence's lengths, uniform, ragged or with an empty query sequence), then fewer batches and
+ * heads while the golden's work is above the limit; top-k's W once the key length is known. */
+static void draw_batches(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    const int64_t S1 = x->S1, S2 = x->S2, max_work = x->lim.max_work;
     int64_t B = u01(rng) < 0.5 ? 1 : irange(rng, 2, 3), work;
-    if (tnd) {
-        int vl = w_var > 0 ? w_var : (int)irange(rng, 1, 3);
+    if (x->tnd) {
+        int w_var = x->want[FR_AX_VARLEN];
+        int vl = w_var > FR_AXV_VARLEN_NOT_TND ? w_var : (int)irange(rng, FR_AXV_VARLEN_UNIFORM, FR_AXV_VARLEN_EMPTY);
         B = irange(rng, 2, 4);
-        int64_t big = irange(rng, 0, B - 1), empty = vl == 3 ? irange(rng, 0, B - 2) : -1;
+        int64_t big = irange(rng, 0, B - 1), empty = vl == FR_AXV_VARLEN_EMPTY ? irange(rng, 0, B - 2) : -1;
         if (empty == big) big = B - 1;
         for (int64_t b = 0; b < B; b++) {
             int64_t q = S1, kv = S2;
-            if (vl >= 2 && b != big) { /* shorter sequences of the same residue class */
-                kv = draw_len(rng, (int)irange(rng, 0, kc), rc, S2 > 1 ? S2 : 1);
+            if (vl >= FR_AXV_VARLEN_RAGGED && b != big) { /* shorter sequences of the same residue class */
+                kv = draw_len(rng, (int)irange(rng, FR_AXV_KEYS_SHORT, x->kc), x->rc, S2 > 1 ? S2 : 1);
                 if (kv > S2) kv = S2;
-                q = eq_len ? kv : (S1 > 0 ? logu(rng, 1, S1) : 0);
+                q = x->eq_len ? kv : (S1 > 0 ? logu(rng, 1, S1) : 0);
             }
-            if (b == empty) q = 0, kv = u01(rng) < 0.5 ? 0 : draw_len(rng, 0, rc, S2 > 1 ? S2 : 1);
+            if (b == empty) q = 0, kv = u01(rng) < 0.5 ? 0 : draw_len(rng, FR_AXV_KEYS_SHORT, x->rc, S2 > 1 ? S2 : 1);
             s->seq_q[b] = q;
             s->seq_kv[b] = kv;
         }
-        if (vl == 2 && B >= 2 && s->seq_q[0] == s->seq_q[1] && s->seq_kv[0] == s->seq_kv[1] && S2 > 1)
-            s->seq_kv[big == 0 ? 1 : 0] = S2 - 1, s->seq_q[big == 0 ? 1 : 0] = eq_len ? S2 - 1 : s->seq_q[0];
+        if (vl == FR_AXV_VARLEN_RAGGED && B >= 2 && s->seq_q[0] == s->seq_q[1] && s->seq_kv[0] == s->seq_kv[1] &&
+            S2 > 1)
+            s->seq_kv[big == 0 ? 1 : 0] = S2 - 1, s->seq_q[big == 0 ? 1 : 0] = x->eq_len ? S2 - 1 : s->seq_q[0];
         work = 0;
         for (int64_t b = 0; b < B; b++)
             work += s->seq_q[b] * s->seq_kv[b];
@@ -397,62 +483,94 @@ void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_li
         work = B * S1 * S2;
     }
     /* keep the golden's work bounded: fewer batches, then fewer heads */
-    while (!tnd && B > 1 && s->N1 * work > lim.max_work)
+    while (!x->tnd && B > 1 && s->N1 * work > max_work)
         B--, work = B * S1 * S2;
-    while (s->N1 > s->N2 && s->N1 * work > lim.max_work && s->N1 / s->N2 > 2)
+    while (s->N1 > s->N2 && s->N1 * work > max_work && s->N1 / s->N2 > 2)
         s->N1 -= s->N2;
     if (s->N1 == s->N2)
-        while (s->N1 > 1 && s->N1 * work > lim.max_work)
+        while (s->N1 > 1 && s->N1 * work > max_work)
             s->N1--, s->N2 = s->N1;
     s->B = B;
-    if (tk) s->topk_w = logu(rng, 1, S2 + 4 < 512 ? S2 + 4 : 512);
+    if (x->tk != FR_AXV_TOPK_OFF) s->topk_w = logu(rng, 1, S2 + 4 < 512 ? S2 + 4 : 512);
+}
 
-    /* band (after the sizes: its rules are about them) */
-    int bd = pick(want, FR_AX_BAND, rng, 0.4);
-    int m = s->sparse_mode;
-    if (comp && m == 0 && bd == 0 && want[FR_AX_BAND] < 0) bd = 1;
-    if (s->mask != FR_GEN_MASK_NONE && (m == 0 || m == 4) && bd > 0) {
-        s->set_band = true;
-        int64_t span = S1 + S2 > 1 ? S1 + S2 : 2;
-        if (comp) { /* causal: next <= 0 */
-            s->next_tokens = bd == 2 && S2 > 1 ? -irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
-            s->pre_tokens = -s->next_tokens + logu(rng, 1, span);
-        } else if (m == 4) { /* bottom-right: pre reaches back from key S2 - S1 (validation: pre' = pre + S1 - S2) */
-            int64_t r = bd == 2 && S2 > 1 ? irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
-            int64_t back = u01(rng) < 0.5 ? (S2 > S1 ? S2 - S1 : 0) : 0;
-            s->next_tokens = bd == 2 ? -r : logu(rng, 1, span) - 1;
-            s->pre_tokens = (r > back ? r : back) + logu(rng, 1, span);
-        } else if (bd == 1) {
-            s->pre_tokens = logu(rng, 1, span) - 1;
-            s->next_tokens = logu(rng, 1, span) - 1;
-        } else if (u01(rng) < 0.5 && S2 > 1) {
-            int64_t r = irange(rng, 1, S2 - 1);
-            s->next_tokens = -r;
-            s->pre_tokens = r + logu(rng, 1, span);
-        } else {
-            int64_t r = irange(rng, 1, S1 > 1 ? S1 - 1 : 1);
-            s->pre_tokens = -r;
-            s->next_tokens = r + logu(rng, 1, span);
-        }
-    } else if (s->mask != FR_GEN_MASK_NONE && (m == 7 || m == 8) && tnd) {
-        /* mode 7 looks at the last batch with queries, mode 8 at the first */
-        int64_t bq = -1;
-        for (int64_t b = 0; b < B; b++)
-            if (s->seq_q[b] > 0 && (m == 7 || bq < 0)) bq = b;
-        int64_t q = bq >= 0 ? s->seq_q[bq] : 0, kv = bq >= 0 ? s->seq_kv[bq] : 0;
-        if (comp && m == 8) bd = bd ? bd : 1; /* causal: next = 0 (S1_b = S2_b) */
-        if (m == 7 || bd > 0) {
-            s->set_band = true;
-            s->pre_tokens = S2 + irange(rng, 0, 64);
-            if (m == 7)
-                s->next_tokens = bd == 2 && kv > q ? -irange(rng, 1, kv - q) : 0;
-            else if (comp)
-                s->next_tokens = 0;
-            else
-                s->next_tokens =
-                    bd == 2 && kv > q ? irange(rng, q - kv, -1) : (q - kv > 0 ? q - kv : 0) + irange(rng, 0, 64);
-        }
+/* The band of modes 0 and 4 (pre/next: set, or one negative). */
+static void draw_band_0_4(draw_ctx *x, int bd) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    const int64_t S1 = x->S1, S2 = x->S2;
+    s->set_band = true;
+    int64_t span = S1 + S2 > 1 ? S1 + S2 : 2;
+    if (x->comp) { /* causal: next <= 0 */
+        s->next_tokens = bd == FR_AXV_BAND_NEGATIVE && S2 > 1 ? -irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
+        s->pre_tokens = -s->next_tokens + logu(rng, 1, span);
+    } else if (s->sparse_mode == 4) { /* bottom-right: pre reaches back from key S2 - S1 (pre' = pre + S1 - S2) */
+        int64_t r = bd == FR_AXV_BAND_NEGATIVE && S2 > 1 ? irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
+        int64_t back = u01(rng) < 0.5 ? (S2 > S1 ? S2 - S1 : 0) : 0;
+        s->next_tokens = bd == FR_AXV_BAND_NEGATIVE ? -r : logu(rng, 1, span) - 1;
+        s->pre_tokens = (r > back ? r : back) + logu(rng, 1, span);
+    } else if (bd == FR_AXV_BAND_SET) {
+        s->pre_tokens = logu(rng, 1, span) - 1;
+        s->next_tokens = logu(rng, 1, span) - 1;
+    } else if (u01(rng) < 0.5 && S2 > 1) {
+        int64_t r = irange(rng, 1, S2 - 1);
+        s->next_tokens = -r;
+        s->pre_tokens = r + logu(rng, 1, span);
+    } else {
+        int64_t r = irange(rng, 1, S1 > 1 ? S1 - 1 : 1);
+        s->pre_tokens = -r;
+        s->next_tokens = r + logu(rng, 1, span);
     }
+}
+
+/* The band of modes 7 and 8 (TND): mode 7 looks at the last batch with queries, mode 8 at the first. */
+static void draw_band_7_8(draw_ctx *x, int bd) {
+    fr_gen_spec *s = x->s;
+    uint64_t *rng = x->rng;
+    const int m = s->sparse_mode;
+    int64_t bq = -1;
+    for (int64_t b = 0; b < s->B; b++)
+        if (s->seq_q[b] > 0 && (m == 7 || bq < 0)) bq = b;
+    int64_t q = bq >= 0 ? s->seq_q[bq] : 0, kv = bq >= 0 ? s->seq_kv[bq] : 0;
+    if (x->comp && m == 8) bd = bd ? bd : FR_AXV_BAND_SET; /* causal: next = 0 (S1_b = S2_b) */
+    if (m != 7 && bd == FR_AXV_BAND_UNUSED) return;
+    s->set_band = true;
+    s->pre_tokens = x->S2 + irange(rng, 0, 64);
+    if (m == 7)
+        s->next_tokens = bd == FR_AXV_BAND_NEGATIVE && kv > q ? -irange(rng, 1, kv - q) : 0;
+    else if (x->comp)
+        s->next_tokens = 0;
+    else
+        s->next_tokens = bd == FR_AXV_BAND_NEGATIVE && kv > q ? irange(rng, q - kv, -1)
+                                                              : (q - kv > 0 ? q - kv : 0) + irange(rng, 0, 64);
+}
+
+/* The band, after the sizes: its rules are about them. */
+static void draw_band(draw_ctx *x) {
+    fr_gen_spec *s = x->s;
+    int bd = pick(x->want, FR_AX_BAND, x->rng, 0.4);
+    int m = s->sparse_mode;
+    if (x->comp && m == 0 && bd == FR_AXV_BAND_UNUSED && x->want[FR_AX_BAND] < 0) bd = FR_AXV_BAND_SET;
+    if (s->mask != FR_GEN_MASK_NONE && (m == 0 || m == 4) && bd > FR_AXV_BAND_UNUSED)
+        draw_band_0_4(x, bd);
+    else if (s->mask != FR_GEN_MASK_NONE && (m == 7 || m == 8) && x->tnd)
+        draw_band_7_8(x, bd);
+}
+
+void fr_matrix_draw(const int want[FR_AX_COUNT], uint64_t *rng, const fr_draw_limits *lim, fr_draw *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "draw");
+    draw_ctx x = {.want = want, .rng = rng, .lim = lim ? *lim : fr_draw_limits_default(), .s = &out->spec};
+    x.s->name = out->name;
+    draw_kind(&x);
+    draw_heads(&x);
+    draw_head_dim(&x);
+    draw_pse(&x);
+    draw_sparse(&x);
+    draw_features(&x);
+    draw_lengths(&x);
+    draw_batches(&x);
+    draw_band(&x);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------- */

@@ -42,6 +42,31 @@ typedef enum fr_axis_id {
 
 #define FR_AX_MAX_VALUES 10
 
+/* Axis values by name: the index of the value on its axis (the order of the table in matrix.c). sparse_mode m is the
+ * value FR_AXV_SPARSE_MODE(m); pse_type t the value FR_AXV_PSE_TYPE(t); pse_shape values are casegen's fr_gen_pse;
+ * a layout's value is its fr_layout - FR_BSH. */
+enum {
+    FR_AXV_DIR_FWD = 0, FR_AXV_DIR_BWD,
+    FR_AXV_DTYPE_FP32 = 0, FR_AXV_DTYPE_FP16, FR_AXV_DTYPE_BF16, FR_AXV_DTYPE_E4M3FN, FR_AXV_DTYPE_E5M2,
+    FR_AXV_DTYPE_HIF8, /* the fp8 formats are the values from FR_AXV_DTYPE_E4M3FN on */
+    FR_AXV_HEADS_MHA = 0, FR_AXV_HEADS_GQA, FR_AXV_HEADS_MQA,
+    FR_AXV_HEADDIM_EQ = 0, FR_AXV_HEADDIM_DV_LT, FR_AXV_HEADDIM_ODD, FR_AXV_HEADDIM_ROPE,
+    FR_AXV_SPARSE_NO_MASK = 0,
+    FR_AXV_MASK_NONE = 0, FR_AXV_MASK_SS, FR_AXV_MASK_11SS, FR_AXV_MASK_B1SS, FR_AXV_MASK_BNSS, FR_AXV_MASK_COMPRESSED,
+    FR_AXV_BAND_UNUSED = 0, FR_AXV_BAND_SET, FR_AXV_BAND_NEGATIVE,
+    FR_AXV_PSE_NONE = 0,
+    FR_AXV_TOPK_OFF = 0, FR_AXV_TOPK_BS1W, FR_AXV_TOPK_BN2S1W,
+    FR_AXV_VARLEN_NOT_TND = 0, FR_AXV_VARLEN_UNIFORM, FR_AXV_VARLEN_RAGGED, FR_AXV_VARLEN_EMPTY,
+    FR_AXV_SOFTMAX_DEFAULT = 0, FR_AXV_SOFTMAX_SAME_AS_INPUT,
+    FR_AXV_OUT_UNSET = 0, FR_AXV_OUT_FP16, FR_AXV_OUT_BF16,
+    FR_AXV_QUERIES_ONE = 0, FR_AXV_QUERIES_SHORT, FR_AXV_QUERIES_LONG, /* S1 <= 1, < 256, >= 256 */
+    FR_AXV_KEYS_SHORT = 0, FR_AXV_KEYS_MID, FR_AXV_KEYS_LONG,          /* S2 < 256, < 1024, >= 1024 */
+    FR_AXV_RESIDUE_ALIGNED = 0, FR_AXV_RESIDUE_PM1, FR_AXV_RESIDUE_OTHER
+};
+#define FR_AXV_SPARSE_MODE(m) ((m) + 1)
+#define FR_AXV_PSE_TYPE(t) ((t) + 1)
+#define FR_AXV_LAYOUT_TND ((int)FR_TND - (int)FR_BSH)
+
 typedef struct fr_axis {
     const char *name;
     int n;
