@@ -591,6 +591,33 @@ static void task_of(const bwd_ctx *c, bool pass_a, int64_t t, fr_sem_batch *sb, 
     *r0 = (k % nt) * tile;
 }
 
+/* What fr_k_bwd allocates in the context, freed on every path out of it (each may still be NULL). */
+static void bwd_ctx_free(bwd_ctx *c) {
+    free(c->batches), free(c->qtask0), free(c->ktask0), free(c->dsink_part), free(c->di_all);
+}
+
+/* dsink per head from the partial sums of the tasks, summed in a fixed order (fused: the (b, h) sums in b order;
+ * else the query tasks' sums in task order), so the result is independent of the thread count. */
+static void bwd_store_dsink(bwd_ctx *c, bool fused, int64_t nB) {
+    const fr_problem *pb = c->pb;
+    const fr_tensor *ds = &c->out->dsink;
+    for (int64_t h = 0; h < pb->N1; h++) {
+        double sum = 0;
+        if (fused) {
+            for (int64_t b = 0; b < pb->B; b++) sum += c->dsink_part[b * pb->N1 + h];
+        } else {
+            for (int64_t t = 0; t < nB; t++) {
+                fr_sem_batch sb;
+                int64_t hh, i0;
+                task_of(c, false, t, &sb, &hh, &i0);
+                if (hh == h) sum += c->dsink_part[t];
+            }
+        }
+        float v = (float)sum;
+        fr_kio_store_f32(ds, h * ds->strides[0], 1, &v);
+    }
+}
+
 /* Alike fwd.c:fr_k_fwd: kept apart because only the set-up's shape is alike: each fills its own context (bwd_ctx here,
  * fwd_ctx there) for its own passes. */
 fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
@@ -616,8 +643,8 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         c.qtask0 = malloc(sizeof(int64_t) * (B + 1));
         c.ktask0 = malloc(sizeof(int64_t) * (B + 1));
         if (!c.batches || !c.qtask0 || !c.ktask0) {
-            free(c.batches), free(c.qtask0), free(c.ktask0);
-            return fr_fail(err, FR_E_NOMEM, "engine 'fast': %lld batch descriptors", (long long)pb->B);
+            st = fr_fail(err, FR_E_NOMEM, "engine 'fast': %lld batch descriptors", (long long)pb->B);
+            goto done;
         }
         for (int64_t b = 0; b < pb->B; b++) {
             fr_sem_batch_get(&c.sem, b, &c.batches[b]);
@@ -631,8 +658,10 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         c.nkt = (pb->S2 + FR_K_BN - 1) / FR_K_BN;
         int64_t t;
         if (!fr_mul_ok(pb->B, pb->N1, &t) || !fr_mul_ok(t, c.nqt, &nB) || !fr_mul_ok(pb->B, pb->N2, &t) ||
-            !fr_mul_ok(t, c.nkt, &nA))
-            return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': task count overflows");
+            !fr_mul_ok(t, c.nkt, &nA)) {
+            st = fr_fail(err, FR_E_OVERFLOW, "engine 'fast': task count overflows");
+            goto done;
+        }
     }
     /* fused single pass when there are enough (b, kv) tasks for any thread count and the per-task dQ accumulator
      * (G S1 DQ floats, twice with its compensation) stays under 16 MiB */
@@ -643,16 +672,19 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     if (c.sem.sink) {
         c.dsink_part = calloc((size_t)(nsink > 0 ? nsink : 1), sizeof(double));
         if (!c.dsink_part) {
-            free(c.batches), free(c.qtask0), free(c.ktask0);
-            return fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
+            st = fr_fail(err, FR_E_NOMEM, "engine 'fast': dsink partial sums");
+            goto done;
         }
     }
     int64_t ndi;
-    if (!fr_mul_ok(pb->N1, pb->T1, &ndi)) return fr_fail(err, FR_E_OVERFLOW, "engine 'fast': N1 * T overflows");
+    if (!fr_mul_ok(pb->N1, pb->T1, &ndi)) {
+        st = fr_fail(err, FR_E_OVERFLOW, "engine 'fast': N1 * T overflows");
+        goto done;
+    }
     c.di_all = malloc(sizeof(float) * (size_t)(ndi > 0 ? ndi : 1));
     if (!c.di_all) {
-        free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part);
-        return fr_fail(err, FR_E_NOMEM, "engine 'fast': D_i of %lld rows", (long long)ndi);
+        st = fr_fail(err, FR_E_NOMEM, "engine 'fast': D_i of %lld rows", (long long)ndi);
+        goto done;
     }
     int failed = 0;
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
@@ -724,34 +756,13 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         }
         if (ok) ws_free(&w);
     }
-    if (!failed && c.sem.topk) {
+    if (failed)
+        st = fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
+    else if (c.sem.topk)
         st = bwd_topk(&c, nt, err);
-        free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part), free(c.di_all);
-        return st;
-    }
-    if (!failed && fused && c.sem.sink && fr_tensor_present(&out->dsink)) {
-        /* per head, the (b, h) partial sums in b order: independent of the thread count */
-        for (int64_t h = 0; h < pb->N1; h++) {
-            double sum = 0;
-            for (int64_t b = 0; b < pb->B; b++) sum += c.dsink_part[b * pb->N1 + h];
-            float v = (float)sum;
-            fr_kio_store_f32(&out->dsink, h * out->dsink.strides[0], 1, &v);
-        }
-    } else if (!failed && c.sem.sink && fr_tensor_present(&out->dsink)) {
-        /* per head, the tasks' partial sums in task order: independent of the thread count */
-        for (int64_t h = 0; h < pb->N1; h++) {
-            double s = 0;
-            for (int64_t t = 0; t < nB; t++) {
-                fr_sem_batch sb;
-                int64_t hh, i0;
-                task_of(&c, false, t, &sb, &hh, &i0);
-                if (hh == h) s += c.dsink_part[t];
-            }
-            float v = (float)s;
-            fr_kio_store_f32(&out->dsink, h * out->dsink.strides[0], 1, &v);
-        }
-    }
-    free(c.batches), free(c.qtask0), free(c.ktask0), free(c.dsink_part), free(c.di_all);
-    if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
-    return FR_OK;
+    else if (c.sem.sink && fr_tensor_present(&out->dsink))
+        bwd_store_dsink(&c, fused, nB);
+done: /* the one way out once anything is allocated */
+    bwd_ctx_free(&c);
+    return st;
 }
