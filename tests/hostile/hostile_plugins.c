@@ -1,5 +1,5 @@
-/* Hostile plugins for tests/hostile/run_hostile.sh, one per define (issue 11 rows 1-3 and what an attacker tries
- * next). Public header only, like a real plugin:
+/* Hostile plugins for tests/hostile/run_hostile.sh, one per define (a plugin that crashes, exits or
+ * hangs, and what an attacker tries next). Public header only, like a real plugin:
  *   CRASH       fwd dereferences NULL (SIGSEGV)
  *   EXIT0       fwd calls exit(0) (a CI gate must not read it as success)
  *   HANG        fwd loops forever

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The hostile corpus (issue 11): one check per row of the issue's table and per hostile case found since. Each check
+# The hostile corpus (docs/verifier.md): one check per containment failure found and per hostile case since. Each check
 # runs the flashref command under `timeout`, then asserts its exit status and message, that the sentinel folder
 # outside the temporary area is unchanged, that no temporary case directory is left in TMPDIR, and that no process
 # started by the run is still alive (every run carries FR_HOSTILE_TOKEN in its environment; /proc is searched for it).

@@ -54,8 +54,8 @@ void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0,
     }
 }
 
-/* Alike src/verify/cases/sets.c:fr_suite_case_view: kept apart because only the shape is alike (field-by-field assignments of
- * different structs: params from a kt_case here, a case view there). */
+/* Alike src/verify/cases/sets.c:fr_suite_case_view: kept apart because only the shape is alike (field-by-field
+ * assignments of different structs: params from a kt_case here, a case view there). */
 void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     memset(P, 0, sizeof *P);
     P->c = *c;

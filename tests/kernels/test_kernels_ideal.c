@@ -1,4 +1,4 @@
-/* Issue 4 acceptance: the fast kernels' bf16 and fp16 forward is within 1.25 x the accuracy of the "ideal" pipeline
+/* The fast kernels' accuracy goal: their bf16 and fp16 forward is within 1.25 x the accuracy of the "ideal" pipeline
  * of that dtype (verification-method 1: exact running max, P rounded once, fp32 accumulation, one final rounding), both
  * measured against the fp64 golden, over a seeded grid that crosses every tile boundary (fast: 64-row query
  * sub-tiles, 128-key tiles, 512-row tasks; S1, S2 in {1, 63, 64, 65, 127, 128, 129, 200, 1000}) and every semantic

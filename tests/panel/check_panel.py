@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The panel (issue 10 item 2): implementations nobody here wrote, judged by flashref through the persistent
+"""The panel (docs/verifier.md): implementations nobody here wrote, judged by flashref through the persistent
 protocol. On every case of the set that the implementation supports: no FAIL and no WARN, except the departures
 listed below (each with the verdict and diagnosis it must get). The test fails both ways: an unexpected FAIL/WARN,
 a listed departure that is not observed (or gets another diagnosis), or too few cases judged. docs/verifier.md

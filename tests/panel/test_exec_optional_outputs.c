@@ -1,5 +1,5 @@
-/* dsink, dq_rope and dk_rope reach the judge from an exec: implementation on cases generated in memory (issue 10
- * item 3: they used to be skipped, "dsink.npy: missing" although the runner wrote it, because the loader asked for
+/* dsink, dq_rope and dk_rope reach the judge from an exec: implementation on cases generated in memory (a
+ * regression: they used to be skipped, "dsink.npy: missing" although the runner wrote it, because the loader asked for
  * case.json file names that a generated case does not have). fr_case_load_outputs on the in-memory case must read
  * them; a shell runner copies the fast engine's outputs into the case directory and every optional gradient must
  * come back bit for bit through exec:; a runner that drops one must fail naming it.
@@ -9,25 +9,13 @@
 #include "common/check.h"
 #include "io/casedir.h"
 #include "verify/cases/casegen.h"
+#include "verify/cases/sets.h"
 #include "verify/iut/iut.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Alike src/verify/suite/suite.c:case_view: kept apart because that one is private to the suite (static); this test rebuilds
- * the same view to hand the exec IUT exactly what the suite hands it. */
-static void case_of(const fr_gen_case *g, fr_case *c) {
-    memset(c, 0, sizeof *c);
-    c->op = g->bwd ? FR_CASE_BWD : FR_CASE_FWD;
-    c->dtype = g->dtype;
-    c->params = g->params;
-    c->prefix = g->prefix;
-    c->actual_seq_qlen = g->cu_q;
-    c->actual_seq_kvlen = g->cu_kv;
-    c->in = g->in; /* no file names: exactly what the suite hands an implementation */
-}
 
 static void one(const char *scripts, const fr_gen_spec *spec, uint64_t seed, const char *tmp) {
     fr_error err;
@@ -36,7 +24,7 @@ static void one(const char *scripts, const fr_gen_spec *spec, uint64_t seed, con
     CHECK(st == FR_OK, "%s: build: %s", spec->name, err.msg);
     if (st != FR_OK) return;
     fr_case c;
-    case_of(&g, &c);
+    fr_suite_case_view(&g, &c); /* no file names: exactly what the suite hands an implementation */
     fr_case_outputs ref, got;
     CHECK(fr_case_alloc_outputs(&c, false, &ref, &err) == FR_OK, "alloc: %s", err.msg);
     fr_engine fast = fr_engine_default(FR_ENGINE_FAST);

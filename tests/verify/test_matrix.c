@@ -1,8 +1,8 @@
-/* The option matrix (src/verify/cases/matrix.c, issue 16): every axis value is reachable by a validated draw; draws are
- * valid, classify as pinned and are reproducible; the allowed pairs come from validation (pairs the validator
- * rejects are not allowed); the default set holds every mask shape, sparse mode, pse type / shape and varlen
- * pattern at >= 1K keys with a key length at a tile residue; and the default set plus a 200-draw random batch covers
- * every allowed pair. usage: test_matrix [seed] */
+/* The option matrix (src/verify/cases/matrix.c, docs/coverage.md): every axis value is reachable by a validated draw;
+ * draws are valid, classify as pinned and are reproducible; the allowed pairs come from validation (pairs the validator
+ * rejects are not allowed); the default set holds every mask shape, sparse mode, pse type / shape and varlen pattern at
+ * >= 1K keys with a key length at a tile residue; and the default set plus a 200-draw random batch covers every allowed
+ * pair. usage: test_matrix [seed] */
 #include "common/check.h"
 #include "verify/report/coverage.h"
 #include "verify/suite/suite_internal.h"
@@ -110,8 +110,8 @@ static void test_allowed(const uint8_t *allowed) {
     }
 }
 
-/* Issue 16's "done when": every mask shape, sparse mode, pse type and shape, and varlen pattern at >= 1K keys with
- * key lengths at a tile residue, in the default set. */
+/* The default set's realistic lengths (docs/coverage.md): every mask shape, sparse mode, pse type and shape, and varlen
+ * pattern at >= 1K keys with key lengths at a tile residue, in the default set. */
 static void test_default_lengths(void) {
     static const int axes[] = {FR_AX_SPARSE, FR_AX_MASK, FR_AX_PSE, FR_AX_PSE_SHAPE, FR_AX_VARLEN};
     for (size_t i = 0; i < sizeof axes / sizeof axes[0]; i++) {

@@ -1,4 +1,4 @@
-/* flashref suite --random end to end (issue 16): the seed printed, every failing draw's configuration and the command
+/* flashref suite --random end to end (docs/coverage.md): the seed printed, every failing draw's configuration and the command
  * that re-runs it alone, its smallest failing form, --promote into a regression directory that `--regression` then
  * runs (failing on the defective implementation, passing on the fast kernels), --only rnd_K --write as a case
  * directory, --coverage, and bad counts. argv[1]: the flashref executable. */

@@ -113,7 +113,8 @@ static fr_status make_float(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, co
 static bool mask_random(uint64_t seed, uint64_t k) { return fr_rng_uniform01(seed, ST_MASK, k) < 0.25; }
 
 /* Mode 5 with a prefix: the user mask written from the formula (masked iff j > i + S2 - S1 and j >= prefix[b]), so
- * that the readings "mask OR formula", "formula only" and "mask only" agree (issue 10 item 4). Needs a mask with a
+ * that the readings "mask OR formula", "formula only" and "mask only" agree (the implementation-defined cases of
+ * suite_modify.c need one where they disagree). Needs a mask with a
  * batch dimension, or one prefix for every batch. */
 static void mask_from_formula(const dims *d, const int64_t *prefix, const int64_t *sh, int nd, uint8_t *m) {
     int64_t nb = nd == 4 ? sh[0] : 1, nh = nd == 4 ? sh[1] : 1, S1 = sh[nd - 2], S2 = sh[nd - 1];

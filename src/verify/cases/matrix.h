@@ -1,6 +1,6 @@
-/* The option matrix as data (issue 16): every axis of the operator with its values, in one table (matrix.c) that the
- * random generator, the classifier and the pairwise coverage report all read. A configuration's "cell" is one value
- * per axis. Which cells exist is not re-encoded here: a draw is realized as a casegen spec and kept only when the
+/* The option matrix as data (docs/coverage.md): every axis of the operator with its values, in one table (matrix.c)
+ * that the random generator, the classifier and the pairwise coverage report all read. A configuration's "cell" is one
+ * value per axis. Which cells exist is not re-encoded here: a draw is realized as a casegen spec and kept only when the
  * validator accepts it (fr_gen_check), and a pair of axis values is "allowed" when some validated draw shows it.
  *
  *   int cell[FR_AX_COUNT];  fr_matrix_classify(&spec, cell);            // the cell of any spec (suite cases too)

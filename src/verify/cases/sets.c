@@ -115,8 +115,7 @@ int fr_suite_list(const char *set, const char *filter,
 }
 
 /* Alike tests/kernels/kt_harness.c:kt_build: kept apart because only the shape is alike (field-by-field assignments of
- * different structs). Alike tests/panel/test_exec_optional_outputs.c:case_of: kept apart because this is private to the
- * suite and that test rebuilds the view to hand the exec IUT what the suite hands it. */
+ * different structs). */
 void fr_suite_case_view(const fr_gen_case *g, fr_case *c) {
     memset(c, 0, sizeof *c);
     c->op = g->bwd ? FR_CASE_BWD : FR_CASE_FWD;

@@ -82,7 +82,7 @@ const fr_suite_entry fr_suite_entries[] = {
     E(EQ, SD, 0, FR_MOD_NONE, "fp16 TND 3 x ~700, D 128, GQA", .name = "eq_fp16_tnd_700", .dtype = FR_F16,
       .layout = FR_TND, .B = 3, .N1 = 4, .N2 = 1, .seq_q = {700, 333, 1000}, .seq_kv = {700, 900, 1000}, .D = 128),
 
-    /* ---- realistic lengths (issue 16): every mask shape, sparse mode, pse type and varlen pattern at 1K-8K keys,
+    /* ---- realistic lengths (docs/coverage.md): every mask shape, sparse mode, pse type and varlen pattern at 1K-8K keys,
      * with key lengths at tile residues (multiples of 32/64/128/256/512 +- 1; kernels.h tiles 64 x 128, 512-row
      * query blocks). Few query rows, so the fp64 golden and the zoo's scalar mutants stay cheap. ---- */
 /* No purpose tag: a diagnosis here counts once in the summary vote, below the cases built for a failure class. */

@@ -1,4 +1,4 @@
-/* The pairwise coverage report of a run (issue 16): which pairs of option-matrix values (matrix.h) the run's
+/* The pairwise coverage report of a run (docs/coverage.md): which pairs of option-matrix values (matrix.h) the run's
  * generated cases exercised, against the pairs validation allows. Printed by `flashref suite`, written into the JSON
  * ("coverage") and the HTML report.
  *

@@ -216,11 +216,11 @@ static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor 
     return r;
 }
 
-/* Implementation-defined cases (issue 10 item 4): mode 5 with a prefix and a user mask that contradicts the formula.
- * Which reading the implementation follows is reported (INFO), never judged: (A) masked iff mask OR formula (our
- * decision, docs/semantics-decisions.md 4), (B) the formula alone (the mask's content ignored, as mode 6 reads it),
- * (C) the mask alone (no causal / prefix band, as mode 1). A numeric mismatch with A is not a FAIL; a crash, a
- * wrong shape or NaN still is. */
+/* Implementation-defined cases (category "implementation-defined"): mode 5 with a prefix and a user mask that
+ * contradicts the formula. Which reading the implementation follows is reported (INFO), never judged: (A) masked iff
+ * mask OR formula (our decision, docs/semantics-decisions.md D12), (B) the formula alone (the mask's content
+ * ignored, as mode 6 reads it), (C) the mask alone (no causal / prefix band, as mode 1). A numeric mismatch with A is
+ * not a FAIL; a crash, a wrong shape or NaN still is. */
 void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr) {
     fr_verdict v = cr->j.verdict;
     if (v == FR_SKIP || c->op != FR_CASE_FWD || !fr_tensor_present(&iut->fwd.attention_out)) return;
