@@ -12,16 +12,30 @@
 int failures = 0;
 long checks = 0;
 
-void fr_test_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
+static void vfail(const char *file, int line, const char *cond, const char *fmt, va_list ap) {
     if (++failures > FR_TEST_MAX_PRINTED) return;
     printf("FAIL %s:%d: %s: ", file, line, cond);
-    va_list ap;
-    va_start(ap, fmt);
     vprintf(fmt, ap);
-    va_end(ap);
     printf("\n");
     if (failures == FR_TEST_MAX_PRINTED) printf("(further failures are counted, not printed)\n");
     fflush(stdout);
+}
+
+void fr_test_fail(const char *file, int line, const char *cond, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(file, line, cond, fmt, ap);
+    va_end(ap);
+}
+
+bool fr_test_checked(bool ok, const char *file, int line, const char *cond, const char *fmt, ...) {
+    checks++;
+    if (ok) return true;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(file, line, cond, fmt, ap);
+    va_end(ap);
+    return false;
 }
 
 int fr_test_exit(const char *name) {

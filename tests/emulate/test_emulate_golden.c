@@ -1,11 +1,12 @@
 /* The emulator with fp64 everywhere and threshold 0 ("exact") agrees with the golden engine to 1e-12 relative,
  * forward and backward, on a random grid over layouts, dtypes, GQA, masks and sparse modes, pse types, dropout,
  * sink, rope and top-k. Also: thread-count invariance of a rounding preset. */
+#include "common/check.h"
 #include "golden/gt_case.h"
 
 #include "flashref_emulate.h"
 
-static int failures = 0, ran = 0, skipped = 0;
+static int ran = 0, skipped = 0;
 static const char *preset = "exact";
 static double worst_fwd = 0, worst_bwd = 0; /* argv[3]: another preset must FAIL this test (it has teeth) */
 
@@ -112,9 +113,9 @@ static void one_case(uint64_t seed, int id) {
     bi.softmax_max = c.smax;
     bi.softmax_sum = c.ssum;
     fr_engine ge = fr_engine_default(FR_ENGINE_GOLDEN);
-    if ((st = run_bwd(&c, &bi, &ge, &err)) != FR_OK) {
-        printf("FAIL case %d: golden bwd failed: %s\n", id, err.msg);
-        failures++;
+    st = run_bwd(&c, &bi, &ge, &err);
+    CHECK(st == FR_OK, "case %d: golden bwd failed: %s", id, err.msg);
+    if (st != FR_OK) {
         gt_free(&dy), gt_free(&ain);
         gt_case_free(&c);
         return;
@@ -132,19 +133,13 @@ static void one_case(uint64_t seed, int id) {
     e.num_threads = (int)fr_test_range(r, 1, 2);
     st = fr_fwd(&c.p, &c.in, &fo, &e, &err);
     double ef = 0;
-    if (st != FR_OK) {
-        printf("FAIL case %d: emulate fwd: %s\n", id, err.msg);
-        failures++;
-    } else {
+    CHECK(st == FR_OK, "case %d: emulate fwd: %s", id, err.msg);
+    if (st == FR_OK) {
         double e1 = normwise(&eo, &c.out), e2 = normwise(&em, &c.smax), e3 = normwise(&es, &c.ssum);
         ef = fmax(e1, fmax(e2, e3));
         worst_fwd = fmax(worst_fwd, ef);
-        if (!(ef <= 1e-12)) {
-            printf("FAIL case %d (layout %s dtype %s mode %d pse %d topk %d): fwd out %.3g max %.3g sum %.3g\n", id,
-                   fr_layout_name(c.L), fr_dtype_name(c.dt), c.p.sparse_mode, o.pse ? c.p.pse_type : -1, o.topk, e1,
-                   e2, e3);
-            failures++;
-        }
+        CHECK(ef <= 1e-12, "case %d (layout %s dtype %s mode %d pse %d topk %d): fwd out %.3g max %.3g sum %.3g", id,
+              fr_layout_name(c.L), fr_dtype_name(c.dt), c.p.sparse_mode, o.pse ? c.p.pse_type : -1, o.topk, e1, e2, e3);
     }
     /* backward on the same inputs (the golden's forward statistics, dy and O in the operator dtype) */
     fr_tensor gq = like(&c.dq, r), gk = like(&c.dk, r), gv = like(&c.dv, r), gqr = {0}, gkr = {0}, gs = {0};
@@ -152,21 +147,17 @@ static void one_case(uint64_t seed, int id) {
     if (fr_tensor_present(&c.dsink)) gs = like(&c.dsink, r);
     fr_bwd_outputs bo = {gq, gk, gv, gqr, gkr, gs};
     st = fr_bwd(&c.p, &bi, &bo, &e, &err);
-    if (st != FR_OK) {
-        printf("FAIL case %d: emulate bwd: %s\n", id, err.msg);
-        failures++;
-    } else {
+    CHECK(st == FR_OK, "case %d: emulate bwd: %s", id, err.msg);
+    if (st == FR_OK) {
         double g1 = gnorm(&gq, &c.dq), g2 = gnorm(&gk, &c.dk), g3 = gnorm(&gv, &c.dv);
         double g4 = gnorm(&gqr, &c.dqr), g5 = gnorm(&gkr, &c.dkr), g6 = gnorm(&gs, &c.dsink);
         double eg = fmax(fmax(g1, g2), fmax(fmax(g3, g4), fmax(g5, g6)));
         worst_bwd = fmax(worst_bwd, eg);
-        if (!(eg <= 1e-12)) {
-            printf("FAIL case %d (layout %s dtype %s mode %d pse %d drop %d sink %d rope %d topk %d): bwd dq %.3g "
-                   "dk %.3g dv %.3g dqr %.3g dkr %.3g dsink %.3g\n",
-                   id, fr_layout_name(c.L), fr_dtype_name(c.dt), c.p.sparse_mode, o.pse ? c.p.pse_type : -1, o.drop,
-                   o.sink, o.rope, o.topk, g1, g2, g3, g4, g5, g6);
-            failures++;
-        }
+        CHECK(eg <= 1e-12,
+              "case %d (layout %s dtype %s mode %d pse %d drop %d sink %d rope %d topk %d): bwd dq %.3g dk %.3g dv "
+              "%.3g dqr %.3g dkr %.3g dsink %.3g",
+              id, fr_layout_name(c.L), fr_dtype_name(c.dt), c.p.sparse_mode, o.pse ? c.p.pse_type : -1, o.drop, o.sink,
+              o.rope, o.topk, g1, g2, g3, g4, g5, g6);
     }
     ran++;
     gt_free(&eo), gt_free(&em), gt_free(&es), gt_free(&gq), gt_free(&gk), gt_free(&gv);
@@ -196,27 +187,24 @@ static void thread_invariance(uint64_t seed) {
         fr_engine e = fr_engine_default(FR_ENGINE_EMULATE);
         e.numerics = &nc;
         e.num_threads = t + 1;
-        if (fr_fwd(&c.p, &c.in, &fo, &e, &err) != FR_OK) printf("FAIL fwd: %s\n", err.msg), failures++;
+        CHECK(fr_fwd(&c.p, &c.in, &fo, &e, &err) == FR_OK, "fwd: %s", err.msg);
         fr_bwd_inputs bi;
         memset(&bi, 0, sizeof bi);
         fr_tensor dyb = conv(&c.dy, FR_BF16, r), ob = conv(&out[t], FR_BF16, r);
         bi.fwd = c.in, bi.dy = dyb, bi.attention_in = ob, bi.softmax_max = c.smax, bi.softmax_sum = c.ssum;
         fr_bwd_outputs bo = {gq[t], gk[t], gv[t], {0}, {0}, {0}};
-        if (fr_bwd(&c.p, &bi, &bo, &e, &err) != FR_OK) printf("FAIL bwd: %s\n", err.msg), failures++;
+        CHECK(fr_bwd(&c.p, &bi, &bo, &e, &err) == FR_OK, "bwd: %s", err.msg);
         gt_free(&dyb), gt_free(&ob);
     }
     size_t n = (size_t)gt_numel(&c.out) * 8;
-    if (memcmp(out[0].data, out[1].data, n) || memcmp(gq[0].data, gq[1].data, (size_t)gt_numel(&c.dq) * 8) ||
-        memcmp(gk[0].data, gk[1].data, (size_t)gt_numel(&c.dk) * 8) ||
-        memcmp(gv[0].data, gv[1].data, (size_t)gt_numel(&c.dv) * 8)) {
-        printf("FAIL: results differ between 1 and 2 threads\n");
-        failures++;
-    }
+    bool differ = memcmp(out[0].data, out[1].data, n) || memcmp(gq[0].data, gq[1].data, (size_t)gt_numel(&c.dq) * 8) ||
+                  memcmp(gk[0].data, gk[1].data, (size_t)gt_numel(&c.dk) * 8) ||
+                  memcmp(gv[0].data, gv[1].data, (size_t)gt_numel(&c.dv) * 8);
+    CHECK(!differ, "results differ between 1 and 2 threads");
     /* and the preset really rounds: it is not the golden */
-    if (gt_run_fwd(&c, 1, &err) == FR_OK && !(normwise(&out[0], &c.out) > 1e-5)) {
-        printf("FAIL: fa4 preset output equals the golden to %.3g (no rounding?)\n", normwise(&out[0], &c.out));
-        failures++;
-    }
+    if (gt_run_fwd(&c, 1, &err) == FR_OK)
+        CHECK(normwise(&out[0], &c.out) > 1e-5, "fa4 preset output equals the golden to %.3g (no rounding?)",
+              normwise(&out[0], &c.out));
     for (int t = 0; t < 2; t++) gt_free(&out[t]), gt_free(&gq[t]), gt_free(&gk[t]), gt_free(&gv[t]);
     gt_case_free(&c);
 }
@@ -232,9 +220,6 @@ int main(int argc, char **argv) {
     thread_invariance(seed);
     printf("%d cases ran, %d refused by validation, %d failures; worst normwise error fwd %.3g, bwd %.3g\n", ran,
            skipped, failures, worst_fwd, worst_bwd);
-    if (ran < cases / 3) {
-        printf("FAIL: too few cases ran\n");
-        failures++;
-    }
-    return failures ? 1 : 0;
+    CHECK(ran >= cases / 3, "too few cases ran");
+    return fr_test_exit("test_emulate_golden");
 }

@@ -2,6 +2,7 @@
  * (fp64 dot products rounded once to fp32, the rest in fp32): threshold (exact / lazy), exp base, P dtype, row sum
  * source, KV tile size, tile order (forward / reverse / permutation), fp16 accumulators of l and O. The model and the
  * emulator agree to < 2e-5 rel-L2 while the knobs move the output by far more (so each knob is really applied). */
+#include "common/check.h"
 #include "flashref_emulate.h"
 
 #include <math.h>
@@ -11,7 +12,6 @@
 
 enum { S1 = 12, S2 = 300, D = 16 };
 
-static int failures = 0;
 static float q[S1 * D], k[S2 * D], v[S2 * D]; /* values exactly representable in bf16 */
 static uint16_t qb[S1 * D], kb[S2 * D], vb[S2 * D];
 
@@ -87,10 +87,7 @@ static void emulate(const fr_numerics *nc, double *out, double *m, double *l) {
     p.input_layout = FR_BNSD;
     p.scale_value = 0.25;
     fr_error err;
-    if (fr_emulate_fwd_ex(&p, &in, &fo, nc, NULL, 1, &err) != FR_OK) {
-        printf("FAIL %s: %s\n", nc->name, err.msg);
-        failures++;
-    }
+    CHECK(fr_emulate_fwd_ex(&p, &in, &fo, nc, NULL, 1, &err) == FR_OK, "%s: %s", nc->name, err.msg);
     for (int e = 0; e < S1 * D; e++) out[e] = o[e];
     for (int i = 0; i < S1; i++) m[i] = mm[i * 8], l[i] = ll[i * 8];
 }
@@ -136,17 +133,10 @@ int main(int argc, char **argv) {
         double e = rel_l2(eo[c], mo, S1 * D), es = rel_l2(el, ml, S1), emax = rel_l2(em, mm, S1);
         double dk = c ? rel_l2(eo[c], eo[0], S1 * D) : 0;
         printf("%-28s emulator vs model: out %.2e  l %.2e  m %.2e | vs baseline %.2e\n", names[c], e, es, emax, dk);
-        if (!(e < 2e-5 && es < 2e-5 && emax < 2e-5)) {
-            printf("FAIL %s: emulator and the model disagree\n", names[c]);
-            failures++;
-        }
+        CHECK(e < 2e-5 && es < 2e-5 && emax < 2e-5, "%s: emulator and the model disagree", names[c]);
         /* every knob moves the output measurably (the kv tile too: P is rounded relative to the running max,
          * which the tile boundaries decide) */
-        if (c > 0 && !(dk > 1e-4)) {
-            printf("FAIL %s: no effect on the output (%.2e)\n", names[c], dk);
-            failures++;
-        }
+        CHECK(c == 0 || dk > 1e-4, "%s: no effect on the output (%.2e)", names[c], dk);
     }
-    printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_emulate_knobs");
 }

@@ -1,6 +1,7 @@
 /* fr_emu_round (the emulator's one rounding routine) agrees with the library's fp32 encoders (fr_f32_to_*) for
  * every format, both rounding modes and both overflow behaviours, on boundary and random fp32 inputs; and the
  * presets and the configuration check behave. */
+#include "common/check.h"
 #include "flashref_emulate.h"
 
 #include <float.h>
@@ -8,9 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures = 0;
-static long checks = 0;
 
 static double via_encoder(float x, fr_dtype dt, fr_round r, fr_sat s) {
     switch (dt) {
@@ -24,16 +22,11 @@ static double via_encoder(float x, fr_dtype dt, fr_round r, fr_sat s) {
 }
 
 static void check_one(float x, fr_dtype dt, fr_round r, fr_sat s) {
-    checks++;
     double a = fr_emu_round((double)x, dt, r, s), b = via_encoder(x, dt, r, s);
     bool same = (isnan(a) && isnan(b)) || a == b;
     if (a == 0 && b == 0 && dt != FR_HIF8) same = signbit(a) == signbit(b);
-    if (!same) {
-        if (failures < 20)
-            printf("FAIL %s round %d sat %d: x = %a (%.9g): emu %.9g, encoder %.9g\n", fr_dtype_name(dt), (int)r, (int)s,
-                   (double)x, (double)x, a, b);
-        failures++;
-    }
+    CHECK(same, "%s round %d sat %d: x = %a (%.9g): emu %.9g, encoder %.9g", fr_dtype_name(dt), (int)r, (int)s,
+          (double)x, (double)x, a, b);
 }
 
 int main(int argc, char **argv) {
@@ -82,31 +75,23 @@ int main(int argc, char **argv) {
     for (const char *const *n = fr_numerics_preset_names(); *n; n++) {
         fr_numerics nc;
         fr_error e;
-        if (fr_numerics_preset(*n, &nc, &e) != FR_OK || fr_numerics_check(&nc, &e) != FR_OK) {
-            printf("FAIL preset %s: %s\n", *n, e.msg);
-            failures++;
-        }
+        CHECK(fr_numerics_preset(*n, &nc, &e) == FR_OK && fr_numerics_check(&nc, &e) == FR_OK, "preset %s: %s", *n,
+              e.msg);
     }
     fr_numerics a, b;
     fr_numerics_preset("fa4-sm100-fwd-inference", &a, NULL);
     fr_numerics_preset("fa4-sm100-fwd-train", &b, NULL);
-    if (a.rescale_threshold != 8.0 || b.rescale_threshold != 0.0 || b.dpsum != FR_EMU_DPSUM_OUT_LO) {
-        printf("FAIL: fa4 presets: inference threshold %g, train threshold %g\n", a.rescale_threshold,
-               b.rescale_threshold);
-        failures++;
-    }
+    CHECK(a.rescale_threshold == 8.0 && b.rescale_threshold == 0.0 && b.dpsum == FR_EMU_DPSUM_OUT_LO,
+          "fa4 presets: inference threshold %g, train threshold %g", a.rescale_threshold, b.rescale_threshold);
     fr_error e;
-    if (fr_numerics_preset("no-such-gpu", &a, &e) != FR_E_INVALID_ARG || !strstr(e.msg, "no-such-gpu")) {
-        printf("FAIL: unknown preset accepted or message without the name\n");
-        failures++;
-    }
+    CHECK(fr_numerics_preset("no-such-gpu", &a, &e) == FR_E_INVALID_ARG && strstr(e.msg, "no-such-gpu"),
+          "unknown preset accepted or message without the name");
     a.kv_tile = 0;
-    if (fr_numerics_check(&a, &e) != FR_E_INVALID_ARG || !strstr(e.msg, "kv_tile")) failures++, printf("FAIL kv_tile\n");
+    CHECK(fr_numerics_check(&a, &e) == FR_E_INVALID_ARG && strstr(e.msg, "kv_tile"), "kv_tile");
     fr_numerics_preset("exact", &a, NULL);
     int64_t perm[3] = {0, 2, 2};
     a.order = FR_EMU_ORDER_PERM, a.perm = perm, a.perm_len = 3;
-    if (fr_numerics_check(&a, &e) != FR_E_INVALID_ARG) failures++, printf("FAIL perm duplicate accepted\n");
-    printf("%ld conversions compared\n", checks);
-    printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-    return failures ? 1 : 0;
+    CHECK(fr_numerics_check(&a, &e) == FR_E_INVALID_ARG, "perm duplicate accepted");
+    printf("%ld checks (conversions compared, presets, configuration checks)\n", checks);
+    return fr_test_exit("test_emulate_round");
 }

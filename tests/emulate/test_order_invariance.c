@@ -57,9 +57,7 @@ static void seed_check(uint64_t seed) {
 static double *run_out(const fr_mla_case *mc, const fr_numerics *nc, fr_mla_run *keep) {
     fr_mla_run r;
     fr_error err;
-    if (fr_mla_fwd(mc, nc, 0, &r, &err) != FR_OK) {
-        printf("FAIL fwd: %s\n", err.msg);
-        failures++;
+    if (!CHECKED(fr_mla_fwd(mc, nc, 0, &r, &err) == FR_OK, "fwd: %s", err.msg)) {
         return NULL;
     }
     double *o = malloc(sizeof(double) * T * H * DL);
@@ -81,15 +79,11 @@ static void compare(const char *what, const double *a, const double *base, const
 static void beyond_the_seed(uint64_t seed) {
     fr_mla_case mc;
     fr_error err;
-    if (fr_mla_case_make(&mc, T, W, H, DL, DR, W, 0.25, seed, &err) != FR_OK) {
-        printf("FAIL case: %s\n", err.msg);
-        failures++;
+    if (!CHECKED(fr_mla_case_make(&mc, T, W, H, DL, DR, W, 0.25, seed, &err) == FR_OK, "case: %s", err.msg)) {
         return;
     }
     fr_mla_run ref;
-    if (fr_mla_fwd(&mc, NULL, 0, &ref, &err) != FR_OK) {
-        printf("FAIL golden: %s\n", err.msg);
-        failures++;
+    if (!CHECKED(fr_mla_fwd(&mc, NULL, 0, &ref, &err) == FR_OK, "golden: %s", err.msg)) {
         fr_mla_case_free(&mc);
         return;
     }
@@ -125,18 +119,14 @@ static void beyond_the_seed(uint64_t seed) {
     fr_mla_case_free(&mc);
 
     /* -1 sentinels anywhere (3/4 of the slots used) and all-invalid rows (every 7th row) */
-    if (fr_mla_case_make(&mc, T, W, H, DL, DR, 3 * W / 4, 0.25, seed + 17, &err) != FR_OK) {
-        printf("FAIL case: %s\n", err.msg);
-        failures++;
+    if (!CHECKED(fr_mla_case_make(&mc, T, W, H, DL, DR, 3 * W / 4, 0.25, seed + 17, &err) == FR_OK, "case: %s",
+                 err.msg)) {
         free(tmp);
         return;
     }
     fr_mla_case_invalidate_rows(&mc, 7);
     fr_mla_case_arrange(&mc, FR_MLA_SELF_SLOT0, 0);
-    if (fr_mla_fwd(&mc, NULL, 0, &ref, &err) != FR_OK) {
-        printf("FAIL golden: %s\n", err.msg);
-        failures++;
-    } else {
+    if (CHECKED(fr_mla_fwd(&mc, NULL, 0, &ref, &err) == FR_OK, "golden: %s", err.msg)) {
         fr_mla_run rb;
         base = run_out(&mc, &ex, &rb);
         for (uint64_t k = 1; k <= 2 && base; k++) {
@@ -153,12 +143,10 @@ static void beyond_the_seed(uint64_t seed) {
             const fr_numerics *cfgs[2] = {&ex, &lz};
             for (int c = 0; c < 2; c++) {
                 fr_mla_run rr;
-                if (fr_mla_fwd(&mc, cfgs[c], 0, &rr, &err) != FR_OK ||
-                    fr_mla_bwd(&mc, FR_EMU_DPSUM_OUT_LO, 0, &rr, &err) != FR_OK) {
-                    printf("FAIL run: %s\n", err.msg);
-                    failures++;
+                if (!CHECKED(fr_mla_fwd(&mc, cfgs[c], 0, &rr, &err) == FR_OK &&
+                                 fr_mla_bwd(&mc, FR_EMU_DPSUM_OUT_LO, 0, &rr, &err) == FR_OK,
+                             "run: %s", err.msg))
                     continue;
-                }
                 int64_t bad = 0, rows = 0;
                 for (int64_t t = 6; t < T; t += 7)
                     for (int64_t h = 0; h < H; h++) {
@@ -188,6 +176,5 @@ int main(int argc, char **argv) {
     printf("test_order_invariance seed=%llu T=S=%d W=%d H=%d D=%d+%d\n", (unsigned long long)seed, T, W, H, DL, DR);
     seed_check(seed);
     beyond_the_seed(seed);
-    printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_order_invariance");
 }

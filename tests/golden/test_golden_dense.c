@@ -2,6 +2,7 @@
  * forward and backward as matrix loops). A seeded grid of layouts x sparse modes x pse types x dtypes x GQA shapes,
  * with TND empty sequences, strided inputs, sink, rope, top-k (-1, out of range, duplicates), dropout. Tolerance:
  * 1e-12 relative to each output's largest magnitude plus an absolute 1e-14 (inputs are O(1)). */
+#include "common/check.h"
 #include "golden/dense_ref.h"
 #include "golden/gt_case.h"
 
@@ -307,12 +308,12 @@ int main(int argc, char **argv) {
     printf("test_golden_dense: seed %llu, %lld grid cases\n", (unsigned long long)seed, (long long)n);
     uint64_t r = seed;
     fr_tensor cm = gt_compressed_mask(0), cm6 = gt_compressed_mask(1);
-    int64_t fails = 0, ncases = 0;
+    int64_t ncases = 0;
     for (int64_t k = 0; k < n; k++) {
         gt_case c;
         gt_opts o;
         make_case(k, &r, &c, &o, &cm, &cm6, 0);
-        if (!run_case(k, &c, getenv("GT_VERBOSE") != NULL)) fails++;
+        CHECK(run_case(k, &c, getenv("GT_VERBOSE") != NULL), "grid case %lld", (long long)k);
         ncases++;
         gt_case_free(&c);
     }
@@ -321,14 +322,13 @@ int main(int argc, char **argv) {
         gt_case c;
         gt_opts o;
         make_case(k * 11 + 1, &r, &c, &o, &cm, &cm6, 1);
-        if (!run_case(200000 + k, &c, getenv("GT_VERBOSE") != NULL)) fails++;
+        CHECK(run_case(200000 + k, &c, getenv("GT_VERBOSE") != NULL), "edge case %lld", (long long)(200000 + k));
         ncases++;
         gt_case_free(&c);
     }
-    if (!big_compressed_cases(&r, &cm, &ncases)) fails++;
+    CHECK(big_compressed_cases(&r, &cm, &ncases), "the large compressed-mask cases");
     gt_free(&cm);
     gt_free(&cm6);
-    printf("test_golden_dense: %lld cases, %lld failed (seed %llu)\n", (long long)ncases, (long long)fails,
-           (unsigned long long)seed);
-    return fails ? 1 : 0;
+    printf("test_golden_dense: %lld cases (seed %llu)\n", (long long)ncases, (unsigned long long)seed);
+    return fr_test_exit("test_golden_dense");
 }

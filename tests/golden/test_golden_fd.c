@@ -6,6 +6,7 @@
  * the fp64 output rounded to fp32. Its gradient is then exactly that of L + sum_i (D_i - D~_i) * lse_i (lse = m +
  * log l, the c_i held constant), since d lse_i / dx_ij = p_ij: the finite differences use that loss.
  * Relative error: max |golden - fd| / max |fd| per tensor <= 1e-7. */
+#include "common/check.h"
 #include "golden/gt_case.h"
 
 static double quant(double v) { return nearbyint(v * 1048576.0) / 1048576.0; }
@@ -122,7 +123,6 @@ int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 777u;
     printf("test_golden_fd: seed %llu\n", (unsigned long long)seed);
     uint64_t r = seed;
-    int fails = 0;
     for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
         const cfg *g = &cfgs[k];
         gt_case c;
@@ -154,9 +154,7 @@ int main(int argc, char **argv) {
         fr_error err;
         fr_status st = gt_run_fwd(&c, 1, &err);
         if (st == FR_OK) st = gt_run_bwd(&c, 1, &err);
-        if (st != FR_OK) {
-            printf("  %s: %s\n", fr_status_name(st), err.msg);
-            fails++;
+        if (!CHECKED(st == FR_OK, "case %zu: %s: %s", k, fr_status_name(st), err.msg)) {
             gt_case_free(&c);
             continue;
         }
@@ -183,11 +181,10 @@ int main(int argc, char **argv) {
             ok &= check_grad(&f, "dk_rope", &c.in.key_rope, &c.dkr, (int64_t)k);
         }
         if (fr_tensor_present(&c.in.sink)) ok &= check_grad(&f, "dsink", &c.in.sink, &c.dsink, (int64_t)k);
-        if (!ok) fails++;
+        CHECK(ok, "case %zu: %s: a gradient differs from its finite differences", k, g->what);
         free(f.ci);
         gt_case_free(&c);
     }
-    printf("test_golden_fd: %d of %zu cases failed (seed %llu)\n", fails, sizeof cfgs / sizeof cfgs[0],
-           (unsigned long long)seed);
-    return fails ? 1 : 0;
+    printf("test_golden_fd: %zu cases (seed %llu)\n", sizeof cfgs / sizeof cfgs[0], (unsigned long long)seed);
+    return fr_test_exit("test_golden_fd");
 }

@@ -2,6 +2,7 @@
  * reference (the fma chain over k, per element), on seeded random shapes below, at and above each tile (8 x 16
  * AVX-512, 6 x 8 AVX2), with A stored plain or transposed, nonzero C on entry; and the scalar reference is within
  * the fma-chain error bound of a long double sum. A variant the CPU lacks is SKIPPED loudly. */
+#include "common/check.h"
 #include "golden/golden_gemm.h"
 
 #include <float.h>
@@ -31,7 +32,7 @@ int main(void) {
         have[v] = gd_gemm_isa(vars[v].isa) == vars[v].isa;
         if (!have[v]) printf("SKIP: variant %s: this CPU lacks the ISA\n", vars[v].name);
     }
-    int64_t fails = 0, cases = 0;
+    int64_t cases = 0;
     double worst = 0.0;
     for (int t = 0; t < 400; t++) {
         int64_t M = sizes[(rng >> 7) % (uint64_t)ns];
@@ -62,29 +63,23 @@ int main(void) {
                 }
                 double err = (double)fabsl((long double)Cr[r * ldc + c] - s),
                        bound = (double)(K + 1) * DBL_EPSILON * (double)mag;
-                if (err > bound) {
-                    if (fails < 10)
-                        printf("FAIL scalar M=%lld N=%lld K=%lld (%lld,%lld): err %.3e > bound %.3e\n", (long long)M,
-                               (long long)N, (long long)K, (long long)r, (long long)c, err, bound);
-                    fails++;
-                }
+                CHECK(err <= bound, "scalar M=%lld N=%lld K=%lld (%lld,%lld): err %.3e > bound %.3e", (long long)M,
+                      (long long)N, (long long)K, (long long)r, (long long)c, err, bound);
                 if (mag > 0 && err / (double)mag > worst) worst = err / (double)mag;
             }
         for (int v = 0; v < 2; v++) {
             if (!have[v]) continue;
             memcpy(C, C0, nc * sizeof(double));
             vars[v].fn(M, N, K, A, rsa, csa, B, ldb, C, ldc);
-            if (memcmp(C, Cr, nc * sizeof(double)) != 0) { /* also: nothing outside the M x N block is written */
-                if (fails < 10)
-                    printf("FAIL %s M=%lld N=%lld K=%lld trans=%d: not bit-identical to the scalar reference\n",
-                           vars[v].name, (long long)M, (long long)N, (long long)K, trans);
-                fails++;
-            }
+            /* also: nothing outside the M x N block is written */
+            CHECK(memcmp(C, Cr, nc * sizeof(double)) == 0,
+                  "%s M=%lld N=%lld K=%lld trans=%d: not bit-identical to the scalar reference", vars[v].name,
+                  (long long)M, (long long)N, (long long)K, trans);
         }
         cases++;
         free(A), free(B), free(C0), free(C), free(Cr);
     }
-    printf("test_golden_gemm: %lld shapes, %lld failures, worst |err| / sum|terms| of the reference %.2e (seed %llu)\n",
-           (long long)cases, (long long)fails, worst, (unsigned long long)seed);
-    return fails ? 1 : 0;
+    printf("test_golden_gemm: %lld shapes, worst |err| / sum|terms| of the reference %.2e (seed %llu)\n",
+           (long long)cases, worst, (unsigned long long)seed);
+    return fr_test_exit("test_golden_gemm");
 }

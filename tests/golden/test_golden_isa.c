@@ -3,9 +3,10 @@
  * sparse modes, pse, dropout, sink, rope, top-k, fp8), shapes below, at and above the 128-row / 64-key blocks,
  * forward and backward, compared bit for bit with the scalar variant on one thread. Inf/NaN planted in masked and
  * unmasked K/V rows of some cases exercise the skipping path. A variant the CPU lacks is SKIPPED loudly. */
+#include "common/check.h"
 #include "golden/gt_case.h"
 
-static int fails = 0, skipped = 0, compared = 0;
+static int skipped = 0, compared = 0;
 
 #define NOUT 9
 static void outputs(gt_case *c, fr_tensor **t) {
@@ -89,17 +90,13 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
             if (isas[v] == FR_ISA_SCALAR && threads == 1) continue;
             st = gt_run_fwd_isa(&c, isas[v], threads, &err);
             if (st == FR_OK) st = gt_run_bwd_isa(&c, isas[v], threads, &err);
-            if (st != FR_OK) {
-                printf("FAIL case %d isa %d: %s\n", id, (int)isas[v], err.msg);
-                fails++;
+            if (!CHECKED(st == FR_OK, "case %d isa %d: %s", id, (int)isas[v], err.msg)) {
                 continue;
             }
             for (int q = 0; q < NOUT; q++)
-                if (span[q] && memcmp(ref[q], now[q]->data, span[q]) != 0) {
-                    printf("FAIL case %d (seed %llu): isa %d, %d threads: output %d differs from scalar, 1 thread\n",
-                           id, (unsigned long long)seed, (int)isas[v], threads, q);
-                    fails++;
-                }
+                CHECK(!span[q] || memcmp(ref[q], now[q]->data, span[q]) == 0,
+                      "case %d (seed %llu): isa %d, %d threads: output %d differs from scalar, 1 thread", id,
+                      (unsigned long long)seed, (int)isas[v], threads, q);
             compared++;
         }
     for (int q = 0; q < NOUT; q++) free(ref[q]);
@@ -123,7 +120,8 @@ int main(int argc, char **argv) {
             printf("SKIP: golden variant %s: %s\n", names[k], err.msg);
     }
     for (int id = 0; id < 60; id++) one_case(seed, id, isas, nisa);
-    printf("test_golden_isa: %d runs compared bit for bit, %d cases refused by validation, %d failures (seed %llu)\n",
-           compared, skipped, fails, (unsigned long long)seed);
-    return fails || compared == 0 ? 1 : 0;
+    printf("test_golden_isa: %d runs compared bit for bit, %d cases refused by validation (seed %llu)\n", compared,
+           skipped, (unsigned long long)seed);
+    CHECK(compared > 0, "nothing compared");
+    return fr_test_exit("test_golden_isa");
 }

@@ -5,6 +5,7 @@
  * error is not zero; a drift that grows with the length would show here.
  *
  *   test_golden_long [S1 [S2 [D [rows]]]]   (defaults 512 65536 128 8; make test-long runs S1 = S2 = 65536) */
+#include "common/check.h"
 #include "golden/golden_internal.h"
 #include "golden/gt_case.h"
 
@@ -35,30 +36,19 @@ int main(int argc, char **argv) {
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
     fr_error err;
     fr_status st = fr_fwd(&p, &in, &out, &e, &err);
-    if (st != FR_OK) {
-        printf("FAIL: golden: %s\n", err.msg);
-        return 1;
-    }
-    int fails = 0;
+    if (!CHECKED(st == FR_OK, "golden: %s", err.msg)) return fr_test_exit("test_golden_long");
     double worst_o = 0, worst_rel = 0, worst_ml = 0;
     for (int64_t k = 0; k < nrows; k++) {
         /* rows 0, 1, then spread to the end, block edges included */
         int64_t i = k == 0 ? 0 : k == 1 ? 1 : k == nrows - 1 ? S1 - 1 : (S1 / nrows) * k + (k % 2 ? -1 : 0);
         if (i < 0 || i >= S1) continue;
         st = gd_rowref_fwd_rows(&p, &in, &ref, 0, 0, i, 1, &err);
-        if (st != FR_OK) {
-            printf("FAIL: row reference: %s\n", err.msg);
-            return 1;
-        }
+        if (!CHECKED(st == FR_OK, "row reference: %s", err.msg)) return fr_test_exit("test_golden_long");
         double rowmax = 0;
         for (int64_t d = 0; d < D; d++) {
             int64_t idx[4] = {0, 0, i, d};
             double a = gt_get(&out.attention_out, idx), b = gt_get(&ref.attention_out, idx), dd = fabs(a - b);
-            if (!(dd <= 1e-13)) {
-                if (fails < 10)
-                    printf("FAIL row %lld d %lld: out %.17g, reference %.17g\n", (long long)i, (long long)d, a, b);
-                fails++;
-            }
+            CHECK(dd <= 1e-13, "row %lld d %lld: out %.17g, reference %.17g", (long long)i, (long long)d, a, b);
             if (dd > worst_o) worst_o = dd;
             if (fabs(b) > rowmax) rowmax = fabs(b);
             if (b != 0 && dd / fabs(b) > worst_rel) worst_rel = dd / fabs(b);
@@ -67,18 +57,15 @@ int main(int argc, char **argv) {
         double m = gt_get(&out.softmax_max, si), mr = gt_get(&ref.softmax_max, si);
         double l = gt_get(&out.softmax_sum, si), lr = gt_get(&ref.softmax_sum, si);
         double em = fabs(m - mr) / fabs(mr), el = fabs(l - lr) / fabs(lr);
-        if (!(em <= 1e-13 && el <= 1e-13)) {
-            printf("FAIL row %lld: max %.17g vs %.17g, sum %.17g vs %.17g\n", (long long)i, m, mr, l, lr);
-            fails++;
-        }
+        CHECK(em <= 1e-13 && el <= 1e-13, "row %lld: max %.17g vs %.17g, sum %.17g vs %.17g", (long long)i, m, mr, l,
+              lr);
         if (em > worst_ml) worst_ml = em;
         if (el > worst_ml) worst_ml = el;
     }
-    printf(
-        "test_golden_long: max |out - rowref| %.3e (max relative %.3e), max relative max/sum error %.3e, %d failures\n",
-        worst_o, worst_rel, worst_ml, fails);
+    printf("test_golden_long: max |out - rowref| %.3e (max relative %.3e), max relative max/sum error %.3e\n", worst_o,
+           worst_rel, worst_ml);
     gt_free(&in.query), gt_free(&in.key), gt_free(&in.value);
     gt_free(&out.attention_out), gt_free(&out.softmax_max), gt_free(&out.softmax_sum);
     gt_free(&ref.attention_out), gt_free(&ref.softmax_max), gt_free(&ref.softmax_sum);
-    return fails ? 1 : 0;
+    return fr_test_exit("test_golden_long");
 }

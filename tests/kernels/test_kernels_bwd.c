@@ -5,9 +5,8 @@
  * terms' magnitudes (they cancel); 16-bit gradients
  * rel-L2 <= 4e-3 (their final rounding alone is up to 2^-8 relative for bf16); rows of fully masked queries give
  * exactly zero dq. */
+#include "common/check.h"
 #include "kt_harness.h"
-
-static int g_fail = 0;
 
 #define NOLIM FR_TOKENS_MAX
 
@@ -138,11 +137,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     /* forward (fp32 statistics, attention_out in the input dtype), then dy */
     fr_fwd_outputs fo = kt_outputs(&P, c->dt);
     fr_error err;
-    if (kt_run_fast(&P, NULL, 2, &fo, &err) != FR_OK) {
-        fprintf(stderr, "  [%s] forward failed: %s\n", c->name, err.msg);
-        g_fail = 1;
-        return;
-    }
+    if (!CHECKED(kt_run_fast(&P, NULL, 2, &fo, &err) == FR_OK, "[%s] forward failed: %s", c->name, err.msg)) return;
     fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
     bref R;
     bool *d1rows = calloc((size_t)(c->B * c->N1 * P.pb.S1 + 1), sizeof(bool));
@@ -206,7 +201,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     free(R.dq), free(R.dk), free(R.dv), free(R.dsink), free(R.dsink_abs), free(d1rows), free(bi.dy.data);
     kt_free_outputs(&fo);
     kt_free_prob(&P);
-    if (bad) g_fail = 1;
+    CHECK(!bad, "%s", c->name);
 }
 
 /* Alike test_kernels_golden.c:main: kept apart because each test has its own default seed and its own case table (what
@@ -245,6 +240,5 @@ int main(int argc, char **argv) {
         k_->S2 = 200, k_->pse = 1, k_->pse_type = 1, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 3);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1 || strncmp(cs[k].name, "fused", 5) == 0);
-    printf("test_kernels_bwd: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_kernels_bwd");
 }

@@ -13,10 +13,9 @@
  *  softmax_max: |m - m64| <= 4 |m32 - m64| + 2^-20 xmag (xmag = the row's largest scale sum |q k| + |pse|, the
  *        scale of a score's rounding); softmax_sum: relative 1e-5 (fp32) / 1e-4 (16-bit) + 2^-20 xmag,
  *        D1 rows exactly (-FLT_MAX, FLT_MAX) and out exactly 0. */
+#include "common/check.h"
 #include "core/isa.h"
 #include "kt_harness.h"
-
-static int g_fail = 0;
 
 #define NOLIM FR_TOKENS_MAX
 
@@ -156,7 +155,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     if (have_first) kt_free_outputs(&first);
     kt_free_ref(&R);
     kt_free_prob(&P);
-    if (bad) g_fail = 1;
+    CHECK(!bad, "%s", c->name);
 }
 
 /* Alike test_kernels_golden.c:main: kept apart because each test has its own default seed and its own case table (sizes
@@ -179,7 +178,7 @@ int main(int argc, char **argv) {
         printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, =amx -> %s, unknown -> %s (%s)%s\n",
                best ? best->name : "NULL", fr_isa_name(sc), fr_isa_name(hi), fr_status_name(su), err.msg,
                ok ? "" : "  FAIL");
-        if (!ok) g_fail = 1;
+        CHECK(ok, "the row above");
     }
     kt_case cs[64];
     int n = 0;
@@ -260,6 +259,5 @@ int main(int argc, char **argv) {
     ADD(k_->name = "decode bf16 S1=16 GQA causal sink", k_->dt = FR_BF16, k_->S1 = 16, k_->S2 = 8300, k_->N1 = 4,
         k_->N2 = 2, k_->Dk = 48, k_->Dv = 136, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0 || k >= nmain);
-    printf("test_kernels_fwd: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_kernels_fwd");
 }

@@ -5,9 +5,8 @@
  * terms cancel; test_kernels_bwd bounds it against the sum of their magnitudes); bf16/fp16 per element
  * u (|golden| + A) + 2^-25 n vmax + 1e-5 A (test_kernels_fwd.c explains it); fp32 gradients rel-L2 <= 1e-6,
  * 16-bit gradients 4e-3. Also: engine.isa forcing every variant the CPU has, and refusing an unknown one. */
+#include "common/check.h"
 #include "kt_harness.h"
-
-static int g_fail = 0;
 
 #define NOLIM FR_TOKENS_MAX
 
@@ -88,7 +87,7 @@ static void fwd_case(const kt_case *c, uint64_t seed, fr_isa isa) {
         printf("  %-24s fwd isa %d: rel-L2 out %.3g (naive fp32 %.3g) max %.3g (naive %.3g) max/sum %.3g %.3g%s\n",
                c->name, (int)isa, rel, nrel, emax, nmax, rm, rs, ok ? "" : "  FAIL");
     }
-    if (!ok) g_fail = 1;
+    CHECK(ok, "the row above");
     kt_free_outputs(&fo), kt_free_outputs(&go);
     kt_free_ref(&R);
     kt_free_prob(&P);
@@ -126,7 +125,7 @@ static void bwd_case(const kt_case *c, uint64_t seed) {
         printf("  %-24s bwd: rel-L2 dq %.3g dk %.3g dv %.3g dq_rope %.3g dk_rope %.3g dsink %.3g%s\n", c->name,
                rl[0], rl[1], rl[2], rl[3], rl[4], rl[5], ok ? "" : "  FAIL");
     }
-    if (!ok) g_fail = 1;
+    CHECK(ok, "the row above");
     kt_free_grads(&fg), kt_free_grads(&gg);
     free(bi.dy.data);
     kt_free_outputs(&fo);
@@ -198,7 +197,7 @@ int main(int argc, char **argv) {
         fr_error err;
         fr_status st = fr_engine_available(&e, &err);
         printf("  engine.isa = 42: %s (%s)%s\n", fr_status_name(st), err.msg, st == FR_E_INVALID_ARG ? "" : "  FAIL");
-        if (st != FR_E_INVALID_ARG) g_fail = 1;
+        CHECK(st == FR_E_INVALID_ARG);
     }
     for (int k = 0; k < n; k++)
         if (k < ncases || cs[k].Drope) bwd_case(&cs[k], seed + 100 + (uint64_t)k);
@@ -231,7 +230,7 @@ int main(int argc, char **argv) {
                         err2.msg);
             }
             printf("  %-24s fwd: rel-L2 out %.3g max/sum %.3g %.3g%s\n", c8.name, rel, rm, rs, ok ? "" : "  FAIL");
-            if (!ok) g_fail = 1;
+            CHECK(ok, "the row above");
             kt_free_outputs(&fo), kt_free_outputs(&go);
             kt_free_prob(&P);
         }
@@ -269,7 +268,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "    fast %s: %s / golden %s: %s\n", fr_status_name(st), err.msg, fr_status_name(sg), err2.msg);
         }
         printf("  %-24s fwd: rel-L2 out %.3g max %.3g sum %.3g%s\n", ct.name, ro, rm, rs, ok ? "" : "  FAIL");
-        if (!ok) g_fail = 1;
+        CHECK(ok, "the row above");
         kt_free_outputs(&fo), kt_free_outputs(&go);
         kt_free_prob(&P);
     }
@@ -302,13 +301,9 @@ int main(int argc, char **argv) {
             ok = ok && nnan == 0 && emax <= 1e-6 * (1 + gmax);
         }
         printf("  %-24s fast %s golden %s%s\n", e8[k].name, fr_status_name(st), fr_status_name(sg), ok ? "" : "  FAIL");
-        if (!ok) {
-            fprintf(stderr, "    fast: %s / golden: %s\n", err.msg, err2.msg);
-            g_fail = 1;
-        }
+        CHECK(ok, "%s: fast: %s / golden: %s", e8[k].name, err.msg, err2.msg);
         kt_free_outputs(&fo), kt_free_outputs(&go);
         kt_free_prob(&P);
     }
-    printf("test_kernels_golden: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_kernels_golden");
 }

@@ -20,11 +20,10 @@
  * are the same to 3 digits), so no operator-matched ideal is needed.
  *
  * Usage: test_kernels_ideal [seed]. */
+#include "common/check.h"
 #include "kt_harness.h"
 #include "flashref_emulate.h"
 #include "verify/metrics/metrics.h"
-
-static int g_fail = 0;
 
 #define NOLIM FR_TOKENS_MAX
 #define RATIO 1.25
@@ -129,9 +128,7 @@ static void run_case(const gcase *gc, uint64_t seed) {
     fr_engine eg = fr_engine_default(FR_ENGINE_GOLDEN);
     eg.num_threads = 2;
     fr_status st = fr_fwd(&P.p, &P.in, &go, &eg, &err);
-    if (st != FR_OK) {
-        printf("  [%s] golden %s: %s  FAIL\n", c->name, fr_status_name(st), err.msg);
-        g_fail = 1;
+    if (!CHECKED(st == FR_OK, "[%s] golden %s: %s", c->name, fr_status_name(st), err.msg)) {
         kt_free_outputs(&go), kt_free_prob(&P);
         return;
     }
@@ -145,9 +142,8 @@ static void run_case(const gcase *gc, uint64_t seed) {
     ee.num_threads = 2;
     fr_metrics mi;
     st = fr_fwd(&P.p, &P.in, &io, &ee, &err);
-    if (st != FR_OK || !metrics_of(&io.attention_out, g, c->Dv, &mi)) {
-        printf("  [%s] ideal %s: %s  FAIL\n", c->name, fr_status_name(st), st ? err.msg : "anomaly");
-        g_fail = 1;
+    if (!CHECKED(st == FR_OK && metrics_of(&io.attention_out, g, c->Dv, &mi), "[%s] ideal %s: %s", c->name,
+                 fr_status_name(st), st ? err.msg : "anomaly")) {
     } else {
         acc_add(&T->ideal, &mi, g, n);
         for (int k = 0; k < N_ISAS; k++) {
@@ -158,10 +154,8 @@ static void run_case(const gcase *gc, uint64_t seed) {
             ef.num_threads = 2;
             fr_metrics mf;
             st = fr_fwd(&P.p, &P.in, &fo, &ef, &err);
-            if (st != FR_OK || !metrics_of(&fo.attention_out, g, c->Dv, &mf)) {
-                printf("  [%s %s] fast %s: %s  FAIL\n", c->name, isa_name(k_isas[k]), fr_status_name(st),
-                        st ? err.msg : "anomaly");
-                g_fail = 1;
+            if (!CHECKED(st == FR_OK && metrics_of(&fo.attention_out, g, c->Dv, &mf), "[%s %s] fast %s: %s", c->name,
+                         isa_name(k_isas[k]), fr_status_name(st), st ? err.msg : "anomaly")) {
                 kt_free_outputs(&fo);
                 continue;
             }
@@ -178,7 +172,7 @@ static void run_case(const gcase *gc, uint64_t seed) {
             }
             printf("  %-4s %-30s %-10s %9.3e %9.3e %6.3f   %9.3e %9.3e %6.3f %s\n", fr_dtype_name(c->dt), c->name,
                    isa_name(k_isas[k]), mf.rel_l2, mi.rel_l2, rr, mf.gain_rms, mi.gain_rms, gr, ok ? "" : " FAIL");
-            if (!ok) g_fail = 1;
+            CHECK(ok, "the row above");
             kt_free_outputs(&fo);
         }
     }
@@ -298,11 +292,10 @@ int main(int argc, char **argv) {
             printf("  %-4s %-30s %-10s %9.3e %9.3e %6.3f   %9.3e %9.3e %6.3f %s\n", d ? "fp16" : "bf16", "ALL",
                    isa_name(k_isas[k]), frel, irel, ratio(frel, irel), fgain, igain, ratio(fgain, igain),
                    ok ? "" : " FAIL");
-            if (!ok) g_fail = 1;
+            CHECK(ok, "the row above");
         }
         printf("  %s: max per-case ratio rel-L2 %.3f (%s), gain %.3f (%s)\n", d ? "fp16" : "bf16", T->max_rel_ratio,
                T->worst_rel, T->max_gain_ratio, T->worst_gain);
     }
-    printf("test_kernels_ideal: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_kernels_ideal");
 }

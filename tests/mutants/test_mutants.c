@@ -5,14 +5,13 @@
  *   2. each mutant differs from the golden on a case made for its bug, and agrees (rel-L2 <= 1e-6) on a case that
  *      avoids it, so a mutant that lost its bug, or gained another, fails here.
  * Usage: test_mutants [seed]. The seed is printed. */
+#include "common/check.h"
 #include "common/kit.h"
 #include "golden/gt_case.h"
 
 #include "verify/zoo/mutants.h"
 
 #include <sys/mman.h>
-
-static int failures = 0;
 
 /* ||a - r|| / max(||r||, rms_floor * sqrt(n)) over the elements where r is finite; a NaN/Inf mismatch gives Inf.
  * Gradients use rms_floor 1e-3: with inputs O(1) they are O(1), and where they cancel to ~0 (a row with one key:
@@ -157,15 +156,15 @@ static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skippe
     }
     if (e.golden_refused) {
         (*skipped)++;
-    } else if (e.st != FR_OK || !(worst_fwd(&e) <= kFtol) || !(worst_bwd(&e) <= kGtol)) {
-        printf("FAIL base case %d (layout %s dtype %s B %lld N1 %lld N2 %lld S1 %lld S2 %lld D %lld/%lld mode %d "
-               "pse %d drop %d sink %d rope %d): %s out %.3g max %.3g sum %.3g dq %.3g dk %.3g dv %.3g dqr %.3g "
-               "dkr %.3g dsink %.3g\n",
-               id, fr_layout_name(c.L), fr_dtype_name(c.dt), (long long)c.B, (long long)c.N1, (long long)c.N2,
-               (long long)c.S1, (long long)c.S2, (long long)c.Dk, (long long)c.Dv, o.mask ? c.p.sparse_mode : -1,
-               o.pse ? c.p.pse_type : -1, o.drop, o.sink, o.rope, fr_status_name(e.st), e.out, e.max, e.sum, e.dq,
-               e.dk, e.dv, e.dqr, e.dkr, e.dsink);
-        failures++;
+    } else {
+        CHECK(e.st == FR_OK && worst_fwd(&e) <= kFtol && worst_bwd(&e) <= kGtol,
+              "base case %d (layout %s dtype %s B %lld N1 %lld N2 %lld S1 %lld S2 %lld D %lld/%lld mode %d "
+              "pse %d drop %d sink %d rope %d): %s out %.3g max %.3g sum %.3g dq %.3g dk %.3g dv %.3g dqr %.3g "
+              "dkr %.3g dsink %.3g",
+              id, fr_layout_name(c.L), fr_dtype_name(c.dt), (long long)c.B, (long long)c.N1, (long long)c.N2,
+              (long long)c.S1, (long long)c.S2, (long long)c.Dk, (long long)c.Dv, o.mask ? c.p.sparse_mode : -1,
+              o.pse ? c.p.pse_type : -1, o.drop, o.sink, o.rope, fr_status_name(e.st), e.out, e.max, e.sum, e.dq, e.dk,
+              e.dv, e.dqr, e.dkr, e.dsink);
     }
     gt_case_free(&c);
 }
@@ -220,18 +219,12 @@ static void expect(const char *mutant, const char *what, const errs *e, char whi
     bool ok = e->st == FR_OK && (w == AGREE ? v <= tol : !(v <= 1e-3));
     printf("  %-22s %-44s %-6s rel-L2 %-9.3g %s\n", mutant, what, w == AGREE ? "agree" : "differ", v,
            ok ? "ok" : "FAIL");
-    if (!ok) {
-        if (e->st != FR_OK) printf("    status %s\n", fr_status_name(e->st));
-        failures++;
-    }
+    CHECK(ok, "%s: %s: status %s", mutant, what, fr_status_name(e->st));
 }
 
 static const fr_mutant *get(const char *name) {
     const fr_mutant *m = fr_mutant_find(name);
-    if (!m) {
-        printf("FAIL: mutant %s not in the zoo\n", name);
-        failures++;
-    }
+    CHECK(m, "mutant %s not in the zoo", name);
     return m;
 }
 
@@ -347,7 +340,7 @@ static void mutant_cases(uint64_t seed) {
         bool ok = e.st == FR_OK && eb.st == FR_OK && e.out > 30 * eb.out && e.out > 1e-5;
         printf("  %-22s %-44s %-6s rel-L2 %-9.3g (base %.3g) %s\n", "stale-max-bf16", "bf16 S2 200", "differ", e.out,
                eb.out, ok ? "ok" : "FAIL");
-        failures += !ok;
+        CHECK(ok, "stale-max-bf16: bf16 S2 200");
         plain(&c, &o, 2, 2, 32, 200, 16), o.amp = 2.0, gt_make_inputs(&c, &o, r);
         e = run_m("stale-max-bf16", &c, 1, r), expect("stale-max-bf16", "fp32 S2 200", &e, 'f', AGREE, kFtol);
     }
@@ -422,7 +415,7 @@ static void mutant_cases(uint64_t seed) {
                 differ = memcmp(o1.data, o2.data, bytes) != 0;
         printf("  %-22s %-44s %s\n", "split-kv-order", "S2 300: repeated runs bitwise different",
                differ ? "ok" : "FAIL");
-        failures += !differ;
+        CHECK(differ, "split-kv-order: S2 300: repeated runs bitwise different");
         gt_free(&o1), gt_free(&m1), gt_free(&s1), gt_free(&o2), gt_free(&m2), gt_free(&s2);
         gt_case_free(&c);
     }
@@ -439,7 +432,7 @@ static void mutant_cases(uint64_t seed) {
     e = run_m("seed000", &c, 0, r);
     printf("  %-22s %-44s status %s %s\n", "seed000", "S 2", fr_status_name(e.st),
            e.st == FR_E_UNSUPPORTED ? "ok" : "FAIL");
-    failures += e.st != FR_E_UNSUPPORTED;
+    CHECK(e.st == FR_E_UNSUPPORTED, "seed000: S 2: status %s", fr_status_name(e.st));
 }
 
 /* (8) index32: K as a strided bf16 view whose rows lie 2^30 elements apart (offsets past 2^31 from row 2 on), in a
@@ -481,25 +474,16 @@ static void index32_case(uint64_t *r) {
 static void zoo_table(void) {
     int n = 0;
     const fr_mutant *z = fr_mutants(&n);
-    if (n < 21) {
-        printf("FAIL: the zoo has %d mutants, expected at least 21\n", n);
-        failures++;
-    }
+    CHECK(n >= 21, "the zoo has %d mutants, expected at least 21", n);
     for (int k = 0; k < n; k++) {
         bool ok = z[k].name && z[k].bug && z[k].trigger && z[k].fwd && z[k].expected < FR_DIAG_COUNT &&
                   z[k].expected != FR_DIAG_NONE &&
                   (z[k].expected_verdict == FR_FAIL || z[k].expected_verdict == FR_WARN) &&
                   fr_mutant_find(z[k].name) == &z[k];
         for (int j = 0; j < k; j++) ok = ok && strcmp(z[j].name, z[k].name) != 0;
-        if (!ok) {
-            printf("FAIL: zoo entry %d (%s) incomplete or duplicated\n", k, z[k].name ? z[k].name : "?");
-            failures++;
-        }
+        CHECK(ok, "zoo entry %d (%s) incomplete or duplicated", k, z[k].name ? z[k].name : "?");
     }
-    if (fr_mutant_find("no-such-mutant") || fr_mutant_find(NULL)) {
-        printf("FAIL: fr_mutant_find accepts an unknown name\n");
-        failures++;
-    }
+    CHECK(!fr_mutant_find("no-such-mutant") && !fr_mutant_find(NULL), "fr_mutant_find accepts an unknown name");
 }
 
 /* fp8 and top-k are refused as FR_E_UNSUPPORTED (SKIP), not computed wrong. */
@@ -514,7 +498,7 @@ static void unsupported_cases(uint64_t *r) {
     gt_case_free(&c);
     bool ok = e.st == FR_E_UNSUPPORTED && e2.st == FR_E_UNSUPPORTED;
     printf("  %-22s fp8 %s, top-k %s: %s\n", "base", fr_status_name(e.st), fr_status_name(e2.st), ok ? "ok" : "FAIL");
-    failures += !ok;
+    CHECK(ok, "base: fp8 and top-k are unsupported");
 }
 
 int main(int argc, char **argv) {
@@ -528,14 +512,10 @@ int main(int argc, char **argv) {
     printf("base vs golden: %d random cases (%d refused by validation), worst forward rel-L2 %.3g (bound %.0e), "
            "gradients %.3g (bound %.0e)\n",
            n - skipped, skipped, wf, kFtol, wb, kGtol);
-    if (n - skipped < n / 2) {
-        printf("FAIL: too few valid random cases\n");
-        failures++;
-    }
+    CHECK(n - skipped >= n / 2, "too few valid random cases");
     uint64_t rr = seed + 1;
     unsupported_cases(&rr);
     mutant_cases(seed);
     index32_case(&rr);
-    printf("%s (%d failures)\n", failures ? "FAILED" : "PASSED", failures);
-    return failures ? 1 : 0;
+    return fr_test_exit("test_mutants");
 }

@@ -3,6 +3,7 @@
  * defect: WARN growth on the fp32 length series of the default set). These are
  * not the mutant zoo (mutants.h: real broken kernels) but a check of the judge + suite machinery that needs
  * nothing else. */
+#include "common/check.h"
 #include "core/core.h"
 #include "core/problem.h"
 #include "verify/iut/iut_internal.h"
@@ -135,7 +136,6 @@ int main(void) {
     fr_suite_opts o = fr_suite_opts_default();
     o.set = "quick";
     printf("test_suite_diag: set quick, seed %llu\n", (unsigned long long)o.seed);
-    int bad = 0;
     for (int d = 0; d < D_COUNT; d++) {
         fr_iut iut;
         memset(&iut, 0, sizeof iut);
@@ -150,11 +150,7 @@ int main(void) {
             od.set = "default";
             od.filter = "gw_fp32";
         }
-        if (fr_suite_run(&iut, &od, &r, &err) != FR_OK) {
-            printf("FAIL %s: suite: %s\n", kDefects[d].name, err.msg);
-            bad++;
-            continue;
-        }
+        if (!CHECKED(fr_suite_run(&iut, &od, &r, &err) == FR_OK, "%s: suite: %s", kDefects[d].name, err.msg)) continue;
         /* scale x 1.25 is no candidate defect: "unknown", or "softmax-stats" where a case's output stays right (huge
          * one-hot scores) while its stored max is off by the factor. */
         bool alt = d == D_SCALE && r.primary == FR_DIAG_SOFTMAX_STATS;
@@ -165,14 +161,13 @@ int main(void) {
         printf("%-4s %-16s -> %s, %d failing / warning cases, likeliest %s (want %s)\n", ok ? "ok" : "FAIL",
                kDefects[d].name, fr_verdict_name(r.overall), nf, fr_diag_name(r.primary),
                fr_diag_name(kDefects[d].want));
-        if (!ok) {
-            bad++;
+        if (!CHECKED(ok, "%s: verdict %s, likeliest %s", kDefects[d].name, fr_verdict_name(r.overall),
+                     fr_diag_name(r.primary))) {
             for (int k = 0; k < r.n; k++)
                 if (r.cases[k].j.verdict != FR_PASS)
                     printf("     %s: %s: %s\n", r.cases[k].name, fr_diag_name(r.cases[k].j.diag), r.cases[k].j.why);
         }
         fr_suite_result_free(&r);
     }
-    printf("%s: %d failure(s)\n", bad ? "FAIL" : "PASS", bad);
-    return bad ? 1 : 0;
+    return fr_test_exit("test_suite_diag");
 }

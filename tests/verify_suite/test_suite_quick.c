@@ -2,6 +2,7 @@
  * the ideal pipeline (emulate) must PASS (or WARN / SKIP) every case. Known defects of the fast kernels, found by
  * this suite and reported to their owners, are listed below: for those the test requires the judge to keep catching
  * them (FAIL with the listed diagnosis) until they are fixed, and accepts a PASS once they are. */
+#include "common/check.h"
 #include "verify/suite/suite.h"
 
 #include <stdio.h>
@@ -15,23 +16,17 @@ static const struct {
     {NULL, NULL, FR_DIAG_NONE},
 };
 
-static int run_one(const char *impl) {
+static void run_one(const char *impl) {
     fr_error err;
     fr_iut *iut;
-    if (fr_iut_open(impl, &iut, &err) != FR_OK) {
-        printf("FAIL: open %s: %s\n", impl, err.msg);
-        return 1;
-    }
+    if (!CHECKED(fr_iut_open(impl, &iut, &err) == FR_OK, "open %s: %s", impl, err.msg)) return;
     fr_suite_opts o = fr_suite_opts_default();
     o.set = "quick";
     fr_suite_result r;
     fr_status st = fr_suite_run(iut, &o, &r, &err);
     fr_iut_close(iut);
-    if (st != FR_OK) {
-        printf("FAIL: suite on %s: %s\n", impl, err.msg);
-        return 1;
-    }
-    int bad = 0, judged = 0;
+    if (!CHECKED(st == FR_OK, "suite on %s: %s", impl, err.msg)) return;
+    int judged = 0, failing = 0;
     for (int k = 0; k < r.n; k++) {
         const fr_case_result *c = &r.cases[k];
         judged += c->j.verdict != FR_SKIP;
@@ -40,33 +35,26 @@ static int run_one(const char *impl) {
             if (kKnown[q].impl && !strcmp(kKnown[q].impl, impl) &&
                 !strncmp(c->name, kKnown[q].name_prefix, strlen(kKnown[q].name_prefix))) {
                 known = true;
-                if (c->j.verdict == FR_FAIL && c->j.diag != kKnown[q].diag) {
-                    printf("FAIL: %s %s: known defect diagnosed %s, want %s\n", impl, c->name, fr_diag_name(c->j.diag),
-                           fr_diag_name(kKnown[q].diag));
-                    bad++;
-                } else if (c->j.verdict == FR_FAIL) {
-                    printf("known defect of %s still present: %s: %s\n", impl, c->name, c->j.why);
+                if (c->j.verdict == FR_FAIL) {
+                    if (CHECKED(c->j.diag == kKnown[q].diag, "%s %s: known defect diagnosed %s, want %s", impl, c->name,
+                                fr_diag_name(c->j.diag), fr_diag_name(kKnown[q].diag)))
+                        printf("known defect of %s still present: %s: %s\n", impl, c->name, c->j.why);
                 } else {
                     printf("known defect of %s fixed? %s now %s\n", impl, c->name, fr_verdict_name(c->j.verdict));
                 }
             }
-        if (!known && c->j.verdict == FR_FAIL) {
-            printf("FAIL: %s %s: %s: %s\n", impl, c->name, fr_diag_name(c->j.diag), c->j.why);
-            bad++;
-        }
+        if (!known) CHECK(c->j.verdict != FR_FAIL, "%s %s: %s: %s", impl, c->name, fr_diag_name(c->j.diag), c->j.why);
+        failing += c->j.verdict == FR_FAIL;
     }
-    printf("%s: %d cases, %d judged, %.1f s, %d unexpected failure(s)\n", impl, r.n, judged, r.seconds, bad);
-    if (judged < r.n / 2) {
-        printf("FAIL: %s: fewer than half of the cases were judged\n", impl);
-        bad++;
-    }
+    printf("%s: %d cases, %d judged, %d failing, %.1f s\n", impl, r.n, judged, failing, r.seconds);
+    CHECK(judged >= r.n / 2, "%s: fewer than half of the cases were judged", impl);
     fr_suite_result_free(&r);
-    return bad;
 }
 
 int main(void) {
     printf("test_suite_quick: seed %llu\n", (unsigned long long)fr_suite_opts_default().seed);
-    int bad = run_one("fast") + run_one("golden") + run_one("emulate");
-    printf("%s\n", bad ? "FAIL" : "PASS");
-    return bad ? 1 : 0;
+    run_one("fast");
+    run_one("golden");
+    run_one("emulate");
+    return fr_test_exit("test_suite_quick");
 }
