@@ -515,6 +515,8 @@ fr_status fr_check_bwd_outputs(const fr_problem *pb, const fr_params *p, const f
 
 /* The public validators (flashref.h): the problem, then the outputs when given. Here in core, below every layer that
  * calls them (io's case reader, the verifier's case checks, the engine dispatch). */
+/* Alike validate_problem.c:fr_validate_bwd: kept apart because forward and backward take different input and output
+ * structs and problem builders; C has no generic over them short of a macro. */
 fr_status fr_validate_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
     fr_error_clear(err);
     fr_problem pb;
@@ -523,6 +525,7 @@ fr_status fr_validate_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_
     return fr_check_fwd_outputs(&pb, p, out, err);
 }
 
+/* Alike validate_problem.c:fr_validate_fwd: kept apart for the same reason. */
 fr_status fr_validate_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     fr_error_clear(err);
     fr_problem pb;
