@@ -72,7 +72,8 @@ float fr_k_max_f32_avx512(int64_t n, const float *x) {
     __m512 m = _mm512_set1_ps(-__builtin_inff());
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(x + j));
-    if (j < n) m = _mm512_mask_max_ps(m, fr_tail_mask16(n - j), m, _mm512_maskz_loadu_ps(fr_tail_mask16(n - j), x + j));
+    if (j < n)
+        m = _mm512_mask_max_ps(m, fr_tail_mask16(n - j), m, _mm512_maskz_loadu_ps(fr_tail_mask16(n - j), x + j));
     return _mm512_reduce_max_ps(m);
 }
 
@@ -140,21 +141,12 @@ void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *sr
         for (int64_t c = r < r16 ? c16 : 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
 
-/* Alike ops_scalar.c, ops_avx2.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
- * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
- * list itself. */
-const fr_kops fr_kops_avx512 = {
-    .name = "avx512",
-    .isa = FR_ISA_AVX512,
+/* What avx512 overrides; the bf16 slots stay avx2's (scalar: only the reference, bf16 inputs are widened for
+ * gemm_f32). */
+const fr_kops fr_kops_over_avx512 = {
     .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
     .max_f32 = fr_k_max_f32_avx512,
     .expsum_f32 = fr_k_expsum_f32_avx512,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
     .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
-    .pack_bf16_away = fr_k_pack_bf16_away_scalar,
-    .interleave_bf16 = fr_k_interleave_bf16_scalar,
-    .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* reference only: bf16 inputs are widened for gemm_f32 */
-    .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,  /* reference only, as gemm_bf16 */
-    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
-    .bf16_gemm = false,
 };

@@ -141,21 +141,11 @@ void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint
         }
 }
 
-/* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
- * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
- * list itself. */
-const fr_kops fr_kops_avx512bf16 = {
-    .name = "avx512bf16",
-    .isa = FR_ISA_AVX512_BF16,
-    .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
-    .max_f32 = fr_k_max_f32_avx512,
-    .expsum_f32 = fr_k_expsum_f32_avx512,
-    .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
-    .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
+/* What avx512bf16 overrides: the bf16 slots; the fp32 ones stay avx512's. */
+const fr_kops fr_kops_over_avx512bf16 = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
     .dot_rows_bf16 = fr_k_dot_rows_bf16_avx512bf16,
     .axpy_rows_bf16 = fr_k_axpy_rows_bf16_avx512bf16,
-    .bf16_gemm = true,
 };
