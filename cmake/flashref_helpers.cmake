@@ -36,7 +36,7 @@ foreach(_row IN LISTS _fr_rows)
   set(FR_VARIANT_FLAGS_${_name} "${_flags}")
   if(NOT EXISTS ${PROJECT_SOURCE_DIR}/src/kernels/ops_${_name}.c)
     message(FATAL_ERROR "src/core/variants.inc lists the variant ${_name}, which has no kernel table: "
-                        "src/kernels/ops_${_name}.c (fr_kops_over_${_name}) is missing")
+                        "src/kernels/ops_${_name}.c (fr_kops_over_${_name}) is missing (docs/adding-an-isa-variant.md)")
   endif()
 endforeach()
 if(NOT FR_VARIANTS)

@@ -2,8 +2,8 @@
  * fr_engine.isa runs when the CPU has it (a variant runs its base ISA family's product, e.g. avx512bf16 and amx the
  * avx512 one, the golden having no bf16 arithmetic) whatever FLASHREF_ISA says; FR_ISA_AUTO is the best variant at or below FLASHREF_ISA; an unknown
  * FLASHREF_ISA or fr_isa value is FR_E_INVALID_ARG, for gd_gemm_select and for fr_fwd on the golden engine alike.
- * ctest runs it with FLASHREF_ISA unset, scalar, avx2, amx and no-such-isa (the dispatcher reads it once per
- * process). The expectations are written from the variant list and fr_isa_available, not from golden_gemm.c. */
+ * ctest runs it with FLASHREF_ISA unset, set to each variant of the list and to no-such-isa (the dispatcher reads it
+ * once per process). The expectations are written from the variant list and fr_isa_available, not from golden_gemm.c. */
 #include "common/check.h"
 #include "core/isa.h"
 #include "golden/golden_gemm.h"

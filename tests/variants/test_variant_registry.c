@@ -1,5 +1,6 @@
 /* Every layer maps every ISA variant of the one list (src/core/variants.inc), and maps nothing else: a variant
- * registered in one place but missing from another fails here with a line naming the place to edit. Checked for every row whatever this CPU runs (nothing here
+ * registered in one place but missing from another fails here with a line naming the place to edit
+ * (docs/adding-an-isa-variant.md lists them in order). Checked for every row whatever this CPU runs (nothing here
  * executes a variant's code):
  *   - the dispatcher (src/core/isa.c): name <-> enum round trip, the enum values usable as bits of its cache;
  *   - the family column: a row at or below the variant, whose own family is itself;
