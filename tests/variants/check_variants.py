@@ -19,9 +19,14 @@ Standard library only: it runs before the venv exists.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+# The repository's file list as the link checker reads it (git's list, else a walk without build folders); no
+# bytecode left in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs"))
+from check_links import repo_files  # noqa: E402
 
 LIST = "src/core/variants.inc"
 KERNELS = "src/kernels"
@@ -33,22 +38,6 @@ CPUID = re.compile(r"\b(?:" + "|".join(["cpu" + "id\\.h", "__get_" + "cpuid", "_
                     + r")")
 ISA_WORD = r"(?:scalar|avx\w*|amx\w*|sse\w*|neon\w*|sve\w*)"
 SEP = r"(?:\s*[|,/]\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|[ \t]+)"
-
-
-def repo_files(root):
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             capture_output=True, check=True).stdout
-        files = [f for f in out.decode().split("\0") if f and os.path.isfile(os.path.join(root, f))]
-        if files:
-            return sorted(files)
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    files = []
-    for d, dirs, names in os.walk(root):
-        dirs[:] = [x for x in dirs if not x.startswith(".") and not x.startswith("build")]
-        files += [os.path.relpath(os.path.join(d, n), root) for n in names]
-    return sorted(files)
 
 
 def read(root, rel):
