@@ -104,8 +104,9 @@ __attribute__((target("amx-tile,amx-bf16"))) static float amx_loop(int64_t iters
 /* Rates of a loop on nt threads; kind 0 = FMA, 1 = vdpbf16ps, 2 = AMX: *wall_g GFLOP/s and, returned, GFLOP per CPU-second
  * times nt (what nt threads reach while they hold the cores). Short bursts, best of reps; 0 when the CPU lacks it. */
 static double peak_reps(int kind, int nt, int reps, double *wall_g) {
-    bool z512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
-    bool bf16 = z512 && __builtin_cpu_supports("avx512bf16");
+    /* what the CPU runs: the library's dispatcher, as for the kernels (cpuid is read there only) */
+    bool z512 = fr_isa_available(FR_ISA_AVX512), avx2 = fr_isa_available(FR_ISA_AVX2);
+    bool bf16 = fr_isa_available(FR_ISA_AVX512_BF16);
     *wall_g = 0;
     if ((kind == 1 && !bf16) || (kind == 0 && !z512 && !avx2) || (kind == 2 && !fr_isa_available(FR_ISA_AMX)))
         return 0;

@@ -157,6 +157,8 @@ def _sig(name, res, *args):
 
 P = C.POINTER
 _sig("fr_version", C.c_char_p)
+_sig("fr_isa_variant", C.c_int, C.c_int)
+_sig("fr_isa_name", C.c_char_p, C.c_int)
 _sig("fr_status_name", C.c_char_p, C.c_int)
 _sig("fr_fwd", C.c_int, P(Params), P(FwdInputs), P(FwdOutputs), P(Engine), P(Error))
 _sig("fr_bwd", C.c_int, P(Params), P(BwdInputs), P(BwdOutputs), P(Engine), P(Error))
@@ -228,6 +230,18 @@ def name_list(p) -> List[str]:
         out.append(p[k].decode())
         k += 1
     return out
+
+
+def isa_variants() -> List[tuple]:
+    """The library's ISA variants as (name, fr_isa value), best last: its one list (src/core/variants.inc), asked at
+    run time, so the bindings never spell it out."""
+    out, k = [], 0
+    while True:
+        v = lib.fr_isa_variant(k)
+        if v == 0:  # FR_ISA_AUTO: past the end
+            return out
+        out.append((lib.fr_isa_name(v).decode(), v))
+        k += 1
 
 
 def version() -> str:

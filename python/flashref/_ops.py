@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import ctypes as C
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, List, NamedTuple, Optional, Sequence, Union
 
 from . import _lib as L
 from ._arrays import Keep, alloc, dtype_code, is_torch, view
 from .emulate import Numerics, preset
 
 _ENGINES = {"golden": 0, "fast": 1, "emulate": 2}
-_ISAS = {None: 0, "auto": 0, "scalar": 1, "avx2": 2, "avx512": 3, "avx512bf16": 4}
+# isa= spellings: the library's variant list (None and "auto": FR_ISA_AUTO, the dispatcher's choice).
+_ISAS = dict([(None, 0), ("auto", 0)] + L.isa_variants())
 _SOFTMAX_LAYOUT = {"": 0, None: 0, "default": 0, "same_as_input": 1}
 
 
@@ -69,11 +70,17 @@ def make_params(keep: Keep, *, input_layout: str, head_num: int, scale: float = 
     return p
 
 
+def isa_names() -> List[str]:
+    """The ISA variants the fast engine knows (isa= of attention and attention_backward), best last; whether this CPU
+    runs one, the call says (FlashrefError FR_E_NOT_AVAILABLE when it does not)."""
+    return [n for n, _ in L.isa_variants()]
+
+
 def make_engine(engine: str, numerics: Union[None, str, Numerics], threads: int, isa: Optional[str], keep: Keep):
     if engine not in _ENGINES:
         raise ValueError("engine: %r (expected 'fast', 'golden' or 'emulate')" % (engine,))
     if isa not in _ISAS:
-        raise ValueError("isa: %r (expected scalar, avx2, avx512 or avx512bf16)" % (isa,))
+        raise ValueError("isa: %r (expected auto or one of %s)" % (isa, ", ".join(isa_names())))
     e = L.lib.fr_engine_default(_ENGINES[engine])
     e.num_threads, e.isa = int(threads), _ISAS[isa]
     nc = None

@@ -21,4 +21,8 @@ void fr_cvt_f32_f16_avx2(uint16_t *dst, const float *src, size_t n, fr_round r, 
 void fr_cvt_bf16_f32_avx2(float *dst, const uint16_t *src, size_t n);
 void fr_cvt_f16_f32_avx2(float *dst, const uint16_t *src, size_t n);
 
+/* The k-th base ISA family with a row of vectorized conversions in convert_array.c (one row per family of
+ * core/variants.inc, scalar included; tests/variants checks both ways); FR_ISA_AUTO for k out of range. */
+fr_isa fr_convert_family_at(int k);
+
 #endif

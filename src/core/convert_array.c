@@ -1,5 +1,7 @@
 /* fr_convert_array: one dispatch per call to a vectorized variant (scalar underneath every slot, style.md 1-2).
- * The variant is the one CPU dispatcher's (core/isa.c); avx512bf16 and amx run the AVX-512 code. */
+ * The variant is the one CPU dispatcher's (core/isa.c); the code that runs is its base ISA family's
+ * (core/variants.inc: a variant that adds bf16 arithmetic runs its family's code, the hardware bf16 instructions
+ * being unfit for these conversions, flashref_convert.h). */
 #include "core/convert.h"
 #include "core/core.h"
 #include "core/isa.h"
@@ -66,6 +68,33 @@ static void decode_scalar(float *dst, fr_dtype from, const void *src, size_t n) 
     }
 }
 
+/* The vectorized conversions of each base ISA family, by format (enc: from fp32, dec: to fp32; 16-bit formats f16,
+ * bf16 and 8-bit ones e4m3fn, e5m2, hif8, in fr_dtype order); NULL: that format runs the scalar loop. */
+typedef struct conv_row {
+    fr_isa family;
+    void (*enc16[2])(uint16_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+    void (*enc8[3])(uint8_t *dst, const float *src, size_t n, fr_round r, fr_sat s);
+    void (*dec16[2])(float *dst, const uint16_t *src, size_t n);
+    void (*dec8[3])(float *dst, const uint8_t *src, size_t n);
+} conv_row;
+
+static const conv_row k_rows[] = {
+    {.family = FR_ISA_SCALAR},
+    {.family = FR_ISA_AVX2,
+     .enc16 = {fr_cvt_f32_f16_avx2, fr_cvt_f32_bf16_avx2},
+     .dec16 = {fr_cvt_f16_f32_avx2, fr_cvt_bf16_f32_avx2}},
+    {.family = FR_ISA_AVX512,
+     .enc16 = {fr_cvt_f32_f16_avx512, fr_cvt_f32_bf16_avx512},
+     .enc8 = {fr_cvt_f32_e4m3fn_avx512, fr_cvt_f32_e5m2_avx512, fr_cvt_f32_hif8_avx512},
+     .dec16 = {fr_cvt_f16_f32_avx512, fr_cvt_bf16_f32_avx512},
+     .dec8 = {fr_cvt_e4m3fn_f32_avx512, fr_cvt_e5m2_f32_avx512, fr_cvt_hif8_f32_avx512}},
+};
+enum { N_ROWS = (int)(sizeof k_rows / sizeof k_rows[0]) };
+_Static_assert(FR_BF16 == FR_F16 + 1 && FR_E5M2 == FR_E4M3FN + 1 && FR_HIF8 == FR_E4M3FN + 2,
+               "conv_row indexes the formats in fr_dtype order");
+
+fr_isa fr_convert_family_at(int k) { return k >= 0 && k < N_ROWS ? k_rows[k].family : FR_ISA_AUTO; }
+
 fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from, const void *src, size_t n,
                                fr_round r, fr_sat s) {
     bool enc = from == FR_F32 && is_narrow(to);
@@ -87,25 +116,20 @@ fr_status fr_convert_array_isa(fr_isa isa, fr_dtype to, void *dst, fr_dtype from
         memmove(dst, src, n * sizeof(float));
         return FR_OK;
     }
-    bool v512 = isa == FR_ISA_AVX512 || isa == FR_ISA_AVX512_BF16 || isa == FR_ISA_AMX;
-    bool v256 = isa == FR_ISA_AVX2;
+    const conv_row *row = NULL;
+    for (int k = 0; k < N_ROWS; k++)
+        if (k_rows[k].family == fr_isa_family(isa)) row = &k_rows[k];
+    if (!row) return FR_E_INTERNAL; /* a family without a row: tests/variants names it */
+    fr_dtype narrow = enc ? to : from;
+    bool w16 = narrow == FR_F16 || narrow == FR_BF16;
+    int i16 = (int)narrow - (int)FR_F16, i8 = (int)narrow - (int)FR_E4M3FN;
     if (enc) {
-        if (to == FR_BF16 && v512) fr_cvt_f32_bf16_avx512(dst, src, n, r, s);
-        else if (to == FR_F16 && v512) fr_cvt_f32_f16_avx512(dst, src, n, r, s);
-        else if (to == FR_E4M3FN && v512) fr_cvt_f32_e4m3fn_avx512(dst, src, n, r, s);
-        else if (to == FR_E5M2 && v512) fr_cvt_f32_e5m2_avx512(dst, src, n, r, s);
-        else if (to == FR_HIF8 && v512) fr_cvt_f32_hif8_avx512(dst, src, n, r, s);
-        else if (to == FR_BF16 && v256) fr_cvt_f32_bf16_avx2(dst, src, n, r, s);
-        else if (to == FR_F16 && v256) fr_cvt_f32_f16_avx2(dst, src, n, r, s);
+        if (w16 && row->enc16[i16]) row->enc16[i16](dst, src, n, r, s);
+        else if (!w16 && row->enc8[i8]) row->enc8[i8](dst, src, n, r, s);
         else encode_scalar(to, dst, src, n, r, s);
     } else {
-        if (from == FR_BF16 && v512) fr_cvt_bf16_f32_avx512(dst, src, n);
-        else if (from == FR_F16 && v512) fr_cvt_f16_f32_avx512(dst, src, n);
-        else if (from == FR_E4M3FN && v512) fr_cvt_e4m3fn_f32_avx512(dst, src, n);
-        else if (from == FR_E5M2 && v512) fr_cvt_e5m2_f32_avx512(dst, src, n);
-        else if (from == FR_HIF8 && v512) fr_cvt_hif8_f32_avx512(dst, src, n);
-        else if (from == FR_BF16 && v256) fr_cvt_bf16_f32_avx2(dst, src, n);
-        else if (from == FR_F16 && v256) fr_cvt_f16_f32_avx2(dst, src, n);
+        if (w16 && row->dec16[i16]) row->dec16[i16](dst, src, n);
+        else if (!w16 && row->dec8[i8]) row->dec8[i8](dst, src, n);
         else decode_scalar(dst, from, src, n);
     }
     return FR_OK;

@@ -1,5 +1,5 @@
 /* The one CPU dispatcher: what this CPU runs (cpuid; for AMX also the OS tile permission, asked once), and which
- * variant FR_ISA_AUTO means (the best-first order is kernels/variants.inc read backwards, lowered by FLASHREF_ISA).
+ * variant FR_ISA_AUTO means (the best-first order is core/variants.inc read backwards, lowered by FLASHREF_ISA).
  * Both are computed once per process and cached. */
 #define _GNU_SOURCE /* syscall(2) for arch_prctl */
 #include "core/isa.h"
@@ -15,19 +15,31 @@
 #include <unistd.h>
 
 const fr_isa fr_isa_list[] = {
-#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) e,
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#define FR_VARIANT(name, e, ...) e,
+#include "core/variants.inc"
+#undef FR_VARIANT
 };
 const int fr_isa_count = (int)(sizeof fr_isa_list / sizeof fr_isa_list[0]);
 
 static const char *const k_names[] = {
-#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) str,
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#define FR_VARIANT(name, ...) #name,
+#include "core/variants.inc"
+#undef FR_VARIANT
+};
+
+static const fr_isa k_families[] = {
+#define FR_VARIANT(name, e, family, ...) family,
+#include "core/variants.inc"
+#undef FR_VARIANT
 };
 
 fr_isa fr_isa_variant(int k) { return k >= 0 && k < fr_isa_count ? fr_isa_list[k] : FR_ISA_AUTO; }
+
+fr_isa fr_isa_family(fr_isa isa) {
+    for (int k = 0; k < fr_isa_count; k++)
+        if (fr_isa_list[k] == isa) return k_families[k];
+    return FR_ISA_AUTO;
+}
 
 bool fr_isa_known(fr_isa isa) {
     if (isa == FR_ISA_AUTO) return true;
@@ -62,6 +74,12 @@ fr_status fr_isa_parse(const char *name, fr_isa *isa, fr_error *err) {
 }
 
 /* ---- what the CPU has ---- */
+
+/* AMX-FP16 (cpuid leaf 7 subleaf 1, EAX bit 21): no variant uses it yet; the slot tests say whether this CPU has it. */
+bool fr_isa_cpu_amx_fp16(void) {
+    unsigned a = 0, b, c, d;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 21));
+}
 
 static bool cpuid_fma_f16c(void) {
     unsigned a, b, c, d;

@@ -18,17 +18,13 @@ void gd_gemm_acc_scalar(int64_t M, int64_t N, int64_t K, const double *A, int64_
         }
 }
 
-/* The golden's fp64 product has scalar, avx2 and avx512 variants only: the kernel variants above avx512 (avx512bf16,
- * amx) add bf16 arithmetic, which the fp64 golden has no use for, so they run its avx512 product. */
-static fr_isa gemm_variant(fr_isa isa) { return isa == FR_ISA_AVX512_BF16 || isa == FR_ISA_AMX ? FR_ISA_AVX512 : isa; }
-
 fr_status gd_gemm_select(fr_isa want, fr_isa *isa, fr_error *err) {
     if (!fr_isa_known(want)) return fr_fail(err, FR_E_INVALID_ARG, "engine.isa: unknown value %d", (int)want);
     if (want == FR_ISA_AUTO) {
         fr_status st = fr_isa_selected(&want, err); /* an unknown FLASHREF_ISA is FR_E_INVALID_ARG, as for the kernels */
         if (st != FR_OK) return st;
     }
-    fr_isa v = gemm_variant(want);
+    fr_isa v = fr_isa_family(want); /* the golden's products are one per base ISA family (core/variants.inc) */
     if (!fr_isa_available(v))
         return fr_fail(err, FR_E_NOT_AVAILABLE, "golden: engine.isa %s does not run on this CPU", fr_isa_name(want));
     *isa = v;

@@ -1,4 +1,5 @@
-/* The golden's one product, C += A . B in fp64, and its variants (scalar reference, AVX2, AVX-512).
+/* The golden's one product, C += A . B in fp64, and its variants (the scalar reference and one SIMD variant per base
+ * ISA family).
  *
  * Contract, the same for every variant: for each (r, c), C[r][c] is updated by the chain
  *     for k = 0 .. K-1:  C[r][c] = fma(A[r][k], B[k][c], C[r][c])
@@ -17,7 +18,9 @@
 typedef void (*gd_gemm_fn)(int64_t M, int64_t N, int64_t K, const double *A, int64_t rsa, int64_t csa, const double *B,
                            int64_t ldb, double *C, int64_t ldc);
 
-/* The variants (X-macro list, style.md 5): name (gd_gemm_acc_<name>), fr_isa. */
+/* The variants (X-macro list, style.md 5): name (gd_gemm_acc_<name>), fr_isa. One per base ISA family of the library's
+ * variant list (core/variants.inc's family column): the variant whose code serves a whole family (tests/variants
+ * checks both ways). */
 #define GD_GEMM_VARIANTS(X)                                                                                            \
     X(scalar, FR_ISA_SCALAR)                                                                                           \
     X(avx2, FR_ISA_AVX2)                                                                                               \
@@ -31,10 +34,11 @@ void gd_gemm_acc_avx512(int64_t M, int64_t N, int64_t K, const double *A, int64_
                         int64_t ldb, double *C, int64_t ldc);
 
 /* The variant for an engine request (the one place the golden chooses, style.md 1-2), asked of the one CPU
- * dispatcher (core/isa.c): want when set (it must run on this CPU; FLASHREF_ISA plays no part, as for the kernels),
- * else fr_isa_selected (the best the CPU has, lowered by FLASHREF_ISA). FR_ISA_AVX512_BF16 and FR_ISA_AMX mean
- * avx512 here (the golden has no bf16 arithmetic). *isa: FR_ISA_SCALAR, FR_ISA_AVX2 or FR_ISA_AVX512.
- * FR_E_INVALID_ARG for an unknown want or an unknown FLASHREF_ISA; FR_E_NOT_AVAILABLE when want does not run here. */
+ * dispatcher (core/isa.c): want when set (its family must run on this CPU; FLASHREF_ISA plays no part, as for the
+ * kernels), else fr_isa_selected (the best the CPU has, lowered by FLASHREF_ISA). *isa: the base ISA family of that
+ * variant (fr_isa_family: a variant that adds bf16 arithmetic runs its family's product, the golden having no bf16
+ * arithmetic), one of GD_GEMM_VARIANTS. FR_E_INVALID_ARG for an unknown want or an unknown FLASHREF_ISA;
+ * FR_E_NOT_AVAILABLE when want does not run here. */
 fr_status gd_gemm_select(fr_isa want, fr_isa *isa, fr_error *err);
 /* gd_gemm_select's variant, FR_ISA_AUTO where it fails. */
 fr_isa gd_gemm_isa(fr_isa want);

@@ -2,9 +2,9 @@
  *
  * Naming (style.md 4): fr_k_<op>_<dtype>_<tile>_<isa>, e.g. fr_k_gemm_f32_6x64_avx512 is the fp32 GEMM microkernel
  * that keeps a 6-row x 64-column block of C in registers, fr_k_expsum_f32_avx512 the row exp-and-sum. The drivers
- * (fwd.c, bwd.c) are portable C and see only the fr_kops table; every slot of every table is filled (scalar
- * underneath, style.md 1) and tested against the scalar slot (tests/kernels/test_kernels_slots.c). The microkernel
- * tiles are a column of variants.inc. */
+ * (fwd.c, bwd.c) are portable C and see only the fr_kops table; every slot of every resolved table is filled (a
+ * variant inherits what it does not override from the one below it, scalar underneath, style.md 1) and tested against
+ * the scalar slot (tests/kernels/test_kernels_slots.c). The microkernel tiles are a column of core/variants.inc. */
 #ifndef FR_KERNELS_KERNELS_H
 #define FR_KERNELS_KERNELS_H
 
@@ -22,52 +22,77 @@
  * rel-L2 under 2e-7 where a straightforward loop is at 3e-7; 32 rather than 16: 6% faster, still ~1e-7). */
 #define FR_K_KB 32
 
+/* The slots of a kernel table, one function type each (the table below and the inheritance in dispatch.c are both
+ * expanded from FR_KOPS_SLOTS, so a new slot cannot be left out of either). */
+/* C[m x n] = (acc ? C : 0) + A[m x k] . B[k x n]; row-major with leading dims; fp32 accumulation in k order in blocks
+ * of FR_K_KB (each block summed from 0, then added to C). */
+typedef void fr_k_gemm_f32_fn(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                              int64_t ldb, float *C, int64_t ldc, bool acc);
+/* Largest of x[0..n) (-inf for n = 0). */
+typedef float fr_k_max_f32_fn(int64_t n, const float *x);
+/* x[j] = exp(x[j] - sub) in place (exp(-inf) = 0); returns the sum. */
+typedef float fr_k_expsum_f32_fn(int64_t n, float *x, float sub);
+/* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols. */
+typedef void fr_k_transpose_f32_fn(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst,
+                                   int64_t ldd);
+/* acc[e] += t[e] for e < n with Kahan compensation comp (acc - comp is the running sum). */
+typedef void fr_k_kahan_add_f32_fn(int64_t n, float *acc, float *comp, const float *t);
+/* bf16 helpers of the bf16 GEMM path: out[j] = bf16 bits of x[j] rounded half away from zero (D3; x >= 0 and finite:
+ * P), out[n] = 0 when n is odd; and V rows interleaved into pairs along j: out[(j / 2) * dv + d] = v[j][d] |
+ * v[j + 1][d] << 16 (a zero high half for the last row when n is odd). */
+typedef void fr_k_pack_bf16_away_fn(int64_t n, const float *x, uint16_t *out);
+typedef void fr_k_interleave_bf16_fn(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
+/* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B bf16
+ * pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation (the hardware dot
+ * instructions treat subnormal bf16 inputs as zero and flush subnormal results). */
+typedef void fr_k_gemm_bf16_fn(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
+                               int64_t ldb, float *C, int64_t ldc, bool acc);
+/* Decode (a task of at most 16 query rows, bf16 on a variant with a bf16 dot), K and V read in place instead of
+ * packed: C[i][j] = sum over p < k2 of the pair products of A row i and B row j (A [m][lda2], B [n][ldb2] bf16 pairs;
+ * products exact, fp32 sums in an order of the variant's; C overwritten), and O[i][d] += P[i][j] V[j][d] for j < n in
+ * order (P [m][ldp], V [n][ldv] bf16 bits; O [m][ldo] fp32; each step one fused multiply-add, so every variant gives
+ * the same bits), skipping j where keep[i * ldk + j] == 0 when keep is not NULL (a PARTIAL tile: an excluded
+ * position's V, even NaN, never reaches O). */
+typedef void fr_k_dot_rows_bf16_fn(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2,
+                                   const uint32_t *B, int64_t ldb2, float *C, int64_t ldc);
+typedef void fr_k_axpy_rows_bf16_fn(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp,
+                                    const uint8_t *keep, int64_t ldk, const uint16_t *V, int64_t ldv, float *O,
+                                    int64_t ldo);
+
+/* X(slot): every slot of fr_kops, in table order. */
+#define FR_KOPS_SLOTS(X)                                                                                               \
+    X(gemm_f32)                                                                                                        \
+    X(max_f32)                                                                                                         \
+    X(expsum_f32)                                                                                                      \
+    X(transpose_f32)                                                                                                   \
+    X(kahan_add_f32)                                                                                                   \
+    X(pack_bf16_away)                                                                                                  \
+    X(interleave_bf16)                                                                                                 \
+    X(gemm_bf16)                                                                                                       \
+    X(dot_rows_bf16)                                                                                                   \
+    X(axpy_rows_bf16)
+
+/* A variant's kernel table. The tables the drivers get (fr_kops_select, fr_kops_get, fr_kops_table) are resolved:
+ * every slot filled. The ones the ISA files define (fr_kops_over_<name>) hold only the slots the variant overrides,
+ * the others NULL: inherited from the variant before it in core/variants.inc (BLIS-style; scalar, the first, fills
+ * every slot). name, isa and bf16_gemm come from the list's row. */
 typedef struct fr_kops {
     const char *name;
     fr_isa isa;
-    /* C[m x n] = (acc ? C : 0) + A[m x k] . B[k x n]; row-major with leading dims; fp32 accumulation in k order in
-     * blocks of FR_K_KB (each block summed from 0, then added to C). */
-    void (*gemm_f32)(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B, int64_t ldb,
-                     float *C, int64_t ldc, bool acc);
-    /* Largest of x[0..n) (-inf for n = 0). */
-    float (*max_f32)(int64_t n, const float *x);
-    /* x[j] = exp(x[j] - sub) in place (exp(-inf) = 0); returns the sum. */
-    float (*expsum_f32)(int64_t n, float *x, float sub);
-    /* dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols. */
-    void (*transpose_f32)(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
-    /* acc[e] += t[e] for e < n with Kahan compensation comp (acc - comp is the running sum). */
-    void (*kahan_add_f32)(int64_t n, float *acc, float *comp, const float *t);
-    /* bf16 helpers of the bf16 GEMM path: out[j] = bf16 bits of x[j] rounded half away from zero (D3; x >= 0 and
-     * finite: P), out[n] = 0 when n is odd; and V rows interleaved into pairs along j: out[(j / 2) * dv + d] =
-     * v[j][d] | v[j + 1][d] << 16 (a zero high half for the last row when n is odd). */
-    void (*pack_bf16_away)(int64_t n, const float *x, uint16_t *out);
-    void (*interleave_bf16)(int64_t n, int64_t dv, const uint16_t *v, int64_t ldv, uint32_t *out);
-    /* bf16 GEMM: C[m x n] = (acc ? C : 0) + A . B with A bf16 [m x 2*k2] (row r at A + r*lda2 as k2 bf16 pairs) and B
-     * bf16 pair-packed [k2][n] (pair p of column c at B[p*ldb + c]); products exact, fp32 accumulation (the hardware
-     * dot instructions treat subnormal bf16 inputs as zero and flush subnormal results). */
-    void (*gemm_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
-                      int64_t ldb, float *C, int64_t ldc, bool acc);
-    /* Decode (a task of at most 16 query rows, bf16 on a variant with a bf16 dot), K and V read in place instead of
-     * packed: C[i][j] = sum over p < k2 of the pair products of A row i and B row j (A [m][lda2], B [n][ldb2] bf16
-     * pairs; products exact, fp32 sums in an order of the variant's; C overwritten), and O[i][d] += P[i][j] V[j][d]
-     * for j < n in order (P [m][ldp], V [n][ldv] bf16 bits; O [m][ldo] fp32; each step one fused multiply-add, so
-     * every variant gives the same bits), skipping j where keep[i * ldk + j] == 0 when keep is not NULL (a PARTIAL
-     * tile: an excluded position's V, even NaN, never reaches O). */
-    void (*dot_rows_bf16)(int64_t m, int64_t n, int64_t k2, const uint32_t *A, int64_t lda2, const uint32_t *B,
-                          int64_t ldb2, float *C, int64_t ldc);
-    void (*axpy_rows_bf16)(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,
-                           int64_t ldk, const uint16_t *V, int64_t ldv, float *O, int64_t ldo);
-    /* Whether the forward runs bf16 inputs through gemm_bf16 (a hardware bf16 dot); otherwise it widens them to fp32
-     * for gemm_f32 (same exact products; the scalar gemm_bf16 is then only the reference the others are tested
-     * against). */
+#define FR_KOPS_FIELD(slot) fr_k_##slot##_fn *slot;
+    FR_KOPS_SLOTS(FR_KOPS_FIELD)
+#undef FR_KOPS_FIELD
+    /* Whether the forward runs bf16 inputs through gemm_bf16 (a hardware bf16 dot; the list's bf16 dot column);
+     * otherwise it widens them to fp32 for gemm_f32 (same exact products; the scalar gemm_bf16 is then only the
+     * reference the others are tested against). */
     bool bf16_gemm;
 } fr_kops;
 
-#define FR_KVARIANT(name, isa, str, fmr, fnr, bmr, bnr) extern const fr_kops fr_kops_##name;
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#define FR_VARIANT(name, ...) extern const fr_kops fr_kops_over_##name;
+#include "core/variants.inc"
+#undef FR_VARIANT
 
-/* The microkernels, for variants that reuse another's slot and for tests and benchmarks. */
+/* The microkernels the tables name (the tests and benchmarks call some directly). */
 void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_scalar(int64_t n, const float *x);
@@ -101,6 +126,9 @@ void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, i
 
 /* Whether this CPU runs the variant (core/isa.c decides). */
 bool fr_kops_isa_available(fr_isa isa);
+/* The resolved table of a variant of the list, whatever this CPU runs (tests: every slot filled), NULL for anything
+ * else. */
+const fr_kops *fr_kops_table(fr_isa isa);
 /* The table for a request: FR_ISA_AUTO = the dispatcher's choice (fr_isa_selected: FLASHREF_ISA invalid ->
  * FR_E_INVALID_ARG); an explicit ISA is used as is (FR_E_NOT_AVAILABLE when the CPU lacks it, FR_E_INVALID_ARG for a
  * value outside the enum). *ops = NULL on failure. */

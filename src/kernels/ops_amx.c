@@ -116,21 +116,8 @@ void fr_k_gemm_bf16_32x32_amx(int64_t m, int64_t n, int64_t k2, const uint32_t *
         }
 }
 
-/* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_avx512bf16.c (their fr_kops tables): kept apart because each
- * variant's table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness
- * is the slot list itself. */
-const fr_kops fr_kops_amx = {
-    .name = "amx",
-    .isa = FR_ISA_AMX,
-    .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
-    .max_f32 = fr_k_max_f32_avx512,
-    .expsum_f32 = fr_k_expsum_f32_avx512,
-    .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
-    .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
-    .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
-    .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
+/* What amx overrides: the bf16 GEMM; the rest stays avx512bf16's (dot_rows_bf16 included: it works one row at a
+ * time, where AMX tiles would sit mostly empty). */
+const fr_kops fr_kops_over_amx = {
     .gemm_bf16 = fr_k_gemm_bf16_32x32_amx,
-    .dot_rows_bf16 = fr_k_dot_rows_bf16_avx512bf16, /* one row at a time: AMX tiles would sit mostly empty */
-    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_avx512bf16,
-    .bf16_gemm = true,
 };

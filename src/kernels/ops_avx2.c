@@ -160,21 +160,11 @@ void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t)
     }
 }
 
-/* Alike ops_scalar.c, ops_avx512.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each
- * variant's table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness
- * is the slot list itself. */
-const fr_kops fr_kops_avx2 = {
-    .name = "avx2",
-    .isa = FR_ISA_AVX2,
+/* What avx2 overrides; the rest is scalar's (transpose: no 8 x 8 kernel yet; the bf16 slots are only the reference
+ * there, bf16 inputs being widened for gemm_f32). */
+const fr_kops fr_kops_over_avx2 = {
     .gemm_f32 = fr_k_gemm_f32_4x24_avx2,
     .max_f32 = fr_k_max_f32_avx2,
     .expsum_f32 = fr_k_expsum_f32_avx2,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx2,
-    .transpose_f32 = fr_k_transpose_f32_scalar,
-    .pack_bf16_away = fr_k_pack_bf16_away_scalar,
-    .interleave_bf16 = fr_k_interleave_bf16_scalar,
-    .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* reference only: bf16 inputs are widened for gemm_f32 */
-    .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,  /* reference only, as gemm_bf16 */
-    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
-    .bf16_gemm = false,
 };

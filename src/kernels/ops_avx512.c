@@ -6,21 +6,17 @@
 
 #include <immintrin.h>
 
-static inline __mmask16 tail_mask(int64_t rem) {
-    return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
-}
-
 /* One MR x 64 block (MR constant after inlining). */
 /* Alike ops_avx2.c:block_f32 and ops_avx512bf16.c:block_bf16: kept apart because each is one ISA's kernel for its
  * vector width (6 x 64 of 16-lane zmm fp32 here, 4 x 24 of 8-lane ymm in ops_avx2.c, bf16 pairs by vdpbf16ps in
- * ops_avx512bf16.c), compiled with its own ISA flags. */
+ * ops_avx512bf16.c), compiled with its own ISA flags; the AVX-512 pair shares its store epilogue (FR_STORE_6X64). */
 static inline __attribute__((always_inline)) void block_f32(const int MR, int64_t k, const float *A, int64_t lda,
                                                             const float *B, int64_t ldb, float *C, int64_t ldc,
                                                             int64_t nc, bool acc) {
     __m512 c[6][4];
     __mmask16 mk[4];
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+    for (int v = 0; v < 4; v++) mk[v] = fr_tail_mask16(nc - 16 * v);
     for (int64_t k0 = 0; k0 < k || (k0 == 0 && !acc); k0 += FR_K_KB) {
         int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
 #pragma GCC unroll 6
@@ -40,15 +36,7 @@ static inline __attribute__((always_inline)) void block_f32(const int MR, int64_
                 c[r][3] = _mm512_fmadd_ps(a, b3, c[r][3]);
             }
         }
-        bool add = acc || k0 > 0;
-#pragma GCC unroll 6
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < 4; v++) {
-                float *cp = C + r * ldc + 16 * v;
-                __m512 x = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[v], cp), c[r][v]) : c[r][v];
-                _mm512_mask_storeu_ps(cp, mk[v], x);
-            }
+        FR_STORE_6X64(MR, c, mk, C, ldc, acc || k0 > 0);
         if (k == 0) break;
     }
 }
@@ -84,7 +72,8 @@ float fr_k_max_f32_avx512(int64_t n, const float *x) {
     __m512 m = _mm512_set1_ps(-__builtin_inff());
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) m = _mm512_max_ps(m, _mm512_loadu_ps(x + j));
-    if (j < n) m = _mm512_mask_max_ps(m, tail_mask(n - j), m, _mm512_maskz_loadu_ps(tail_mask(n - j), x + j));
+    if (j < n)
+        m = _mm512_mask_max_ps(m, fr_tail_mask16(n - j), m, _mm512_maskz_loadu_ps(fr_tail_mask16(n - j), x + j));
     return _mm512_reduce_max_ps(m);
 }
 
@@ -97,7 +86,7 @@ float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub) {
         s = _mm512_add_ps(s, e);
     }
     if (j < n) {
-        __mmask16 mk = tail_mask(n - j);
+        __mmask16 mk = fr_tail_mask16(n - j);
         __m512 e = fr_exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(mk, x + j), vs));
         _mm512_mask_storeu_ps(x + j, mk, e);
         s = _mm512_mask_add_ps(s, mk, s, e);
@@ -108,7 +97,7 @@ float fr_k_expsum_f32_avx512(int64_t n, float *x, float sub) {
 void fr_k_kahan_add_f32_avx512(int64_t n, float *acc, float *comp, const float *t) {
     int64_t e = 0;
     for (; e < n; e += 16) {
-        __mmask16 mk = tail_mask(n - e);
+        __mmask16 mk = fr_tail_mask16(n - e);
         __m512 a = _mm512_maskz_loadu_ps(mk, acc + e), c = _mm512_maskz_loadu_ps(mk, comp + e);
         __m512 y = _mm512_sub_ps(_mm512_maskz_loadu_ps(mk, t + e), c), s = _mm512_add_ps(a, y);
         _mm512_mask_storeu_ps(comp + e, mk, _mm512_sub_ps(_mm512_sub_ps(s, a), y));
@@ -152,21 +141,12 @@ void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *sr
         for (int64_t c = r < r16 ? c16 : 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
 }
 
-/* Alike ops_scalar.c, ops_avx2.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
- * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
- * list itself. */
-const fr_kops fr_kops_avx512 = {
-    .name = "avx512",
-    .isa = FR_ISA_AVX512,
+/* What avx512 overrides; the bf16 slots stay avx2's (scalar: only the reference, bf16 inputs are widened for
+ * gemm_f32). */
+const fr_kops fr_kops_over_avx512 = {
     .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
     .max_f32 = fr_k_max_f32_avx512,
     .expsum_f32 = fr_k_expsum_f32_avx512,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
     .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
-    .pack_bf16_away = fr_k_pack_bf16_away_scalar,
-    .interleave_bf16 = fr_k_interleave_bf16_scalar,
-    .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* reference only: bf16 inputs are widened for gemm_f32 */
-    .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,  /* reference only, as gemm_bf16 */
-    .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
-    .bf16_gemm = false,
 };

@@ -1,22 +1,20 @@
 /* AVX512-BF16 variant: the AVX-512 fp32 slots plus a bf16 GEMM on vdpbf16ps (two exact bf16 products per lane
  * and step, fp32 accumulation), 6 x 64 block of C in 24 zmm registers as in the fp32 microkernel. */
 #include "kernels/kernels.h"
+#include "kernels/simd_avx512.h"
 
 #include <immintrin.h>
 
-static inline __mmask16 tail_mask(int64_t rem) {
-    return rem >= 16 ? (__mmask16)0xffff : rem <= 0 ? (__mmask16)0 : (__mmask16)((1u << rem) - 1u);
-}
-
 /* Alike ops_avx512.c:block_f32 and ops_avx2.c:block_f32: kept apart because this is the bf16-pair kernel (vdpbf16ps on
- * packed pairs, AVX512-BF16 flags) and they are fp32 kernels for their own vector widths. */
+ * packed pairs, AVX512-BF16 flags) and they are fp32 kernels for their own vector widths; the store epilogue, the same
+ * in ops_avx512.c, is shared (FR_STORE_6X64, simd_avx512.h). */
 static inline __attribute__((always_inline)) void block_bf16(const int MR, int64_t k, const uint32_t *A,
                                                              int64_t lda, const uint32_t *B, int64_t ldb, float *C,
                                                              int64_t ldc, int64_t nc, bool acc) {
     __m512 c[6][4];
     __mmask16 mk[4];
 #pragma GCC unroll 4
-    for (int v = 0; v < 4; v++) mk[v] = tail_mask(nc - 16 * v);
+    for (int v = 0; v < 4; v++) mk[v] = fr_tail_mask16(nc - 16 * v);
     for (int64_t k0 = 0; k0 < k || (k0 == 0 && !acc); k0 += FR_K_KB) {
         int64_t ke = k - k0 < FR_K_KB ? k : k0 + FR_K_KB;
 #pragma GCC unroll 6
@@ -38,15 +36,7 @@ static inline __attribute__((always_inline)) void block_bf16(const int MR, int64
                 c[r][3] = _mm512_dpbf16_ps(c[r][3], a, b3);
             }
         }
-        bool add = acc || k0 > 0;
-#pragma GCC unroll 6
-        for (int r = 0; r < MR; r++)
-#pragma GCC unroll 4
-            for (int v = 0; v < 4; v++) {
-                float *cp = C + r * ldc + 16 * v;
-                __m512 x = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(mk[v], cp), c[r][v]) : c[r][v];
-                _mm512_mask_storeu_ps(cp, mk[v], x);
-            }
+        FR_STORE_6X64(MR, c, mk, C, ldc, acc || k0 > 0);
         if (k == 0) break;
     }
 }
@@ -82,7 +72,7 @@ void fr_k_gemm_bf16_6x64_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint
 void fr_k_pack_bf16_away_avx512bf16(int64_t n, const float *x, uint16_t *out) {
     int64_t j = 0;
     for (; j < n; j += 16) {
-        __mmask16 mk = tail_mask(n - j);
+        __mmask16 mk = fr_tail_mask16(n - j);
         __m512i u = _mm512_castps_si512(_mm512_maskz_loadu_ps(mk, x + j));
         u = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x8000)), 16);
         _mm256_mask_storeu_epi16(out + j, mk, _mm512_cvtepi32_epi16(u));
@@ -96,7 +86,7 @@ void fr_k_interleave_bf16_avx512bf16(int64_t n, int64_t dv, const uint16_t *v, i
         bool has_b = j + 1 < n;
         uint32_t *o = out + (j / 2) * dv;
         for (int64_t d = 0; d < dv; d += 16) {
-            __mmask16 mk = tail_mask(dv - d);
+            __mmask16 mk = fr_tail_mask16(dv - d);
             __m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, a + d));
             __m512i hi = has_b ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mk, b + d)) : _mm512_setzero_si512();
             _mm512_mask_storeu_epi32(o + d, mk, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
@@ -113,7 +103,7 @@ void fr_k_dot_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t k2, const uint3
             const uint32_t *a = A + i * lda2;
             __m512 acc = _mm512_setzero_ps();
             for (int64_t p = 0; p < k2; p += 16) {
-                __mmask16 mk = tail_mask(k2 - p);
+                __mmask16 mk = fr_tail_mask16(k2 - p);
                 acc = _mm512_dpbf16_ps(acc, (__m512bh)_mm512_maskz_loadu_epi32(mk, a + p),
                                        (__m512bh)_mm512_maskz_loadu_epi32(mk, b + p));
             }
@@ -133,7 +123,7 @@ void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint
             float *orow = O + i * ldo + d0;
 #pragma GCC unroll 8
             for (int v = 0; v < 8; v++) {
-                mk[v] = tail_mask(dv - d0 - 16 * v);
+                mk[v] = fr_tail_mask16(dv - d0 - 16 * v);
                 o[v] = _mm512_maskz_loadu_ps(mk[v], orow + 16 * v);
             }
             for (int64_t j = 0; j < n; j++) {
@@ -151,21 +141,11 @@ void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint
         }
 }
 
-/* Alike ops_scalar.c, ops_avx2.c, ops_avx512.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
- * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
- * list itself. */
-const fr_kops fr_kops_avx512bf16 = {
-    .name = "avx512bf16",
-    .isa = FR_ISA_AVX512_BF16,
-    .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
-    .max_f32 = fr_k_max_f32_avx512,
-    .expsum_f32 = fr_k_expsum_f32_avx512,
-    .kahan_add_f32 = fr_k_kahan_add_f32_avx512,
-    .transpose_f32 = fr_k_transpose_f32_16x16_avx512,
+/* What avx512bf16 overrides: the bf16 slots; the fp32 ones stay avx512's. */
+const fr_kops fr_kops_over_avx512bf16 = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,
     .gemm_bf16 = fr_k_gemm_bf16_6x64_avx512bf16,
     .dot_rows_bf16 = fr_k_dot_rows_bf16_avx512bf16,
     .axpy_rows_bf16 = fr_k_axpy_rows_bf16_avx512bf16,
-    .bf16_gemm = true,
 };

@@ -121,12 +121,9 @@ void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t
         }
 }
 
-/* Alike ops_avx2.c, ops_avx512.c, ops_avx512bf16.c, ops_amx.c (their fr_kops tables): kept apart because each variant's
- * table names, slot by slot, its own function or the lower variant's it inherits (style.md 1); the likeness is the slot
- * list itself. */
-const fr_kops fr_kops_scalar = {
-    .name = "scalar",
-    .isa = FR_ISA_SCALAR,
+/* The root of the inheritance (core/variants.inc's first row): every slot, each the reference the other variants'
+ * slots are tested against. */
+const fr_kops fr_kops_over_scalar = {
     .gemm_f32 = fr_k_gemm_f32_1x1_scalar,
     .max_f32 = fr_k_max_f32_scalar,
     .expsum_f32 = fr_k_expsum_f32_scalar,
@@ -137,5 +134,4 @@ const fr_kops fr_kops_scalar = {
     .gemm_bf16 = fr_k_gemm_bf16_1x1_scalar, /* the reference; bf16 inputs are widened for gemm_f32 */
     .dot_rows_bf16 = fr_k_dot_rows_bf16_scalar,
     .axpy_rows_bf16 = fr_k_axpy_rows_bf16_scalar,
-    .bf16_gemm = false,
 };

@@ -16,6 +16,7 @@
  * that checked the variant: one pass per (format, rounding) checks all its variants together.
  */
 #include "common/convert_ref.h"
+#include "core/isa.h"
 #include "flashref_convert.h"
 
 #include <inttypes.h>
@@ -52,9 +53,10 @@ static int kinds_for(int f, int all, variant_kind *k) {
     for (int i = 0; fr_isa_variant(i) != FR_ISA_AUTO; i++) { /* the library's one variant list */
         fr_isa isa = fr_isa_variant(i);
         if (!fr_convert_isa_available(isa) || isa == sel) continue;
-        /* by default: the other vector ISAs of the vectorized pairs (avx512bf16 and amx run the avx512 code) */
-        int wanted = all || (vectorized && (isa == FR_ISA_AVX2 || isa == FR_ISA_AVX512) &&
-                             !(isa == FR_ISA_AVX512 && (sel == FR_ISA_AVX512_BF16 || sel == FR_ISA_AMX)));
+        /* by default: the other base ISA families' code on the vectorized pairs (a variant runs its family's code,
+         * e.g. avx512bf16 and amx the avx512 one: one variant per family is enough) */
+        int wanted = all || (vectorized && isa != FR_ISA_SCALAR && fr_isa_family(isa) == isa &&
+                             isa != fr_isa_family(sel));
         if (wanted) k[nk++] = (variant_kind){array_name(isa), 1, isa};
     }
     return nk;

@@ -1,16 +1,16 @@
 /* The golden's product variant comes from the one CPU dispatcher (core/isa.c), as the kernels' does: an explicit
- * fr_engine.isa runs when the CPU has it (avx512bf16 and amx mean the avx512 product, the golden having no variant of
- * its own for them) whatever FLASHREF_ISA says; FR_ISA_AUTO is the best variant at or below FLASHREF_ISA; an unknown
+ * fr_engine.isa runs when the CPU has it (a variant runs its base ISA family's product, e.g. avx512bf16 and amx the
+ * avx512 one, the golden having no bf16 arithmetic) whatever FLASHREF_ISA says; FR_ISA_AUTO is the best variant at or below FLASHREF_ISA; an unknown
  * FLASHREF_ISA or fr_isa value is FR_E_INVALID_ARG, for gd_gemm_select and for fr_fwd on the golden engine alike.
- * ctest runs it with FLASHREF_ISA unset, scalar, avx2, amx and no-such-isa (the dispatcher reads it once per
- * process). The expectations are written from the variant list and fr_isa_available, not from golden_gemm.c. */
+ * ctest runs it with FLASHREF_ISA unset, set to each variant of the list and to no-such-isa (the dispatcher reads it
+ * once per process). The expectations are written from the variant list and fr_isa_available, not from golden_gemm.c. */
 #include "common/check.h"
 #include "core/isa.h"
 #include "golden/golden_gemm.h"
 #include "golden/gt_case.h"
 
-/* The golden product an fr_isa runs on: its own, or avx512 for the kernel-only variants above it. */
-static fr_isa product_of(fr_isa v) { return v == FR_ISA_AVX512_BF16 || v == FR_ISA_AMX ? FR_ISA_AVX512 : v; }
+/* The golden product an fr_isa runs on: its base ISA family's (the variant list's column). */
+static fr_isa product_of(fr_isa v) { return fr_isa_family(v); }
 
 /* A tiny forward on the golden engine with engine.isa = isa. */
 static fr_status tiny_fwd(fr_isa isa, fr_error *err) {

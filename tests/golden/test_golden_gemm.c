@@ -1,6 +1,6 @@
 /* The golden's product C += A . B (src/golden/golden_gemm.h): every variant the CPU runs gives the bits of the scalar
  * reference (the fma chain over k, per element), on seeded random shapes below, at and above each tile (8 x 16
- * AVX-512, 6 x 8 AVX2), with A stored plain or transposed, nonzero C on entry; and the scalar reference is within
+ * AVX-512, 6 x 8 AVX2; every variant of GD_GEMM_VARIANTS), with A stored plain or transposed, nonzero C on entry; and the scalar reference is within
  * the fma-chain error bound of a long double sum. A variant the CPU lacks is SKIPPED loudly. */
 #include "common/check.h"
 #include "golden/golden_gemm.h"
@@ -26,11 +26,16 @@ int main(void) {
         const char *name;
         gd_gemm_fn fn;
         fr_isa isa;
-    } vars[] = {{"avx2", gd_gemm_acc_avx2, FR_ISA_AVX2}, {"avx512", gd_gemm_acc_avx512, FR_ISA_AVX512}};
-    int have[2];
-    for (int v = 0; v < 2; v++) {
-        have[v] = gd_gemm_isa(vars[v].isa) == vars[v].isa;
-        if (!have[v]) printf("SKIP: variant %s: this CPU lacks the ISA\n", vars[v].name);
+    } vars[] = { /* the golden's product variants (the scalar one is the reference) */
+#define GD_VAR(name, e) {#name, gd_gemm_acc_##name, e},
+        GD_GEMM_VARIANTS(GD_VAR)
+#undef GD_VAR
+    };
+    enum { NV = (int)(sizeof vars / sizeof vars[0]) };
+    int have[NV];
+    for (int v = 0; v < NV; v++) {
+        have[v] = vars[v].isa != FR_ISA_SCALAR && gd_gemm_isa(vars[v].isa) == vars[v].isa;
+        if (!have[v] && vars[v].isa != FR_ISA_SCALAR) printf("SKIP: variant %s: this CPU lacks the ISA\n", vars[v].name);
     }
     int64_t cases = 0;
     double worst = 0.0;
@@ -67,7 +72,7 @@ int main(void) {
                       (long long)N, (long long)K, (long long)r, (long long)c, err, bound);
                 if (mag > 0 && err / (double)mag > worst) worst = err / (double)mag;
             }
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < NV; v++) {
             if (!have[v]) continue;
             memcpy(C, C0, nc * sizeof(double));
             vars[v].fn(M, N, K, A, rsa, csa, B, ldb, C, ldc);

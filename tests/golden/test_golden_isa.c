@@ -1,9 +1,10 @@
-/* The golden gives the same bits whatever product variant (FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512 through
- * fr_engine.isa) and thread count runs it: seeded random cases of every layout, dtype and semantic option (masks,
+/* The golden gives the same bits whatever product variant (each of GD_GEMM_VARIANTS, through fr_engine.isa) and
+ * thread count runs it: seeded random cases of every layout, dtype and semantic option (masks,
  * sparse modes, pse, dropout, sink, rope, top-k, fp8), shapes below, at and above the 128-row / 64-key blocks,
  * forward and backward, compared bit for bit with the scalar variant on one thread. Inf/NaN planted in masked and
  * unmasked K/V rows of some cases exercise the skipping path. A variant the CPU lacks is SKIPPED loudly. */
 #include "common/check.h"
+#include "golden/golden_gemm.h"
 #include "golden/gt_case.h"
 
 static int skipped = 0, compared = 0;
@@ -106,18 +107,22 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 20261201;
     printf("test_golden_isa: seed %llu\n", (unsigned long long)seed);
-    fr_isa isas[3];
+    const fr_isa all[] = { /* the golden's product variants, each asked for through fr_engine.isa */
+#define GD_VAR(name, e) e,
+        GD_GEMM_VARIANTS(GD_VAR)
+#undef GD_VAR
+    };
+    enum { NALL = (int)(sizeof all / sizeof all[0]) };
+    fr_isa isas[NALL];
     int nisa = 0;
-    const fr_isa all[3] = {FR_ISA_SCALAR, FR_ISA_AVX2, FR_ISA_AVX512};
-    const char *names[3] = {"scalar", "avx2", "avx512"};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < NALL; k++) {
         fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
         e.isa = all[k];
         fr_error err;
         if (fr_engine_available(&e, &err) == FR_OK)
             isas[nisa++] = all[k];
         else
-            printf("SKIP: golden variant %s: %s\n", names[k], err.msg);
+            printf("SKIP: golden variant %s: %s\n", fr_isa_name(all[k]), err.msg);
     }
     for (int id = 0; id < 60; id++) one_case(seed, id, isas, nisa);
     printf("test_golden_isa: %d runs compared bit for bit, %d cases refused by validation (seed %llu)\n", compared,

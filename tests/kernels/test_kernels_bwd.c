@@ -149,43 +149,43 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
 /* Alike test_kernels_fwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
  * (gradients against the fp64 backward here, forward outputs there); they share only the keep-the-first-variant
  * bookkeeping. */
-#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                               \
-    do {                                                                                                            \
-        const fr_kops *ops = fr_kops_get(visa);                                                                     \
-        if (!ops) {                                                                                                 \
-            printf("  %-24s %-10s SKIPPED: this CPU lacks it\n", c->name, str);                                    \
-            break;                                                                                                  \
-        }                                                                                                           \
-        fr_bwd_outputs o = kt_grads(&P, c->dt);                                                                  \
-        fr_status st = fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &o, &err);                                                \
-        if (st != FR_OK) {                                                                                          \
-            fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, str, fr_status_name(st), err.msg);                \
-            bad = 1;                                                                                                \
-        } else {                                                                                                    \
-            int64_t nnan = 0, nd1 = 0;                                                                              \
-            double rq = grad_rel(&P, &o.dq, &o.dq_rope, R.dq, true, c->Dk, c->Drope, d1rows, &nnan, &nd1);          \
-            double rk = grad_rel(&P, &o.dk, &o.dk_rope, R.dk, false, c->Dk, c->Drope, d1rows, &nnan, &nd1);         \
-            double rv = grad_rel(&P, &o.dv, NULL, R.dv, false, c->Dv, 0, d1rows, &nnan, &nd1);                      \
-            double rs = 0;                                                                                          \
-            for (int64_t h = 0; c->sink && h < c->N1; h++) {                                                        \
-                double f = ((float *)o.dsink.data)[h], e = fabs(f - R.dsink[h]);                                    \
-                if (isnan(f)) nnan++;                                                                               \
-                if (e / (R.dsink_abs[h] + 1e-30) > rs) rs = e / (R.dsink_abs[h] + 1e-30);                           \
-            }                                                                                                       \
-            bool ok = rq <= lim && rk <= lim && rv <= lim && rs <= 1e-5 && nnan == 0 && nd1 == 0;                   \
-            printf("  %-24s %-10s rel-L2 dq %.3g dk %.3g dv %.3g dsink %.3g nan %lld d1 %lld%s\n", c->name, str,   \
-                   rq, rk, rv, rs, (long long)nnan, (long long)nd1, ok ? "" : "  FAIL");                            \
-            if (!ok) bad = 1;                                                                                       \
-        }                                                                                                           \
-        if (!have_first) {                                                                                          \
-            first = o;                                                                                              \
-            have_first = true;                                                                                      \
-        } else {                                                                                                    \
+#define FR_VARIANT(vname, visa, ...)                                                                                   \
+    do {                                                                                                               \
+        const fr_kops *ops = fr_kops_get(visa);                                                                        \
+        if (!ops) {                                                                                                    \
+            printf("  %-24s %-10s SKIPPED: this CPU lacks it\n", c->name, #vname);                                     \
+            break;                                                                                                     \
+        }                                                                                                              \
+        fr_bwd_outputs o = kt_grads(&P, c->dt);                                                                        \
+        fr_status st = fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &o, &err);                                                   \
+        if (st != FR_OK) {                                                                                             \
+            fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, #vname, fr_status_name(st), err.msg);                \
+            bad = 1;                                                                                                   \
+        } else {                                                                                                       \
+            int64_t nnan = 0, nd1 = 0;                                                                                 \
+            double rq = grad_rel(&P, &o.dq, &o.dq_rope, R.dq, true, c->Dk, c->Drope, d1rows, &nnan, &nd1);             \
+            double rk = grad_rel(&P, &o.dk, &o.dk_rope, R.dk, false, c->Dk, c->Drope, d1rows, &nnan, &nd1);            \
+            double rv = grad_rel(&P, &o.dv, NULL, R.dv, false, c->Dv, 0, d1rows, &nnan, &nd1);                         \
+            double rs = 0;                                                                                             \
+            for (int64_t h = 0; c->sink && h < c->N1; h++) {                                                           \
+                double f = ((float *)o.dsink.data)[h], e = fabs(f - R.dsink[h]);                                       \
+                if (isnan(f)) nnan++;                                                                                  \
+                if (e / (R.dsink_abs[h] + 1e-30) > rs) rs = e / (R.dsink_abs[h] + 1e-30);                              \
+            }                                                                                                          \
+            bool ok = rq <= lim && rk <= lim && rv <= lim && rs <= 1e-5 && nnan == 0 && nd1 == 0;                      \
+            printf("  %-24s %-10s rel-L2 dq %.3g dk %.3g dv %.3g dsink %.3g nan %lld d1 %lld%s\n", c->name, #vname,    \
+                   rq, rk, rv, rs, (long long)nnan, (long long)nd1, ok ? "" : "  FAIL");                               \
+            if (!ok) bad = 1;                                                                                          \
+        }                                                                                                              \
+        if (!have_first) {                                                                                             \
+            first = o;                                                                                                 \
+            have_first = true;                                                                                         \
+        } else {                                                                                                       \
             kt_free_grads(&o);                                                                                         \
-        }                                                                                                           \
+        }                                                                                                              \
     } while (0);
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#include "core/variants.inc"
+#undef FR_VARIANT
     if (threads_check) {
         fr_bwd_outputs a = kt_grads(&P, c->dt), b3 = kt_grads(&P, c->dt);
         const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);

@@ -115,31 +115,31 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
 /* Alike test_kernels_bwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
  * (forward outputs here, gradients against the fp64 backward there); they share only the keep-the-first-variant
  * bookkeeping. */
-#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                                                 \
-    do {                                                                                                            \
-        const fr_kops *ops = fr_kops_get(visa);                                                                      \
-        if (!ops) {                                                                                                 \
-            printf("  %-28s %-10s SKIPPED: this CPU lacks it\n", c->name, str);                                    \
-            break;                                                                                                  \
-        }                                                                                                           \
-        fr_fwd_outputs o = kt_outputs(&P, c->dt);                                                                   \
-        fr_error err;                                                                                               \
-        fr_status st = kt_run_fast(&P, ops, 2, &o, &err);                                                           \
-        if (st != FR_OK) {                                                                                          \
-            fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, str, fr_status_name(st), err.msg);                \
-            bad = 1;                                                                                                \
-        } else {                                                                                                    \
-            check(&P, &R, &o, str, &bad);                                                                           \
-        }                                                                                                           \
-        if (!have_first) {                                                                                          \
-            first = o;                                                                                              \
-            have_first = true;                                                                                      \
-        } else {                                                                                                    \
-            kt_free_outputs(&o);                                                                                    \
-        }                                                                                                           \
+#define FR_VARIANT(vname, visa, ...)                                                                                   \
+    do {                                                                                                               \
+        const fr_kops *ops = fr_kops_get(visa);                                                                        \
+        if (!ops) {                                                                                                    \
+            printf("  %-28s %-10s SKIPPED: this CPU lacks it\n", c->name, #vname);                                     \
+            break;                                                                                                     \
+        }                                                                                                              \
+        fr_fwd_outputs o = kt_outputs(&P, c->dt);                                                                      \
+        fr_error err;                                                                                                  \
+        fr_status st = kt_run_fast(&P, ops, 2, &o, &err);                                                              \
+        if (st != FR_OK) {                                                                                             \
+            fprintf(stderr, "  [%s %s] status %s: %s\n", c->name, #vname, fr_status_name(st), err.msg);                \
+            bad = 1;                                                                                                   \
+        } else {                                                                                                       \
+            check(&P, &R, &o, #vname, &bad);                                                                           \
+        }                                                                                                              \
+        if (!have_first) {                                                                                             \
+            first = o;                                                                                                 \
+            have_first = true;                                                                                         \
+        } else {                                                                                                       \
+            kt_free_outputs(&o);                                                                                       \
+        }                                                                                                              \
     } while (0);
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#include "core/variants.inc"
+#undef FR_VARIANT
     if (threads_check) {
         /* the auto variant with 1 and 3 threads twice: bit-identical */
         fr_fwd_outputs a = kt_outputs(&P, c->dt), b3 = kt_outputs(&P, c->dt);
@@ -167,16 +167,17 @@ int main(int argc, char **argv) {
     /* dispatch: FLASHREF_ISA lowers the automatic choice (style.md 2); an unknown name is an error */
     {
         const fr_kops *best = fr_kops_get(FR_ISA_AUTO);
+        const char *top = fr_isa_name(fr_isa_variant(fr_isa_count - 1)); /* the list's best */
         fr_isa sc = FR_ISA_AUTO, hi = FR_ISA_AUTO, none = FR_ISA_AUTO;
         fr_error err;
         bool ok = fr_isa_choose("scalar", &sc, NULL) == FR_OK && sc == FR_ISA_SCALAR;
-        ok = ok && fr_isa_choose("amx", &hi, NULL) == FR_OK && fr_isa_available(hi); /* above the CPU: its best */
+        ok = ok && fr_isa_choose(top, &hi, NULL) == FR_OK && fr_isa_available(hi); /* above the CPU: its best */
         ok = ok && fr_isa_choose(NULL, &none, NULL) == FR_OK && none == hi;
         fr_status su = fr_isa_choose("no-such-isa", NULL, &err);
-        ok = ok && su == FR_E_INVALID_ARG && strstr(err.msg, "no-such-isa") && strstr(err.msg, "avx512bf16");
-        ok = ok && best && fr_kops_get(FR_ISA_SCALAR) == &fr_kops_scalar && fr_kops_get((fr_isa)77) == NULL;
-        printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, =amx -> %s, unknown -> %s (%s)%s\n",
-               best ? best->name : "NULL", fr_isa_name(sc), fr_isa_name(hi), fr_status_name(su), err.msg,
+        ok = ok && su == FR_E_INVALID_ARG && strstr(err.msg, "no-such-isa") && strstr(err.msg, top); /* the names */
+        ok = ok && best && fr_kops_get(FR_ISA_SCALAR) == fr_kops_table(FR_ISA_SCALAR) && fr_kops_get((fr_isa)77) == NULL;
+        printf("  dispatch: auto = %s, FLASHREF_ISA=scalar -> %s, =%s -> %s, unknown -> %s (%s)%s\n",
+               best ? best->name : "NULL", fr_isa_name(sc), top, fr_isa_name(hi), fr_status_name(su), err.msg,
                ok ? "" : "  FAIL");
         CHECK(ok, "the row above");
     }

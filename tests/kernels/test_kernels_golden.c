@@ -175,10 +175,10 @@ int main(int argc, char **argv) {
         k_->Dv = 128, k_->Drope = 64, k_->N1 = 2, k_->N2 = 2);
     for (int k = 0; k < n; k++) fwd_case(&cs[k], seed + (uint64_t)k, FR_ISA_AUTO);
     /* every variant through engine.isa */
-    static const fr_isa isas[] = { /* the library's one variant list (kernels/variants.inc) */
-#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) e,
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+    static const fr_isa isas[] = { /* the library's one variant list (core/variants.inc) */
+#define FR_VARIANT(name, e, ...) e,
+#include "core/variants.inc"
+#undef FR_VARIANT
     };
     for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
         fr_engine e = fr_engine_default(FR_ENGINE_FAST);

@@ -107,11 +107,11 @@ static double ratio(double fast, double ideal) { return ideal > 0 ? fast / ideal
 
 static const char *isa_name(fr_isa isa) { return fr_isa_name(isa); }
 
-/* the library's one variant list (kernels/variants.inc) */
+/* the library's one variant list (core/variants.inc) */
 static const fr_isa k_isas[] = {
-#define FR_KVARIANT(name, e, str, fmr, fnr, bmr, bnr) e,
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
+#define FR_VARIANT(name, e, ...) e,
+#include "core/variants.inc"
+#undef FR_VARIANT
 };
 #define N_ISAS ((int)(sizeof k_isas / sizeof k_isas[0]))
 static bool g_isa_ok[N_ISAS];

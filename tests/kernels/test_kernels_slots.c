@@ -1,6 +1,7 @@
 /* Every slot of every kernel variant against the scalar reference slot (style.md 1, 6; XNNPACK's habit), on seeded
  * random inputs at sizes tile - 1, tile, tile + 1 and 2 x tile of the variant's microkernel (the tile columns of
- * kernels/variants.inc) and of the k blocking FR_K_KB; variants the CPU lacks are skipped loudly.
+ * core/variants.inc) and of the k blocking FR_K_KB; variants the CPU lacks are skipped loudly. First, every variant's
+ * resolved table (its overrides over the variant below it) has every slot filled, whatever this CPU runs.
  *
  * Bounds (stated units): exact slots (max, transpose, Kahan add, bf16 packing and interleave) bit-identical; the GEMMs
  * |C - C_scalar| <= 2 (k + 2) 2^-24 sum_k |a_ik b_kj| + |C_in| 2^-23 (fp32 summation error of both, any order);
@@ -8,7 +9,6 @@
 #include "core/isa.h"
 #include "kernels/kernels.h"
 
-#include <cpuid.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 
 static int g_fail = 0;
 static uint64_t g_rng;
+static const fr_kops *g_ref; /* the scalar table: the reference of every slot */
 
 static uint64_t next(void) {
     g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
@@ -49,7 +50,7 @@ static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
                     for (int64_t e = 0; e < m * lda; e++) A[e] = unif();
                     for (int64_t e = 0; e < k * ldb; e++) B[e] = unif();
                     for (int64_t e = 0; e < m * ldc; e++) C0[e] = C1[e] = unif();
-                    fr_kops_scalar.gemm_f32(m, n, k, A, lda, B, ldb, C0, ldc, acc);
+                    g_ref->gemm_f32(m, n, k, A, lda, B, ldb, C0, ldc, acc);
                     v->gemm_f32(m, n, k, A, lda, B, ldb, C1, ldc, acc);
                     for (int64_t i = 0; i < m; i++)
                         for (int64_t j = 0; j < ldc; j++) {
@@ -88,7 +89,7 @@ static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
                     for (int64_t e = 0; e < m * lda; e++) A[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
                     for (int64_t e = 0; e < k2 * ldb; e++) B[e] = bf16_of(unif()) | (uint32_t)bf16_of(unif()) << 16;
                     for (int64_t e = 0; e < m * ldc; e++) C0[e] = C1[e] = unif();
-                    fr_kops_scalar.gemm_bf16(m, n, k2, A, lda, B, ldb, C0, ldc, acc);
+                    g_ref->gemm_bf16(m, n, k2, A, lda, B, ldb, C0, ldc, acc);
                     v->gemm_bf16(m, n, k2, A, lda, B, ldb, C1, ldc, acc);
                     for (int64_t i = 0; i < m; i++)
                         for (int64_t j = 0; j < ldc; j++) {
@@ -139,7 +140,7 @@ static int check_decode_slots(const fr_kops *v) {
                 for (int64_t e = 0; e < m * ldp; e++) P[e] = bf16_of(fabsf(unif())), keep[e] = (uint8_t)(next() & 1);
                 for (int64_t e = 0; e < n * ldv; e++) V[e] = bf16_of(unif());
                 if (n > 2) V[1 * ldv] = 0x7fc0; /* a NaN in row 1: reaches O where row 1 is kept, nowhere else */
-                fr_kops_scalar.dot_rows_bf16(m, n, k2, A, lda, B, ldb, C0, ldc);
+                g_ref->dot_rows_bf16(m, n, k2, A, lda, B, ldb, C0, ldc);
                 v->dot_rows_bf16(m, n, k2, A, lda, B, ldb, C1, ldc);
                 for (int64_t i = 0; i < m; i++)
                     for (int64_t j = 0; j < ldc; j++) {
@@ -159,7 +160,7 @@ static int check_decode_slots(const fr_kops *v) {
                     }
                 for (int mask = 0; mask < 2; mask++) {
                     for (int64_t e = 0; e < m * ldo; e++) O0[e] = O1[e] = unif();
-                    fr_kops_scalar.axpy_rows_bf16(m, n, dv, P, ldp, mask ? keep : NULL, ldp, V, ldv, O0, ldo);
+                    g_ref->axpy_rows_bf16(m, n, dv, P, ldp, mask ? keep : NULL, ldp, V, ldv, O0, ldo);
                     v->axpy_rows_bf16(m, n, dv, P, ldp, mask ? keep : NULL, ldp, V, ldv, O1, ldo);
                     if (memcmp(O0, O1, sizeof(float) * (size_t)(m * ldo)) && nbad++ < 3)
                         printf("    axpy_rows_bf16 %s m=%lld n=%lld dv=%lld keep=%d: not bit-identical\n", v->name,
@@ -188,22 +189,22 @@ static int check_vector_slots(const fr_kops *v) {
         int64_t n = lens[li];
         for (int64_t j = 0; j < n; j++) x[j] = 8.0f * unif();
         if (n > 3) x[n / 2] = -INFINITY;
-        float m0 = fr_kops_scalar.max_f32(n, x), m1 = v->max_f32(n, x);
+        float m0 = g_ref->max_f32(n, x), m1 = v->max_f32(n, x);
         if (m0 != m1 && nbad++ < 3) printf("    max_f32 %s n=%lld: %.9g vs %.9g\n", v->name, (long long)n, m1, m0);
         memcpy(y0, x, sizeof(float) * (size_t)n), memcpy(y1, x, sizeof(float) * (size_t)n);
-        float s0 = fr_kops_scalar.expsum_f32(n, y0, m0), s1 = v->expsum_f32(n, y1, m0);
+        float s0 = g_ref->expsum_f32(n, y0, m0), s1 = v->expsum_f32(n, y1, m0);
         bool ok = fabsf(s1 - s0) <= 0x1p-20f * s0;
         for (int64_t j = 0; j < n; j++) ok = ok && fabsf(y1[j] - y0[j]) <= 0x1p-21f * y0[j] + 0x1p-126f;
         if (!ok && nbad++ < 3) printf("    expsum_f32 %s n=%lld: sum %.9g vs %.9g\n", v->name, (long long)n, s1, s0);
         for (int64_t j = 0; j < n; j++) acc0[j] = acc1[j] = unif(), cp0[j] = cp1[j] = 1e-8f * unif(), y0[j] = unif();
-        fr_kops_scalar.kahan_add_f32(n, acc0, cp0, y0);
+        g_ref->kahan_add_f32(n, acc0, cp0, y0);
         v->kahan_add_f32(n, acc1, cp1, y0);
         if ((memcmp(acc0, acc1, sizeof(float) * (size_t)n) || memcmp(cp0, cp1, sizeof(float) * (size_t)n)) &&
             nbad++ < 3)
             printf("    kahan_add_f32 %s n=%lld: not bit-identical\n", v->name, (long long)n);
         for (int64_t j = 0; j < n; j++) y0[j] = fabsf(x[j]) * 1e-3f; /* P: >= 0, finite */
         memset(p0, 0xee, sizeof p0), memset(p1, 0xee, sizeof p1);
-        fr_kops_scalar.pack_bf16_away(n, y0, p0);
+        g_ref->pack_bf16_away(n, y0, p0);
         v->pack_bf16_away(n, y0, p1);
         if (memcmp(p0, p1, sizeof(uint16_t) * (size_t)(n + (n & 1))) && nbad++ < 3)
             printf("    pack_bf16_away %s n=%lld: not bit-identical\n", v->name, (long long)n);
@@ -216,7 +217,7 @@ static int check_vector_slots(const fr_kops *v) {
             float src[32 * 35], d0[35 * 34], d1[35 * 34];
             for (int64_t e = 0; e < r * lds; e++) src[e] = unif();
             for (int64_t e = 0; e < c * ldd; e++) d0[e] = d1[e] = 7.0f;
-            fr_kops_scalar.transpose_f32(r, c, src, lds, d0, ldd);
+            g_ref->transpose_f32(r, c, src, lds, d0, ldd);
             v->transpose_f32(r, c, src, lds, d1, ldd);
             if (memcmp(d0, d1, sizeof(float) * (size_t)(c * ldd)) && nbad++ < 3)
                 printf("    transpose_f32 %s %lldx%lld: not bit-identical\n", v->name, (long long)r, (long long)c);
@@ -224,7 +225,7 @@ static int check_vector_slots(const fr_kops *v) {
             uint32_t o0[16 * 35], o1[16 * 35];
             for (int64_t e = 0; e < r * lds; e++) vv[e] = (uint16_t)next();
             memset(o0, 0, sizeof o0), memset(o1, 0, sizeof o1);
-            fr_kops_scalar.interleave_bf16(r, c, vv, lds, o0);
+            g_ref->interleave_bf16(r, c, vv, lds, o0);
             v->interleave_bf16(r, c, vv, lds, o1);
             if (memcmp(o0, o1, sizeof o0) && nbad++ < 3)
                 printf("    interleave_bf16 %s %lldx%lld: not bit-identical\n", v->name, (long long)r, (long long)c);
@@ -239,29 +240,43 @@ int main(int argc, char **argv) {
     printf("test_kernels_slots: seed %llu (rerun: test_kernels_slots %llu)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     g_rng = seed | 1u;
-#define FR_KVARIANT(vname, visa, str, fmr, fnr, bmr, bnr)                                                           \
-    do {                                                                                                            \
-        const fr_kops *v = fr_kops_get(visa);                                                                       \
-        if (!v) {                                                                                                   \
-            printf("  %-10s SKIPPED: this CPU lacks it\n", str);                                                    \
-            break;                                                                                                  \
-        }                                                                                                           \
-        if (!v->gemm_f32 || !v->max_f32 || !v->expsum_f32 || !v->transpose_f32 || !v->kahan_add_f32 ||              \
-            !v->pack_bf16_away || !v->interleave_bf16 || !v->gemm_bf16 || !v->dot_rows_bf16 ||                     \
-            !v->axpy_rows_bf16) {                                                                                   \
-            printf("  %-10s an empty slot  FAIL\n", str);                                                           \
-            g_fail = 1;                                                                                             \
-            break;                                                                                                  \
-        }                                                                                                           \
-        g_fail |= check_gemm_f32(v, fmr, fnr);                                                                      \
-        g_fail |= check_gemm_bf16(v, bmr, bnr);                                                                     \
-        g_fail |= check_vector_slots(v);                                                                            \
-        g_fail |= check_decode_slots(v);                                                                            \
+    g_ref = fr_kops_table(FR_ISA_SCALAR);
+    for (int k = 0; k < fr_isa_count; k++) { /* inheritance: no slot of a resolved table left empty */
+        const fr_kops *t = fr_kops_table(fr_isa_list[k]);
+        int empty = 0;
+#define FR_SLOT_FILLED(slot)                                                                                           \
+    if (t && !t->slot) {                                                                                               \
+        printf("  %-10s slot %s empty after inheritance: FAIL (src/kernels/ops_%s.c and those below it)\n",             \
+               fr_isa_name(fr_isa_list[k]), #slot, fr_isa_name(fr_isa_list[k]));                                       \
+        empty = 1;                                                                                                     \
+    }
+        FR_KOPS_SLOTS(FR_SLOT_FILLED)
+#undef FR_SLOT_FILLED
+        if (!t || t->isa != fr_isa_list[k] || strcmp(t->name, fr_isa_name(fr_isa_list[k]))) {
+            printf("  %-10s no resolved table (or a wrong name / isa): FAIL\n", fr_isa_name(fr_isa_list[k]));
+            empty = 1;
+        }
+        g_fail |= empty;
+    }
+    if (g_fail) {
+        printf("test_kernels_slots: FAIL (empty slots)\n");
+        return 1;
+    }
+#define FR_VARIANT(vname, visa, family, bf16, fmr, fnr, bmr, bnr, ...)                                                 \
+    do {                                                                                                               \
+        const fr_kops *v = fr_kops_get(visa);                                                                          \
+        if (!v) {                                                                                                      \
+            printf("  %-10s SKIPPED: this CPU lacks it\n", #vname);                                                    \
+            break;                                                                                                     \
+        }                                                                                                              \
+        g_fail |= check_gemm_f32(v, fmr, fnr);                                                                         \
+        g_fail |= check_gemm_bf16(v, bmr, bnr);                                                                        \
+        g_fail |= check_vector_slots(v);                                                                               \
+        g_fail |= check_decode_slots(v);                                                                               \
     } while (0);
-#include "kernels/variants.inc"
-#undef FR_KVARIANT
-    unsigned a = 0, b, c, d;
-    if (!__get_cpuid_count(7, 1, &a, &b, &c, &d) || !(a & (1u << 21)))
+#include "core/variants.inc"
+#undef FR_VARIANT
+    if (!fr_isa_cpu_amx_fp16())
         printf("  amx fp16   SKIPPED: this CPU has no AMX-FP16 (cpuid 7.1 EAX bit 21): fp16 inputs keep the fp32 path\n");
     else
         printf("  amx fp16   NOTE: this CPU has AMX-FP16, which no variant uses yet: fp16 inputs keep the fp32 path\n");

@@ -1,6 +1,7 @@
 """flashref.attention / attention_backward on numpy arrays and torch tensors, against an independent numpy
 implementation (tests/python/ref_attention.py, written from the spec)."""
 
+import re
 import sys
 import threading
 import time
@@ -45,6 +46,28 @@ def test_forward_fp32_matches_independent_reference(rng):
             assert np.max(np.abs(g.softmax_sum - ref["softmax_sum"]) / ref["softmax_sum"]) < tol
         assert np.max(np.abs(out - ref["attention_out"])) < 1e-5, engine
         assert np.max(np.abs(m - ref["softmax_max"])) < 1e-5, engine
+
+
+def test_isa_names_are_the_variant_list(rng):
+    """isa= takes every variant of the library's one list (src/core/variants.inc, read here from the source tree) and
+    nothing else: the bindings ask the library, so a variant the list gains is usable from Python at once, and this
+    test names any variant where the two differ. Variants this CPU lacks answer FR_E_NOT_AVAILABLE, not ValueError."""
+    inc = HERE.parent.parent / "src" / "core" / "variants.inc"
+    rows = [m.group(1) for m in re.finditer(r"^FR_VARIANT\((\w+),", inc.read_text(), re.M)]
+    names = flashref.isa_names()
+    assert names == rows, "the bindings' variants %s differ from %s's %s" % (names, inc.name, rows)
+    q = rng.standard_normal((1, 2, 5, 8)).astype(np.float32)
+    ref = flashref.attention(q, q, q, input_layout="BNSD", head_num=2, isa="scalar").out
+    for name in names:
+        try:
+            out = flashref.attention(q, q, q, input_layout="BNSD", head_num=2, isa=name).out
+        except flashref.FlashrefError as e:
+            assert e.status == "FR_E_NOT_AVAILABLE", (name, e)
+            print("isa %s: not on this CPU (%s)" % (name, e.message))
+            continue
+        assert np.max(np.abs(out - ref)) < 1e-5, name
+    with pytest.raises(ValueError, match=", ".join(names)):
+        flashref.attention(q, q, q, input_layout="BNSD", head_num=2, isa="no-such-isa")
 
 
 def test_bf16_ml_dtypes_and_raw_bits_agree(rng):
