@@ -700,6 +700,38 @@ def test_bind_rebuilds_a_call_as_a_case():
                   actual_seq_kvlen=[5, 12]).case()
 
 
+@pytest.mark.parametrize("api", ["npu_fusion_attention", "npu_fusion_attention_v2", "npu_fusion_attention_v3"])
+def test_grad_call_is_what_autograd_calls(api):
+    # a forward, its outputs and the gradient of attention_out -> the grad call of derivatives.yaml; its result is
+    # the gradient autograd gives
+    q, k, v = rnd((9, 4, 16), seed=150), rnd((12, 2, 16), seed=151), rnd((12, 2, 16), seed=152)
+    sink = torch.tensor([0.5, 0.0, -0.5, 1.0])
+    seq = (dict(actual_seq_qlen=torch.tensor([4, 9]), actual_seq_kvlen=torch.tensor([5, 12])) if api.endswith("v3")
+           else dict(actual_seq_qlen=[4, 9], actual_seq_kvlen=[5, 12]))
+    kw = dict(atten_mask=COMPRESSED, sparse_mode=3, scale=0.25, softmax_layout="TND", sink=sink, **seq)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    outs = getattr(fnpu, api)(*leaves, 4, "TND", **kw)
+    dy = rnd(outs[0].shape, seed=153)
+    outs[0].backward(dy)
+    gcall = fnpu.bind(api, q, k, v, 4, "TND", **kw).grad_call(dy, [o.detach() if isinstance(o, torch.Tensor)
+                                                                   else o for o in outs])
+    assert gcall.api == api.replace("attention", "attention_grad") and gcall.op == "bwd"
+    g = gcall.case().attention(engine="golden")
+    for a, b in zip(leaves, g[:3]):
+        assert torch.equal(a.grad, b)
+    res = getattr(fnpu, gcall.api)(*[gcall.args[n] for n in ("query", "key", "value", "dy", "head_num",
+                                                             "input_layout")],
+                                   **{n: x for n, x in gcall.args.items() if n not in ("query", "key", "value", "dy",
+                                                                                      "head_num", "input_layout")})
+    assert torch.equal(res[0], g.dq) and torch.equal(gcall.outputs_from_npu(res)["dsink"], g.dsink)
+
+
+def test_tensors_off_the_cpu_are_refused():
+    q = torch.zeros(1, 4, 16, device="meta")
+    with pytest.raises(fnpu.NpuError, match="query: Expected all tensors to be on the same device: a meta tensor"):
+        fnpu.npu_fusion_attention(q, q, q, 2, "BSH")
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # The CPU stand-in
 

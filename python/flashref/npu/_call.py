@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import _lib as L
 from .._arrays import is_torch
-from ._schema import ARGS, Arg
+from ._schema import ARGS, TYPES, Arg
 
 FORWARDS = ("npu_fusion_attention", "npu_fusion_attention_v2", "npu_fusion_attention_v3")
 GRADS = ("npu_fusion_attention_grad", "npu_fusion_attention_grad_v2", "npu_fusion_attention_grad_v3")
@@ -283,6 +283,12 @@ class NpuCall:
 
     def _check(self) -> None:
         api, a = self.api, self.args
+        for name, typ in TYPES[api].items():
+            x = a[name]
+            if typ.startswith("Tensor") and is_torch(x) and x.device.type != "cpu":
+                # op-plugin refuses a tensor off the NPU; off the NPU there is only the CPU
+                fail(api, name, "Expected all tensors to be on the same device: a %s tensor, and flashref.npu "
+                     "computes on the CPU (no device tensors)" % x.device.type)
         if self.v3:
             self.qlen = _seq_tensor(api, "actual_seq_qlen", a["actual_seq_qlen"])
             self.kvlen = _seq_tensor(api, "actual_seq_kvlen", a["actual_seq_kvlen"])
@@ -429,6 +435,22 @@ class NpuCall:
         elif "sink" in self.inputs:
             res["dsink"] = o[4]
         return res
+
+    def grad_call(self, dy: Any, outputs: Any) -> "NpuCall":
+        """The grad call torch_npu's autograd makes for this forward call (op-plugin's derivatives.yaml): dy is the
+        gradient of attention_out, outputs the forward's output tuple (attention_in, softmax statistics, seed,
+        offset, numels come from it). A reader of a dump that holds a forward and its output gradient rebuilds the
+        backward with it. Like the NPU's, that call regenerates the drop mask: keep_prob < 1 is unreproducible."""
+        if self.op != "fwd":
+            raise ValueError("grad_call: %s is not a forward" % self.api)
+        o = list(outputs)
+        grad = GRAD_OF[self.api]
+        kw = {n: self.args[n] for n in TYPES[grad] if n in self.args and n not in ("seed", "offset", "scale")}
+        kw.update(dy=dy, softmax_max=o[1], softmax_sum=o[2], softmax_in=o[3], attention_in=o[0],
+                  scale_value=self.args["scale"], seed=o[4], offset=o[5])
+        if not self.v3:
+            kw["numels"] = o[6]
+        return bind(grad, **kw)
 
     # -- flashref -----------------------------------------------------------------------------------------------
 
