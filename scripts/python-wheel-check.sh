@@ -28,6 +28,18 @@ r = flashref.verify(lambda c: c.attention(), set="quick", filter="eq_")
 assert r.passed, r.summary()
 print("wheel-check: import, attention, verify: ok (%s)" % r.summary().splitlines()[0])
 PY
+# flashref.npu from the wheel (numpy only here): the subpackage and the stand-in's torch_npu shim are installed.
+"$WORK/venv/bin/python" - <<'PY'
+import os
+import numpy as np
+import flashref.npu as fnpu
+shim = os.path.join(os.path.dirname(fnpu.__file__), "_shim", "torch_npu", "__init__.py")
+assert os.path.isfile(shim), shim
+q = np.random.default_rng(2).standard_normal((1, 2, 16, 8)).astype(np.float32)
+res = fnpu.npu_fusion_attention(q, q, q, 2, "BNSD", scale=0.35)
+assert len(res) == 7 and res[1].shape == (1, 2, 16, 8) and res[6] == 2 * 16 * 16, res[4:]
+print("wheel-check: flashref.npu: ok")
+PY
 cat > "$WORK/test_user.py" <<'PY'
 def test_fast(flashref_case):
     flashref_case.check(lambda case: case.attention())

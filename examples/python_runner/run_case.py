@@ -86,7 +86,7 @@ def to_bnsd(x, layout, n):
 
 
 # Alike tests/python/ref_attention.py:from_bnsd: kept apart because this example must run standalone (a runner users
-# copy) and that one is the tests' independent reference.
+# copy) and that one is the tests' independent reference. Alike tests/python_pkg/test_npu.py:to_bnsd too (torch).
 def from_bnsd(x, layout):
     b, n, s, d = x.shape
     if layout == "BNSD":

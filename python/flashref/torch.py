@@ -12,36 +12,47 @@ import torch as _torch
 from . import _lib as L
 from ._ops import attention as _fwd, attention_backward as _bwd
 
-_NONDIFF = ("atten_mask", "pse", "drop_mask", "sink", "topk_indices", "query_rope", "key_rope")
+# Differentiable inputs besides query, key, value: the operator's backward returns their gradients (dq_rope, dk_rope,
+# dsink). pse travels as one too, only so that a pse needing a gradient fails loudly: the operator has no dpse (spec
+# 8.1), and a silently missing gradient would train a learnable bias on nothing.
+_EXTRA = ("query_rope", "key_rope", "sink", "pse")
 
 
 class _Attention(_torch.autograd.Function):
     @staticmethod
-    def forward(ctx, query, key, value, kw: Dict[str, Any]):  # type: ignore[override]
+    def forward(ctx, kw: Dict[str, Any], query, key, value, query_rope, key_rope, sink, pse):  # type: ignore[override]
         engine = kw.get("engine", "fast")
         golden64 = engine == "golden" and query.dtype == _torch.float64
+        extra = dict(zip(_EXTRA, (query_rope, key_rope, sink, pse)))
         if golden64:
             # The golden reads fp32 inputs and writes fp64 outputs: fp64 tensors must hold fp32 values exactly
             # (gradcheck with small dyadic inputs and eps 2^-10 does).
             q, k, v = (_fp32_exact(t, n) for t, n in ((query, "query"), (key, "key"), (value, "value")))
-            res = _fwd(q, k, v, out_precision="fp64", **kw)
+            extra = {n: None if t is None else _fp32_exact(t, n) if t.dtype == _torch.float64 else t.detach()
+                     for n, t in extra.items()}
+            res = _fwd(q, k, v, out_precision="fp64", **extra, **kw)
         else:
             q, k, v = query.detach(), key.detach(), value.detach()
-            res = _fwd(q, k, v, **kw)
-        ctx.kw, ctx.golden64 = kw, golden64
+            extra = {n: None if t is None else t.detach() for n, t in extra.items()}
+            res = _fwd(q, k, v, **extra, **kw)
+        ctx.kw, ctx.golden64, ctx.extra = kw, golden64, extra
         ctx.save_for_backward(q, k, v, res.out, res.softmax_max, res.softmax_sum)
         ctx.mark_non_differentiable(res.softmax_max, res.softmax_sum)
         return res.out, res.softmax_max, res.softmax_sum
 
     @staticmethod
     def backward(ctx, dout, dmax, dsum):  # type: ignore[override]
+        if ctx.needs_input_grad[7]:
+            raise RuntimeError("pse: the operator computes no gradient for pse (FlashAttentionScoreGrad's dpse is "
+                               "documented 'not used', operator-spec 8.1); pass pse.detach() or a pse that does not "
+                               "require grad")
         q, k, v, out, m, l = ctx.saved_tensors
         if ctx.golden64:
             dy, o_in = _fp32_exact(dout, "grad_output"), out.to(_torch.float32)
-            g = _bwd(q, k, v, dy, o_in, m, l, out_precision="fp64", **ctx.kw)
+            g = _bwd(q, k, v, dy, o_in, m, l, out_precision="fp64", **ctx.extra, **ctx.kw)
         else:
-            g = _bwd(q, k, v, dout.contiguous().to(out.dtype), out, m, l, **ctx.kw)
-        return g.dq, g.dk, g.dv, None
+            g = _bwd(q, k, v, dout.contiguous().to(out.dtype), out, m, l, **ctx.extra, **ctx.kw)
+        return None, g.dq, g.dk, g.dv, g.dq_rope, g.dk_rope, g.dsink, None
 
 
 def _fp32_exact(t, name: str):
@@ -52,13 +63,15 @@ def _fp32_exact(t, name: str):
 
 
 def attention(query, key, value, *, input_layout: str, head_num: int, scale: float = 1.0,
-              engine: str = "fast", **kw: Any) -> Tuple[Any, Any, Any]:
+              engine: str = "fast", query_rope=None, key_rope=None, sink=None, pse=None,
+              **kw: Any) -> Tuple[Any, Any, Any]:
     """Differentiable FlashAttentionScore on CPU torch tensors: returns (out, softmax_max, softmax_sum); gradients
-    flow to query, key and value through flashref's backward on the same engine ("fast"; "golden" with fp64
-    tensors holding fp32 values, for torch.autograd.gradcheck). Other keyword arguments as flashref.attention
-    (masks, pse, sparse modes, ...: not differentiated)."""
+    flow to query, key and value, and to query_rope, key_rope and sink when given, through flashref's backward on
+    the same engine ("fast"; "golden" with fp64 tensors holding fp32 values, for torch.autograd.gradcheck). A pse
+    that requires grad fails in backward (the operator has no dpse). Other keyword arguments as flashref.attention
+    (masks, drop_mask, sparse modes, ...: not differentiated)."""
     kw = dict(kw, input_layout=input_layout, head_num=head_num, scale=scale, engine=engine)
-    return _Attention.apply(query, key, value, kw)
+    return _Attention.apply(kw, query, key, value, query_rope, key_rope, sink, pse)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

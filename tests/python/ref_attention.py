@@ -185,7 +185,8 @@ def to_bnsd(x, layout, n, b_count):
 
 
 # Alike examples/python_runner/run_case.py:from_bnsd: kept apart because this is the tests' independent reference
-# (written from the spec) and that one an example that must run standalone.
+# (written from the spec) and that one an example that must run standalone. Alike tests/python_pkg/test_npu.py:to_bnsd
+# too: that one takes torch tensors of every dtype.
 def from_bnsd(x, layout):
     """[B, N, S, D] -> [layout]."""
     bb, n, s, d = x.shape

@@ -51,6 +51,33 @@ def test_gradcheck_would_catch_a_wrong_gradient():
         torch.autograd.gradcheck(Wrong.apply, (q, k, v), eps=2.0 ** -10, atol=1e-4, rtol=1e-3)
 
 
+def test_gradcheck_sink_and_rope():
+    # dsink, dq_rope and dk_rope reach sink, query_rope and key_rope (they were dropped before: sink.grad was None)
+    g = torch.Generator().manual_seed(5)
+    q, k, v = dyadic((1, 2, 3, 4), g), dyadic((1, 1, 5, 4), g), dyadic((1, 1, 5, 4), g)
+    qr, kr = dyadic((1, 2, 3, 2), g), dyadic((1, 1, 5, 2), g)
+    sink = dyadic((2,), g)
+    leaves = [t.requires_grad_(True) for t in (q, k, v, qr, kr, sink)]
+
+    def f(q, k, v, qr, kr, sink):
+        return frt.attention(q, k, v, input_layout="BNSD", head_num=2, scale=0.5, engine="golden", query_rope=qr,
+                             key_rope=kr, sink=sink)[0]
+
+    assert torch.autograd.gradcheck(f, leaves, eps=2.0 ** -10, atol=1e-4, rtol=1e-3)
+
+
+def test_pse_needing_a_gradient_fails_loudly():
+    # the operator has no dpse: a learnable pse must not silently get no gradient
+    q = torch.randn(1, 1, 4, 8, requires_grad=True)
+    pse = torch.zeros(1, 1, 4, 4, requires_grad=True)
+    out, _, _ = frt.attention(q, q.detach(), q.detach(), input_layout="BNSD", head_num=1, pse=pse)
+    with pytest.raises(RuntimeError, match="pse: the operator computes no gradient"):
+        out.sum().backward()
+    out, _, _ = frt.attention(q, q.detach(), q.detach(), input_layout="BNSD", head_num=1, pse=pse.detach())
+    out.sum().backward()
+    assert q.grad is not None
+
+
 @pytest.mark.parametrize("dtype, tol", [(torch.float32, 2e-6), (torch.bfloat16, 2e-2)])
 def test_matches_sdpa_forward_and_backward(dtype, tol):
     g = torch.Generator().manual_seed(11)
