@@ -61,18 +61,18 @@ def prepare(S, P):
             y = x.transpose(0, 2, 1, 3).reshape(B, L, N * D)
         else:  # SBH
             y = x.transpose(2, 0, 1, 3).reshape(L, B, N * D)
-        return torch.from_numpy(np.ascontiguousarray(y)).to(dt)
+        return torch.from_numpy(np.array(y)).to(dt)
 
     a = {"query": lay(S["q"]), "key": lay(S["k"]), "value": lay(S["v"])}
     if "atten_mask" in S:
-        a["atten_mask"] = torch.from_numpy(np.ascontiguousarray(S["atten_mask"]).astype(bool))
+        a["atten_mask"] = torch.from_numpy(np.array(S["atten_mask"]).astype(bool))
     if "pse" in S:
-        a["pse"] = torch.from_numpy(np.ascontiguousarray(S["pse"])).to(dt)
+        a["pse"] = torch.from_numpy(np.array(S["pse"])).to(dt)
     if "dy" in S:
         a["dy"] = lay(S["dy"])
         a["attention_in"] = lay(S["attention_in"])
-        a["softmax_max"] = torch.from_numpy(np.ascontiguousarray(S["softmax_max"]))
-        a["softmax_sum"] = torch.from_numpy(np.ascontiguousarray(S["softmax_sum"]))
+        a["softmax_max"] = torch.from_numpy(np.array(S["softmax_max"]))
+        a["softmax_sum"] = torch.from_numpy(np.array(S["softmax_sum"]))
     return a
 
 

@@ -38,13 +38,13 @@ def prepare(S, P):
     """Canonical inputs -> tensors: q, k, v of the dtype; the user mask / top-k as one boolean `allowed` tensor (the
     band and prefix are computed by the mask_mod from P); the bias as float32 (the scores are fp32 in eager)."""
     dt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[P["dtype"]]
-    a = {n: torch.from_numpy(np.ascontiguousarray(S[n])).to(dt) for n in ("q", "k", "v")}
+    a = {n: torch.from_numpy(np.array(S[n])).to(dt) for n in ("q", "k", "v")}
     if P["allowed"]:
-        a["allowed"] = torch.from_numpy(np.ascontiguousarray(S["allowed"]))
+        a["allowed"] = torch.from_numpy(np.array(S["allowed"]))
     if P["pse"] in ("tensor0", "tensor1"):
-        a["pse"] = torch.from_numpy(np.ascontiguousarray(S["pse"], dtype=np.float32))
+        a["pse"] = torch.from_numpy(np.array(S["pse"], dtype=np.float32))
     elif P["pse"] in ("alibi2", "alibi3"):
-        a["slopes"] = torch.from_numpy(np.ascontiguousarray(S["slopes"], dtype=np.float32))
+        a["slopes"] = torch.from_numpy(np.array(S["slopes"], dtype=np.float32))
     return a
 
 

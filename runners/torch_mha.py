@@ -41,13 +41,13 @@ def prepare(S, P):
     q, k, v = S["q"], S["k"], S["v"]
     B, N1, S1, _ = q.shape
     G = N1 // k.shape[1]
-    t = lambda x: torch.from_numpy(np.ascontiguousarray(x)).to(dt)  # noqa: E731
+    t = lambda x: torch.from_numpy(np.array(x)).to(dt)  # noqa: E731
     a = {"q": t(q), "k": t(k), "v": t(v), "G": G}
     keep = S["keep"]
     if P["mask"] == "bool2d":
-        a["attn_mask"] = torch.from_numpy(np.ascontiguousarray(~keep[0, 0]))
+        a["attn_mask"] = torch.from_numpy(np.array(~keep[0, 0]))
     elif P["mask"] == "bool3d":
-        a["attn_mask"] = torch.from_numpy(np.ascontiguousarray(
+        a["attn_mask"] = torch.from_numpy(np.array(
             ~np.broadcast_to(keep, (B, N1) + keep.shape[2:]).reshape(B * N1, *keep.shape[2:])))
     elif P["mask"] == "float3d":
         m = np.where(keep, S["bias"] if S.get("bias") is not None else 0.0, -np.inf)

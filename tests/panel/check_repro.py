@@ -84,7 +84,7 @@ def main():
                 bad.append("%s: the reproducer of %s imports %s (only numpy and %s allowed)"
                            % (runner, case, sorted(extra), sorted(allowed)))
             s = subprocess.run([a.python, out], capture_output=True, text=True, cwd=tmp)
-            tail = (s.stdout + s.stderr).strip().splitlines()[-3:]
+            tail = (s.stdout.strip() or s.stderr.strip()).splitlines()[-3:]
             if s.returncode != want or (want == 1 and "DEPARTURE" not in s.stdout):
                 bad.append("%s: reproducer of %s exited %d, expected %d: %s" % (runner, case, s.returncode, want,
                                                                                " | ".join(tail)))
