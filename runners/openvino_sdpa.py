@@ -26,7 +26,7 @@ import sys
 
 os.environ.setdefault("OPENVINO_TELEMETRY_DISABLE", "1")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import THREADS, Call, Unsupported, axes, bias_as, caps, runner, runner_main  # noqa: E402
+from panel_case import THREADS, Call, Unsupported, axes, bias_as, caps, round_to, runner, runner_main  # noqa: E402
 
 import numpy as np  # noqa: E402
 import openvino as ov  # noqa: E402
@@ -131,7 +131,7 @@ def plan(c, variant):
         causal = bias is None and S1 > 0 and S2 > 0 and bool((keep == tri).all())
         mask = "none" if causal or bool(keep.all()) and bias is None else "float" if bias is not None else "bool"
         scale = None if np.float32(1 / np.sqrt(np.float32(D))) == np.float32(c.scale) else c.scale
-        if scale is not None and c.dtype != "fp32" and float(bias_as(np.float64([scale]), c.dtype)[0]) != scale:
+        if scale is not None and float(round_to(np.float32([scale]), c.dtype)[0]) != scale:
             raise Unsupported("scale %r is not a %s value (SDPA takes the scale in the query's element type)"
                               % (scale, c.dtype))
         calls.append(Call(batches, sem, {"dtype": c.dtype, "hint": variant, "mask": mask, "causal": causal,

@@ -151,7 +151,7 @@ def plan_gqa(c, batches, sem, lo, hi):
     if sem["bias"] is not None:
         sem["bias"] = bias_as(sem["bias"], c.dtype)
     if "sink" in sem:
-        bias_as(sem["sink"].astype(np.float64), c.dtype)  # head_sink has the input dtype: exact or SKIP
+        bias_as(sem["sink"].astype(np.float64), c.dtype, "sink")  # head_sink has the input dtype: exact or SKIP
     p = {"op": "gqa", "dtype": c.dtype, "num_heads": c.N1, "kv_num_heads": c.N2, "scale": c.scale, "causal": causal,
          "local_window_size": window, "bias": bias, "sink": "sink" in sem, "query_seqlens": False,
          "threads": THREADS}

@@ -503,7 +503,7 @@ def softmax_stats(x, sink=None):
     return np.where(empty, -FLT_MAX, m).astype(np.float32), np.where(empty, FLT_MAX, l).astype(np.float32)
 
 
-def bias_as(bias, dtype):
+def bias_as(bias, dtype, what="pse"):
     """The fp64 bias as the float32 values of a framework bias of `dtype`: fp32 rounds to nearest (half an ulp of a
     score, below the rounding of the fp32 score it is added to); fp16 / bf16 must be exact, else Unsupported (a
     rounded pse would be our mapping error)."""
@@ -513,7 +513,8 @@ def bias_as(bias, dtype):
     r = round_to(b32, dtype)
     fin = np.isfinite(bias)
     if not np.array_equal(r[fin].astype(np.float64), bias[fin]):
-        raise Unsupported("the pse as a %s bias would round (the framework adds a bias of the input dtype)" % dtype)
+        raise Unsupported("the %s as a %s tensor would round (the framework takes it in the input dtype)"
+                          % (what, dtype))
     return r
 
 

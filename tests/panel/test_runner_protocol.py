@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The runner side of the capability declaration (docs/exec-protocol.md, "Runner capabilities (declared)"):
-- runners/flashref_runner.serve: with FLASHREF_PROTOCOL=persistent-2 the first stdout line is
+- serve() of runners/flashref_runner.py: with FLASHREF_PROTOCOL=persistent-2 the first stdout line is
   `flashref-capabilities: {JSON}` before any case is read, then the usual status lines; persistent-1 is unchanged
   (no such line); `--capabilities` prints the object; a runner that declares nothing sends `{}`;
 - with --declarations, every panel runner whose framework is installed: its --capabilities object uses only the
@@ -36,7 +36,7 @@ serve(handle, capabilities=%s)
 
 
 def protocol(py):
-    """persistent-2 / persistent-1 / --capabilities of runners/flashref_runner.serve."""
+    """persistent-2 / persistent-1 / --capabilities of serve() in runners/flashref_runner.py."""
     bad = []
     d = tempfile.mkdtemp(prefix="fr-proto-")
     caps = {"format": "flashref-capabilities/1", "ops": {"fwd": {"dtypes": ["fp32"]}}}
