@@ -17,8 +17,8 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch build run test test-long test-exhaustive panel asan fuzz bench prove install clean \
-        python-wheel-check bench-python
+.PHONY: all deps venv torch panel-deps build run test test-long test-exhaustive panel asan fuzz bench prove install \
+        clean python-wheel-check bench-python
 
 all: build
 
@@ -46,6 +46,19 @@ $(VENV)/.torch-onnx: $(VENV)/.ok
 	  echo "pip install torch onnxruntime onnx failed on $$(date -u +%F)" > $(VENV)/.torch-missing; fi
 	@touch $@
 
+# The frameworks of the wider panel (runners/): OpenVINO, JAX (CPU), mindstudio-probe (Ascend's accuracy tool, with
+# its CPU golden of npu_fusion_attention); torch / onnxruntime come from `torch`. The newest PyPI release of each
+# (versions in docs/verifier.md, "The panel"), one at a time so that one that cannot be had does not block the others:
+# its runners SKIP loudly (tests/panel/check_panel.py) and build/venv/.panel-missing says which and when.
+PANEL_PKGS ?= openvino jax mindstudio-probe
+panel-deps: $(VENV)/.panel-deps
+$(VENV)/.panel-deps: $(VENV)/.torch-onnx
+	@rm -f $(VENV)/.panel-missing; for p in $(PANEL_PKGS); do \
+	  if ! $(VENV)/bin/pip install -q "$$p"; then \
+	    echo "WARNING: $$p could not be installed from PyPI: its panel runners will SKIP"; \
+	    echo "pip install $$p failed on $$(date -u +%F)" >> $(VENV)/.panel-missing; fi; done
+	@touch $@
+
 build: $(BUILD)/.deps
 	@echo "configure: cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)"
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
@@ -56,7 +69,7 @@ build: $(BUILD)/.deps
 run: build
 	./scripts/run-main.sh $(BUILD)
 
-test: build venv torch
+test: build venv torch panel-deps
 	cd $(BUILD) && FLASHREF_PYTHON=$(abspath $(PY)) ctest --output-on-failure -j $(JOBS) -LE "exhaustive|long"
 
 # Long-sequence checks (label "long"): the golden at S1 = S2 = 65536 against its row reference, minutes.
@@ -74,13 +87,22 @@ bench-python: build venv torch
 	$(PY) bench/python/bench_verify.py --set $(BENCH_PY_SET) --build $(BUILD)
 
 # The full panel: every runner of runners/ on the quick and the default set through the persistent protocol (make
-# test runs a part of it: the CPU flash backend on default, the others on quick). About 10 minutes on 2 cores.
-PANEL_RUNNERS ?= torch_sdpa.py:flash torch_sdpa.py:math numpy_attention.py onnx_attention.py
-panel: build venv torch
-	@rc=0; for r in $(PANEL_RUNNERS); do for s in quick default; do \
-	  echo "== panel: $$r on $$s"; python3 tests/panel/check_panel.py --flashref $(BUILD)/flashref \
-	    --python $(abspath $(PY)) --runner $$r --set $$s; st=$$?; \
-	  if [ $$st -eq 77 ]; then echo "   (skipped)"; elif [ $$st -ne 0 ]; then rc=1; fi; done; done; exit $$rc
+# test runs a part of it: the CPU flash backend on default, a few others on quick). Each runner prints its time;
+# docs/verifier.md ("The panel") has the measured totals.
+PANEL_RUNNERS ?= torch_sdpa.py:flash torch_sdpa.py:math numpy_attention.py onnx_attention.py \
+  openvino_sdpa.py:default openvino_sdpa.py:f32 openvino_sdpa.py:bf16 openvino_sdpa.py:f16 \
+  ort_attention.py:opset24 ort_attention.py:opset25 ort_contrib.py:gqa ort_contrib.py:mha jax_dpa.py \
+  torch_flex.py torch_mha.py:weights torch_mha.py:noweights msprobe_fa.py
+PANEL_SETS ?= quick default
+panel: build venv torch panel-deps
+	@rc=0; t0=$$(date +%s); for r in $(PANEL_RUNNERS); do for s in $(PANEL_SETS); do \
+	  echo "== panel: $$r on $$s"; t=$$(date +%s); python3 tests/panel/check_panel.py --flashref $(BUILD)/flashref \
+	    --python $(abspath $(PY)) --runner $$r --set $$s; st=$$?; echo "   ($$(( $$(date +%s) - t )) s)"; \
+	  if [ $$st -eq 77 ]; then echo "   (skipped)"; elif [ $$st -ne 0 ]; then rc=1; fi; done; done; \
+	  echo "== panel: reproducers of every runner"; t=$$(date +%s); python3 tests/panel/check_repro.py \
+	    --flashref $(BUILD)/flashref --python $(abspath $(PY)); st=$$?; echo "   ($$(( $$(date +%s) - t )) s)"; \
+	  if [ $$st -ne 0 ] && [ $$st -ne 77 ]; then rc=1; fi; \
+	  echo "== panel: $$(( $$(date +%s) - t0 )) s in all"; exit $$rc
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).

@@ -6,14 +6,14 @@ dS = P (dP - rowsum(P dP)), dQ = dS K scale, dK = dS^T Q scale), GQA by repeatin
 Fully masked rows give P = 0 (no NaN). NaN in masked-out V still reaches the output (0 * NaN): the textbook
 behaviour, listed as a known departure in docs/verifier.md.
 
-usage: numpy_attention.py [CASE_DIR]   (exec: per case, or persistent: with FLASHREF_PROTOCOL set)
-Same mapping and the same SKIPs as torch_sdpa.py (runners/panel_case.py).
+usage: numpy_attention.py [CASE_DIR | --capabilities]   (exec: per case, or persistent: with FLASHREF_PROTOCOL set)
+Same mapping and the same SKIPs as torch_sdpa.py (runners/panel_case.py), the pse added in fp32.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import serve, softmax_stats  # noqa: E402
+from panel_case import axes, caps, serve, softmax_stats  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -59,7 +59,7 @@ def handle(c):
     outs = c.alloc_outputs()
     for b in c.batches():
         q, kk, vv = c.qkv(b)
-        keep, bias = c.keep(b), c.pse(b)
+        keep, bias = c.keep(b), c.pse_as(b, "fp32")  # the textbook adds it to fp32 scores
         o, P, Pr, x = forward(q, kk, vv, keep, bias, scale, c.dtype)
         if not bwd:
             c.put(outs["attention_out"], b, to_dtype(o, c.dtype), False)
@@ -85,5 +85,10 @@ def handle(c):
     c.save_outputs(outs)
 
 
+def capabilities():
+    op = axes()
+    return caps("numpy_attention.py", "numpy", np.__version__, {"fwd": op, "bwd": dict(op)})
+
+
 if __name__ == "__main__":
-    serve(handle)
+    serve(handle, capabilities=capabilities)

@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """ONNX Runtime (CPU execution provider) running a MatMul-Softmax-MatMul graph, as an implementation under test
 (the panel, docs/verifier.md). The graph is the usual export of attention: Q K^T (MatMul with a Transpose),
-Mul by scale, Add of a bias (0 where a position takes part, -inf where it does not, plus pse_type 0), Softmax over
+Mul by scale, Add of a bias (0 where a position takes part, -inf where it does not, plus the pse), Softmax over
 the keys, MatMul with V. fp32 and fp16 graphs (ONNX Runtime's CPU kernels); forward only.
 
-usage: onnx_attention.py [CASE_DIR]   (exec: per case, or persistent: with FLASHREF_PROTOCOL set)
+usage: onnx_attention.py [CASE_DIR | --capabilities]   (exec: per case, or persistent: with FLASHREF_PROTOCOL set)
 softmax_max / softmax_sum are not graph outputs: the runner computes them from fp32 scores with numpy. Exit 77
-(SKIP): backward cases (no autograd), bf16, and what runners/panel_case.py cannot map (dropout, sink, top-k, fp8,
-ALiBi, compressed pse, sparse modes 6-8).
+(SKIP): backward cases (no autograd), bf16, and what runners/panel_case.py cannot map (dropout, sink, top-k with a
+repeated index, fp8, a pse the fp16 bias cannot hold exactly).
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import Unsupported, serve, softmax_stats  # noqa: E402
+from panel_case import Unsupported, axes, caps, serve, softmax_stats  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -63,7 +63,7 @@ def handle(c):
     outs = c.alloc_outputs()
     for b in c.batches():
         q, kk, vv = c.qkv(b)
-        keep, pse = c.keep(b), c.pse(b)
+        keep, pse = c.keep(b), c.pse_as(b, c.dtype)  # the graph adds a bias of its dtype
         bias = np.where(keep, np.float32(0) if pse is None else pse, np.float32(-np.inf)).astype(np.float32)
         try:
             o = sess.run(["O"], {"Q": q.astype(npd), "K": kk.astype(npd), "V": vv.astype(npd),
@@ -80,5 +80,11 @@ def handle(c):
     c.save_outputs(outs)
 
 
+def capabilities():
+    op = axes(dtypes=["fp32", "fp16"])
+    return caps("onnx_attention.py", "onnxruntime", ort.__version__, {"fwd": op},
+                notes=["fp16: a pse the dtype cannot hold exactly SKIPs"])
+
+
 if __name__ == "__main__":
-    serve(handle)
+    serve(handle, capabilities=capabilities)

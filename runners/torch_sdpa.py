@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch scaled_dot_product_attention as an implementation under test (the panel, docs/verifier.md).
 
-usage: torch_sdpa.py math|flash [CASE_DIR]
+usage: torch_sdpa.py math|flash [CASE_DIR | --capabilities]
   flashref suite --impl exec:"python3 runners/torch_sdpa.py flash"        (one process per case)
   flashref suite --impl persistent:"python3 runners/torch_sdpa.py flash"  (torch imported once)
 
@@ -10,15 +10,16 @@ the case's dtype (fp32 / fp16 / bf16). Forward: attention_out from SDPA; softmax
 by SDPA, so the runner computes them from fp32 scores with torch ops. Backward: autograd of the same SDPA call
 (dq, dk, dv; with rope, q and q_rope are concatenated along the head dim, so dq_rope / dk_rope come from autograd
 too). Mapped: every layout (transposes), TND (one call per sequence), GQA/MQA (repeat_interleave), atten_mask,
-sparse modes 0-5, band and prefix (a boolean attn_mask, True = takes part), pse_type 0 (and pse_type 1 with a
-power-of-two scale) as an additive float mask. Exit 77 (SKIP) for the rest: dropout, sink, top-k, fp8, ALiBi, the
-compressed pse, sparse modes 6-8, or a shape the chosen backend refuses.
+sparse modes 0-8, band, prefix and top-k without repeats (a boolean attn_mask, True = takes part), pse types 0-3
+and the compressed pse as an additive float mask of the dtype (runners/panel_case.py; a pse the dtype cannot hold
+exactly SKIPs). Exit 77 (SKIP) for the rest: dropout, sink, top-k with a repeated index, fp8, or a shape the chosen
+backend refuses.
 """
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import Unsupported, serve, softmax_stats  # noqa: E402
+from panel_case import Unsupported, axes, caps, serve, softmax_stats  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -51,7 +52,7 @@ def handle(c, backend):
         kk = torch.cat([k, kr], -1) if c.Drope else k
         kk, vv = kk.repeat_interleave(G, 0), v.repeat_interleave(G, 0)
         keep = torch.from_numpy(c.keep(b))
-        pse = c.pse(b)
+        pse = c.pse_as(b, c.dtype)  # SDPA takes a float mask of the query dtype
         if pse is not None:
             bias = torch.where(keep, torch.from_numpy(pse), torch.tensor(float("-inf")))
             mask = bias.to(dt)[None]
@@ -91,9 +92,17 @@ def handle(c, backend):
     c.save_outputs(outs)
 
 
+def capabilities(backend):
+    op = axes()
+    return caps("torch_sdpa.py %s" % backend, "torch", torch.__version__, {"fwd": op, "bwd": dict(op)},
+                variant=backend, variants=sorted(BACKENDS),
+                notes=["fp16/bf16: a pse the dtype cannot hold exactly SKIPs",
+                       "the flash backend refuses some shapes (SKIP)"])
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in BACKENDS:
-        print("usage: torch_sdpa.py math|flash [CASE_DIR]", file=sys.stderr)
+        print("usage: torch_sdpa.py math|flash [CASE_DIR | --capabilities]", file=sys.stderr)
         sys.exit(2)
     backend = sys.argv.pop(1)
-    sys.exit(serve(lambda c: handle(c, backend)))
+    sys.exit(serve(lambda c: handle(c, backend), capabilities=lambda: capabilities(backend)))
