@@ -110,8 +110,10 @@ EXHAUSTIVE_EXCLUDE ?=
 test-exhaustive: build
 	cd $(BUILD) && ctest --output-on-failure -L exhaustive $(if $(EXHAUSTIVE_EXCLUDE),-E '$(EXHAUSTIVE_EXCLUDE)')
 
+# ASan + UBSan + LeakSanitizer over the tests, in a build whose every allocation goes through the failure-injection
+# hook (-DFR_ALLOC_HOOK=ON): test_alloc_fail (label oom) fails each allocation of the public entry points in turn.
 asan: $(BUILD)/.deps venv
-	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DFR_SANITIZE=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DFR_SANITIZE=ON -DFR_ALLOC_HOOK=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD)-asan -j $(JOBS)
 	cd $(BUILD)-asan && FLASHREF_PYTHON=$(abspath $(PY)) ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "exhaustive|noasan|long|panel"

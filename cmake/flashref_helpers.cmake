@@ -10,13 +10,31 @@ if(FR_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(FR_COVERAGE)
+  # gcov line and branch counts (make coverage; docs/code-coverage.md). -fprofile-update=atomic: the kernels' OpenMP
+  # threads update the same counters.
+  add_compile_options(--coverage -fprofile-update=atomic)
+  add_link_options(--coverage)
+endif()
+
+# Allocation-failure injection (make asan; src/core/alloc_hook.h): the library's sources see every allocating call
+# renamed to a fr_hook_* function of src/core/alloc_hook.c, so each one goes through one counter without any call
+# site naming it. Object-like macros, so a function pointer such as cJSON's free_fn = free is renamed too.
+set(FR_ALLOC_HOOK_DEFS "")
+if(FR_ALLOC_HOOK)
+  set(FR_ALLOC_HOOK_DEFS FR_ALLOC_HOOK=1)
+  foreach(fn malloc calloc realloc free aligned_alloc posix_memalign strdup strndup getline getdelim realpath fopen
+             fdopen opendir fdopendir)
+    list(APPEND FR_ALLOC_HOOK_DEFS ${fn}=fr_hook_${fn})
+  endforeach()
+endif()
 
 # fr_layer(NAME SOURCES...): the OBJECT library fr_NAME of one src/ folder.
 function(fr_layer name)
   add_library(fr_${name} OBJECT ${ARGN})
   target_include_directories(fr_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(fr_${name} PUBLIC OpenMP::OpenMP_C PkgConfig::CJSON)
-  target_compile_definitions(fr_${name} PRIVATE FR_BUILDING_LIBRARY=1)
+  target_compile_definitions(fr_${name} PRIVATE FR_BUILDING_LIBRARY=1 ${FR_ALLOC_HOOK_DEFS})
 endfunction()
 
 # The variant list (src/core/variants.inc, one FR_VARIANT row a line): FR_VARIANTS, the names in list order, and

@@ -14,6 +14,7 @@
 #include "verify/suite/suite.h"
 
 #include <cjson/cJSON.h>
+#include "io/json_checked.h" /* after cJSON.h: every add checked */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -319,7 +320,7 @@ static cJSON *num(double v) {
 }
 
 static fr_status finish_json(cJSON *root, char **json, fr_error *err) {
-    *json = root ? cJSON_PrintUnformatted(root) : NULL;
+    *json = root && !fr_json_failed() ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
     return *json ? FR_OK : fr_fail(err, FR_E_NOMEM, "out of memory");
 }
@@ -343,6 +344,7 @@ fr_status fr_verify_metrics_json(const double *a, const double *r, int64_t rows,
     fr_metrics m;
     fr_status st = fr_metrics_compute(a, r, rows, row_len, &mo, &m, err);
     if (st != FR_OK) return st;
+    fr_json_clear();
     cJSON *o = cJSON_CreateObject();
 #define F(name) cJSON_AddItemToObject(o, #name, num((double)m.name));
     F(n) F(n_anomaly) F(n_anomaly_mismatch) F(first_mismatch) F(max_abs) F(argmax_abs) F(max_rel) F(mean_rel)
@@ -363,6 +365,7 @@ fr_status fr_verify_study_order_invariance(int64_t T, int64_t W, int64_t H, int6
     fr_oi_result r;
     fr_status st = fr_study_order_invariance(T, W, H, Dl, Dr, beta, seed, lazy_threshold, bwd != 0, threads, &r, err);
     if (st != FR_OK) return st;
+    fr_json_clear();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddItemToObject(o, "T", num((double)r.T));
     cJSON_AddItemToObject(o, "W", num((double)r.W));
@@ -414,6 +417,7 @@ fr_status fr_verify_study_seqlen(const int64_t *lens, int nlens, int64_t S1, int
         free(r);
         return st;
     }
+    fr_json_clear();
     cJSON *o = cJSON_CreateObject();
     double lv[FR_SEQLEN_MAX_LENS];
     for (int l = 0; l < r->nlens; l++)

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* case.json of a B = 2M varlen case holds a few 2M-entry arrays: tens of MB. Anything beyond this is not a case. */
@@ -372,7 +373,9 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
     const char *end = NULL;
     cJSON *root = fr_io_json_parse(buf, &end);
     fr_status st;
-    if (!root) {
+    if (!root && fr_io_json_syntax_ok(buf)) {
+        st = fr_fail(err, FR_E_NOMEM, "%s: out of memory while parsing", what);
+    } else if (!root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
         int line = 1;
         for (size_t i = 0; i < off; i++) line += buf[i] == '\n';
@@ -455,14 +458,14 @@ static fr_status load_tensor(const char *path, const fr_dtype *allowed, int nall
 /* True when path, with symbolic links resolved, is inside dir (also resolved): a link in a case directory may point
  * elsewhere in it, never out of it. */
 static bool inside(const char *dir, const char *path) {
-    char *rd = realpath(dir, NULL), *rp = realpath(path, NULL);
+    /* Into buffers of our own: realpath(p, NULL) allocates, and an allocation failure must not read as "outside". */
+    char bd[PATH_MAX], bp[PATH_MAX];
+    const char *rd = realpath(dir, bd), *rp = realpath(path, bp);
     bool ok = false;
     if (rd && rp) {
         size_t n = strlen(rd);
         ok = !strncmp(rp, rd, n) && (rp[n] == '/' || (n == 1 && rd[0] == '/'));
     }
-    free(rd);
-    free(rp);
     return ok;
 }
 
@@ -577,6 +580,21 @@ void fr_case_free(fr_case *c) {
 
 /* ---- writing ---- */
 
+static bool json_int_fits(int64_t v) { return v <= (int64_t)JSON_INT_MAX && v >= -(int64_t)JSON_INT_MAX; }
+
+static bool params_fit_json(const fr_params *p) {
+    const int64_t v[] = {p->head_num, p->pre_tokens, p->next_tokens, p->inner_precise, p->sparse_mode, p->pse_type,
+                         p->q_start_idx, p->kv_start_idx};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+        if (!json_int_fits(v[k])) return false;
+    const int64_t *arr[] = {p->prefix, p->actual_seq_qlen, p->actual_seq_kvlen};
+    const int64_t len[] = {p->prefix_len, p->actual_seq_len, p->actual_seq_len};
+    for (int a = 0; a < 3; a++)
+        for (int64_t i = 0; arr[a] && i < len[a]; i++)
+            if (!json_int_fits(arr[a][i])) return false;
+    return true;
+}
+
 static bool add_int(cJSON *o, const char *k, int64_t v) {
     if (v > (int64_t)JSON_INT_MAX || v < -(int64_t)JSON_INT_MAX) return false;
     return cJSON_AddNumberToObject(o, k, (double)v) != NULL;
@@ -618,6 +636,9 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
     for (int k = FR_CI_DY; k < FR_CASE_NUM_INPUTS; k++)
         if (op == FR_CASE_FWD && fr_tensor_present(fr_case_input_cslot(in, (fr_case_input)k)))
             return fr_fail(err, FR_E_INVALID_ARG, "case: %s given for a forward case", input_names[k]);
+    /* Checked first, so that a failure while building the JSON below can only be memory. */
+    if (!params_fit_json(p))
+        return fr_fail(err, FR_E_FORMAT, "case.json: an integer parameter beyond 2^53, which JSON cannot hold");
     cJSON *root = cJSON_CreateObject(), *pj = NULL, *ij = NULL;
     bool ok = root && cJSON_AddStringToObject(root, "format", FLASHREF_CASE_FORMAT) &&
               cJSON_AddStringToObject(root, "op", fr_case_op_name(op)) &&
@@ -646,9 +667,7 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
     }
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
-    if (!text)
-        return fr_fail(err, FR_E_FORMAT,
-                       "case.json: cannot encode (out of memory, or an integer beyond 2^53 that JSON cannot hold)");
+    if (!text) return fr_fail(err, FR_E_NOMEM, "case.json: out of memory");
     size_t n = strlen(text);
     char *s = malloc(n + 2);
     if (!s) {
@@ -682,22 +701,45 @@ static fr_status write_named(const char *dir, const char *stem, const fr_tensor 
     return st;
 }
 
+/* After a failed write: removes the files this call began (stems[0..n), "<stem>.npy", and case.json when json) and
+ * dir when this call created it, so that a half-written case or output set never looks like a whole one. */
+static void unwrite(const char *dir, bool made_dir, const char *const *stems, int n, bool json) {
+    char p[4200];
+    if (json) {
+        snprintf(p, sizeof p, "%.4000s/case.json", dir);
+        unlink(p);
+    }
+    for (int k = 0; k < n; k++) {
+        if (!stems[k]) continue;
+        snprintf(p, sizeof p, "%.4000s/%s.npy", dir, stems[k]);
+        unlink(p);
+    }
+    if (made_dir) rmdir(dir);
+}
+
 fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
                               const fr_bwd_inputs *in, fr_error *err) {
     if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
     char *json;
     fr_status st = fr_case_json(op, dtype, p, in, &json, err);
     if (st != FR_OK) return st;
-    if ((st = fr_io_mkdir(dir, err)) == FR_OK) {
+    struct stat sb;
+    bool made_dir = stat(dir, &sb) != 0;
+    if ((st = fr_io_mkdir(dir, err)) != FR_OK) made_dir = false;
+    if (st == FR_OK) {
         char *path = fr_io_join(dir, "case.json");
         st = path ? write_text(path, json, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
         free(path);
     }
     free(json);
+    const char *began[FR_CASE_NUM_INPUTS] = {0};
     for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
         const fr_tensor *t = fr_case_input_cslot(in, (fr_case_input)k);
-        if (fr_tensor_present(t)) st = write_named(dir, input_names[k], t, err);
+        if (!fr_tensor_present(t)) continue;
+        began[k] = input_names[k];
+        st = write_named(dir, input_names[k], t, err);
     }
+    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_INPUTS, true);
     return st;
 }
 
@@ -797,12 +839,19 @@ fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const f
 
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err) {
     if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
+    struct stat sb;
+    bool made_dir = stat(dir, &sb) != 0;
     fr_status st = fr_io_mkdir(dir, err);
+    if (st != FR_OK) made_dir = false;
+    const char *began[FR_CASE_NUM_OUTPUTS] = {0};
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
         if (is_bwd_output(k) != (o->op == FR_CASE_BWD)) continue;
         const fr_tensor *t = fr_case_output_cslot(o, (fr_case_output)k);
-        if (fr_tensor_present(t)) st = write_named(dir, output_names[k], t, err);
+        if (!fr_tensor_present(t)) continue;
+        began[k] = output_names[k];
+        st = write_named(dir, output_names[k], t, err);
     }
+    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_OUTPUTS, false);
     return st;
 }
 

@@ -5,6 +5,7 @@
 #include "core/core.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -154,6 +155,87 @@ void fr_io_gather(const fr_tensor *t, void *dst) {
 static bool write_run(void *ctx, const void *src, size_t bytes) { return fwrite(src, 1, bytes, ctx) == bytes; }
 
 bool fr_io_write_tensor(FILE *f, const fr_tensor *t) { return for_each_run(t, write_run, f); }
+
+/* ---- a JSON syntax check that allocates nothing (fr_io_json_parse tells a malformed text from no memory) ---- */
+
+static const char *js_ws(const char *p) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+    return p;
+}
+
+static const char *js_value(const char *p, int depth);
+
+/* Strict (RFC 8259): what this accepts, cJSON accepts too, so a failed parse of it can only be memory. */
+static const char *js_string(const char *p) {
+    for (p++; *p && *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p != '\\') continue;
+        p++;
+        if (*p == 'u') {
+            for (int k = 1; k <= 4; k++)
+                if (!isxdigit((unsigned char)p[k])) return NULL;
+            p += 4;
+        } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
+            return NULL;
+        }
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *js_digits(const char *p) {
+    if (!isdigit((unsigned char)*p)) return NULL;
+    while (isdigit((unsigned char)*p)) p++;
+    return p;
+}
+
+static const char *js_number(const char *p) {
+    p += *p == '-';
+    if (*p == '0') p++;
+    else if (!(p = js_digits(p))) return NULL;
+    if (*p == '.' && !(p = js_digits(p + 1))) return NULL;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        p += *p == '+' || *p == '-';
+        if (!(p = js_digits(p))) return NULL;
+    }
+    return p;
+}
+
+static const char *js_items(const char *p, char close, bool keys, int depth) {
+    p = js_ws(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+        if (keys) {
+            if (*p != '"' || !(p = js_string(p))) return NULL;
+            p = js_ws(p);
+            if (*p++ != ':') return NULL;
+        }
+        if (!(p = js_value(p, depth + 1))) return NULL;
+        p = js_ws(p);
+        if (*p == close) return p + 1;
+        if (*p++ != ',') return NULL;
+        p = js_ws(p);
+    }
+}
+
+static const char *js_value(const char *p, int depth) {
+    if (depth > 1000) return NULL; /* cJSON's nesting limit */
+    p = js_ws(p);
+    switch (*p) {
+    case '{': return js_items(p, '}', true, depth);
+    case '[': return js_items(p, ']', false, depth);
+    case '"': return js_string(p);
+    case 't': return strncmp(p, "true", 4) ? NULL : p + 4;
+    case 'f': return strncmp(p, "false", 5) ? NULL : p + 5;
+    case 'n': return strncmp(p, "null", 4) ? NULL : p + 4;
+    default: return js_number(p);
+    }
+}
+
+bool fr_io_json_syntax_ok(const char *text) {
+    const char *p = js_value(text, 0);
+    return p && !*js_ws(p);
+}
 
 cJSON *fr_io_json_parse(const char *text, const char **end) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -139,8 +139,10 @@ static fr_status parse_entry(const cJSON *j, st_raw *r, const char *what, fr_err
     return FR_OK;
 }
 
-static fr_status parse_root(const cJSON *root, const unsigned char *data, uint64_t data_len, fr_safetensors *out,
-                            const char *what, fr_error *err) {
+/* The header's tensors, checked whole (names, dtypes, shapes, offsets tiling [0, data_len) exactly) before any data
+ * is allocated or read; then each tensor's bytes from data (in memory) or, data NULL, from fd at base + offset. */
+static fr_status parse_root(const cJSON *root, const unsigned char *data, uint64_t data_len, int fd, int64_t base,
+                            fr_safetensors *out, const char *what, fr_error *err) {
     if (!cJSON_IsObject(root)) return fr_fail(err, FR_E_FORMAT, "%s: header: expected a JSON object", what);
     int n = 0;
     const cJSON *meta = NULL;
@@ -210,10 +212,39 @@ static fr_status parse_root(const cJSON *root, const unsigned char *data, uint64
                              (long long)bytes);
                 break;
             }
-            if (bytes) memcpy(e->t.data, data + raw[k].begin, (size_t)bytes);
+            if (bytes && data) {
+                memcpy(e->t.data, data + raw[k].begin, (size_t)bytes);
+            } else if (bytes && !fr_io_pread_full(fd, e->t.data, (size_t)bytes, (off_t)(base + raw[k].begin))) {
+                st = fr_fail(err, FR_E_IO, "%s: \"%s\": read error: %s", what, raw[k].name,
+                             errno ? fr_io_strerror() : "truncated");
+                break;
+            }
         }
     }
     free(raw);
+    return st;
+}
+
+/* The n header bytes hdr (JSON), then the tensors (parse_root: from data, or from fd at base). */
+static fr_status parse_header(const unsigned char *hdr, uint64_t n, const unsigned char *data, uint64_t data_len,
+                              int fd, int64_t base, fr_safetensors *out, const char *what, fr_error *err) {
+    if (n < 2 || hdr[0] != '{') return fr_fail(err, FR_E_FORMAT, "%s: header: must start with '{'", what);
+    if (memchr(hdr, 0, (size_t)n)) return fr_fail(err, FR_E_FORMAT, "%s: header: contains a NUL byte", what);
+    char *text = malloc((size_t)n + 1);
+    if (!text) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
+    memcpy(text, hdr, (size_t)n);
+    text[n] = 0;
+    cJSON *root = fr_io_json_parse(text, NULL);
+    fr_status st;
+    if (!root && fr_io_json_syntax_ok(text))
+        st = fr_fail(err, FR_E_NOMEM, "%s: header: out of memory while parsing", what);
+    else if (!root)
+        st = fr_fail(err, FR_E_FORMAT, "%s: header: not valid JSON", what);
+    else
+        st = parse_root(root, data, data_len, fd, base, out, what, err);
+    cJSON_Delete(root);
+    free(text);
+    if (st != FR_OK) fr_st_free(out);
     return st;
 }
 
@@ -232,22 +263,7 @@ fr_status fr_st_parse(const void *buf, size_t len, fr_safetensors *out, const ch
     if (n > len - 8)
         return fr_fail(err, FR_E_FORMAT, "%s: truncated: header length %llu but only %zu bytes follow", what,
                        (unsigned long long)n, len - 8);
-    if (n < 2 || b[8] != '{') return fr_fail(err, FR_E_FORMAT, "%s: header: must start with '{'", what);
-    if (memchr(b + 8, 0, (size_t)n)) return fr_fail(err, FR_E_FORMAT, "%s: header: contains a NUL byte", what);
-    char *text = malloc((size_t)n + 1);
-    if (!text) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
-    memcpy(text, b + 8, (size_t)n);
-    text[n] = 0;
-    cJSON *root = fr_io_json_parse(text, NULL);
-    fr_status st;
-    if (!root)
-        st = fr_fail(err, FR_E_FORMAT, "%s: header: not valid JSON", what);
-    else
-        st = parse_root(root, b + 8 + n, len - 8 - n, out, what, err);
-    cJSON_Delete(root);
-    free(text);
-    if (st != FR_OK) fr_st_free(out);
-    return st;
+    return parse_header(b + 8, n, b + 8 + n, len - 8 - n, -1, 0, out, what, err);
 }
 
 /* Alike npy.c:fr_npy_read_file: kept apart because the two formats share only the argument check and the open; their
@@ -272,12 +288,19 @@ fr_status fr_st_read_file(const char *path, fr_safetensors *out, fr_error *err) 
         return fr_fail(err, FR_E_FORMAT, "%s: header length %llu impossible for a %lld-byte file", path,
                        (unsigned long long)n, (long long)size);
     }
+    /* The header is read and checked whole (parse_root) before any tensor data is allocated or read: a file that
+     * lies about its tensors costs its header, never its size. */
+    unsigned char *hdr = malloc((size_t)n + 1);
+    if (!hdr) {
+        fclose(f);
+        return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header (%llu bytes)", path, (unsigned long long)n);
+    }
+    if (!fr_io_pread_full(fileno(f), hdr, (size_t)n, 8))
+        st = fr_fail(err, FR_E_FORMAT, "%s: truncated while reading the header", path);
+    else
+        st = parse_header(hdr, n, NULL, (uint64_t)size - 8 - n, fileno(f), 8 + (int64_t)n, out, path, err);
+    free(hdr);
     fclose(f);
-    char *buf;
-    size_t len;
-    if ((st = fr_io_read_all(path, size, &buf, &len, err)) != FR_OK) return st;
-    st = fr_st_parse(buf, len, out, path, err);
-    free(buf);
     return st;
 }
 

@@ -713,7 +713,8 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             }
         }
         bwd_ws w;
-        bool ok = !c.sem.topk && ws_alloc(&w, &c);
+        /* have_ws: w is ours to free, even when a later allocation below makes this thread give up (ok). */
+        bool have_ws = !c.sem.topk && ws_alloc(&w, &c), ok = have_ws;
         if (!ok && !c.sem.topk) {
 #pragma omp atomic write
             failed = 1;
@@ -754,7 +755,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             double ds = task_q(&c, &w, &sb, h, i0);
             if (c.dsink_part) c.dsink_part[t] = ds;
         }
-        if (ok) ws_free(&w);
+        if (have_ws) ws_free(&w);
     }
     if (failed)
         st = fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");

@@ -417,7 +417,10 @@ static fr_status build_qk(const fr_gen_spec *s, const dims *d, uint64_t seed, do
     int nd = qkv_shape(d, d->N1, d->S1, d->T1, d->D, sh);
     if ((st = normal_f32(d->shapes, &qf, nd, sh, seed, ST_Q, sd, err)) != FR_OK) return st;
     nd = qkv_shape(d, d->N2, d->S2, d->T2, d->D, sh);
-    if ((st = normal_f32(d->shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) return st;
+    if ((st = normal_f32(d->shapes, &kf, nd, sh, seed, ST_K, sd, err)) != FR_OK) {
+        if (!d->shapes) free(qf.data);
+        return st;
+    }
     if (s->beta != 0 && !d->shapes) {
         for (int64_t b = 0; b < d->B; b++) {
             int64_t n = q_len(d, b) < kv_len(d, b) ? q_len(d, b) : kv_len(d, b);

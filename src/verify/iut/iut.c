@@ -27,6 +27,8 @@ fr_status fr_iut_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
     return iut->ops->set_timeout(iut, seconds, err);
 }
 
+bool fr_iut_failed_itself(const fr_iut *iut) { return iut && iut->own_failure; }
+
 const char *fr_iut_gave_up(const fr_iut *iut) { return iut && iut->gave_up ? iut->last_err : NULL; }
 
 /* Counts identical consecutive failures of an external implementation (a missing interpreter fails every case the
@@ -95,8 +97,12 @@ typedef struct guarded {
 
 fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err) {
     if (!iut || !c || !o) return fr_fail(err, FR_E_NULL, "fr_iut_run: NULL");
+    iut->own_failure = false;
     fr_status st = fr_case_alloc_outputs(c, false, o, err);
-    if (st != FR_OK) return st;
+    if (st != FR_OK) {
+        iut->own_failure = true;
+        return st;
+    }
     fr_case_outputs run = *o;
     guarded g[FR_CASE_NUM_OUTPUTS];
     memset(g, 0, sizeof g);
@@ -109,6 +115,7 @@ fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs
         if (!g[k].base) {
             st = fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %zu bytes", fr_case_output_name((fr_case_output)k),
                          g[k].bytes);
+            iut->own_failure = true;
             break;
         }
         memset(g[k].base, GUARD_BYTE, g[k].bytes + 2 * GUARD_BYTES);

@@ -53,5 +53,8 @@ bool fr_iut_is_builtin(const fr_iut *iut);    /* engine or mutant: in-process, t
  * with guard words checked: an overwritten guard is FR_E_OUTPUT). FR_E_UNSUPPORTED means SKIP. threads: 0 default.
  * The IUT's own messages (exec stderr, plugin err) are in err->msg. */
 fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
+/* Whether the last fr_iut_run failed on the verifier's side (its outputs' memory, the temporary case directory, the
+ * case written there: a full disk, no memory), not in the implementation: the run's error, never its verdict. */
+bool fr_iut_failed_itself(const fr_iut *iut);
 
 #endif

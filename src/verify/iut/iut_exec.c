@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,17 +92,22 @@ static void clear_dir_fd(int dfd, int depth) {
     if (depth > 512) return;
     fchmod(dfd, 0700); /* a runner may have made it unreadable or unwritable */
     for (int pass = 0; pass < 4; pass++) {
-        int dup_fd = dup(dfd);
-        if (dup_fd < 0) return;
-        DIR *d = fdopendir(dup_fd);
-        if (!d) {
-            close(dup_fd);
-            return;
-        }
-        rewinddir(d);
+        /* Listed with getdents64 into a buffer on the stack, not opendir: a cleanup that needs memory would leave the
+         * directory behind exactly when memory is short. */
+        if (lseek(dfd, 0, SEEK_SET) != 0) return;
         int removed = 0, seen = 0;
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
+        _Alignas(8) char buf[1024];
+        long got;
+        while ((got = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+        for (long off = 0; off < got;) {
+            const struct dirent64_raw {
+                uint64_t ino;
+                int64_t next;
+                unsigned short reclen;
+                unsigned char type;
+                char d_name[];
+            } *e = (const void *)(buf + off);
+            off += e->reclen;
             if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
             seen++;
             struct stat sb;
@@ -125,7 +132,6 @@ static void clear_dir_fd(int dfd, int depth) {
                 removed += unlinkat(dfd, e->d_name, 0) == 0;
             }
         }
-        closedir(d);
         if (seen == 0 || removed == 0) return;
     }
 }
@@ -434,9 +440,14 @@ static fr_status exec_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     char *dir = NULL;
     int dfd = -1;
     fr_status st = make_tmp_dir(&dir, &dfd, err);
-    if (st != FR_OK) return st;
+    if (st != FR_OK) {
+        iut->own_failure = true;
+        return st;
+    }
     bool keep = keep_tmp();
-    if ((st = fr_case_write(c, dir, err)) == FR_OK) {
+    if ((st = fr_case_write(c, dir, err)) != FR_OK) {
+        iut->own_failure = true; /* our temporary area (a full disk, no memory), not the implementation */
+    } else {
         double deadline = fr_proc_now() + ei->timeout_s;
         st = ei->persistent ? persistent_one(ei, dir, dfd, o, deadline, err) : exec_one(ei, dir, dfd, o, deadline, err);
     }

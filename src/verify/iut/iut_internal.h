@@ -21,6 +21,7 @@ struct fr_iut {
     void *impl; /* owned by the kind's file */
     int same_errs;                 /* identical consecutive failures so far */
     bool gave_up;                  /* FR_IUT_GIVE_UP_AFTER of them: the suite stops */
+    bool own_failure;              /* the last run failed on our side (temporary area, writing the case) */
     char last_err[FR_MSG_LEN];
 };
 

@@ -5,6 +5,7 @@
 #include "verify/report/text.h"
 
 #include <cjson/cJSON.h>
+#include "io/json_checked.h" /* after cJSON.h: every add checked (its caller clears and asks) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -10,7 +10,10 @@
 char *fr_report_json_utf8(char *txt) {
     size_t n = strlen(txt);
     char *tmp = malloc(4 * n + 1);
-    if (!tmp) return txt;
+    if (!tmp) { /* NULL, never the text unchecked: the caller reports out of memory */
+        free(txt);
+        return NULL;
+    }
     fr_utf8_sanitize(txt, n, tmp, 4 * n + 1);
     if (!strcmp(tmp, txt)) {
         free(tmp);
@@ -21,7 +24,8 @@ char *fr_report_json_utf8(char *txt) {
     char *out = malloc(5 * n + 1);
     if (!out) {
         free(tmp);
-        return txt;
+        free(txt);
+        return NULL;
     }
     size_t k = 0, i = 0, j = 0;
     while (txt[i]) {

@@ -12,7 +12,8 @@ void fr_report_html_text(FILE *f, const char *s);
 
 /* cJSON copies bytes >= 0x80 through unchecked: a runner's stderr or a directory name may not be UTF-8. Every
  * invalid byte (they can only be inside strings) becomes the text \xNN, written as "\\xNN" in JSON. Returns a new
- * malloc'd text (or txt itself when it was valid; txt is freed when a new one is returned). */
+ * malloc'd text (or txt itself when it was valid; txt is freed when a new one is returned); NULL (txt freed) when
+ * out of memory. */
 char *fr_report_json_utf8(char *txt);
 
 #endif

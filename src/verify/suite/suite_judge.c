@@ -31,12 +31,20 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
     memset(&ie, 0, sizeof ie);
     fr_status ist = fr_iut_run(iut, c, o->threads, &io, &ie);
     fr_status st = FR_OK;
+    if (iut_out_keep) memset(iut_out_keep, 0, sizeof *iut_out_keep);
+    /* Out of memory is never a verdict: the run stops with it (a FAIL would blame the implementation for our
+     * machine, a PASS would rest on a judgement not made). */
+    if (ist == FR_E_NOMEM || (ist != FR_OK && fr_iut_failed_itself(iut))) {
+        fr_case_outputs_free(&io);
+        return fr_fail(err, ist, "%s: running the implementation under test: %.400s", c->dir ? c->dir : "case",
+                       ie.msg);
+    }
     const fr_case_outputs *g = stored_golden;
     if (!g) {
         fr_error ge;
         if ((st = fr_suite_run_engine(c, FR_ENGINE_GOLDEN, &go, &ge)) != FR_OK) {
             fr_case_outputs_free(&io);
-            if (iut_out_keep) memset(iut_out_keep, 0, sizeof *iut_out_keep);
+            if (st == FR_E_NOMEM) return fr_fail(err, st, "golden: %.400s", ge.msg);
             memset(&cr->j, 0, sizeof cr->j);
             cr->j.verdict = FR_FAIL;
             cr->j.diag = FR_DIAG_ERROR_STATUS;
@@ -48,11 +56,17 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
         g = &go;
     }
     fr_error ee;
-    bool have_ideal = fr_suite_run_engine(c, FR_ENGINE_EMULATE, &eo, &ee) == FR_OK;
+    fr_status est = fr_suite_run_engine(c, FR_ENGINE_EMULATE, &eo, &ee);
+    bool have_ideal = est == FR_OK;
     fr_case_outputs po;
-    bool have_plain = ist == FR_OK && fr_judge_run_plain(c, &po, &ee) == FR_OK;
-    st = fr_judge_plain(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL,
-                        have_plain ? &po : NULL, &cr->j, err);
+    fr_status pst = ist == FR_OK && est != FR_E_NOMEM ? fr_judge_run_plain(c, &po, &ee) : FR_E_UNSUPPORTED;
+    bool have_plain = pst == FR_OK;
+    if (est == FR_E_NOMEM || pst == FR_E_NOMEM) {
+        st = fr_fail(err, FR_E_NOMEM, "%s: %.400s", est == FR_E_NOMEM ? "ideal pipeline" : "plain reference", ee.msg);
+    } else {
+        st = fr_judge_plain(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL,
+                            have_plain ? &po : NULL, &cr->j, err);
+    }
     if (have_plain) fr_case_outputs_free(&po);
     if (cr->j.d1_rows) cr->tags |= FR_TAG_D1;
     if (st == FR_OK && ist == FR_OK && c->op == FR_CASE_FWD && cr->cat == FR_CAT_PROPERTIES &&
@@ -61,11 +75,10 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
         fr_suite_check_props(c, &io, have_ideal ? &eo : NULL, cr); /* a wrong-shaped output is never indexed */
     if (have_ideal) fr_case_outputs_free(&eo);
     if (!stored_golden) fr_case_outputs_free(&go);
-    if (iut_out_keep && ist == FR_OK)
+    if (iut_out_keep && ist == FR_OK && st == FR_OK)
         *iut_out_keep = io;
     else
         fr_case_outputs_free(&io);
-    if (iut_out_keep && ist != FR_OK) memset(iut_out_keep, 0, sizeof *iut_out_keep);
     return st;
 }
 
@@ -95,6 +108,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     fr_gen_case g;
     fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
     if (st == FR_OK) st = fr_suite_apply_mod(&g, it->mod, err);
+    if (st == FR_E_NOMEM) return st; /* never a verdict (fr_suite_judge_one) */
     if (st != FR_OK) {
         cr->j.verdict = st == FR_E_UNSUPPORTED ? FR_SKIP : FR_FAIL;
         cr->j.diag = st == FR_E_UNSUPPORTED ? FR_DIAG_NONE : FR_DIAG_ERROR_STATUS;
@@ -126,10 +140,15 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
             } else {
                 static const int kThreads[] = {1, 2, 0, 0};
                 int diff = -1, first = -1;
-                for (int r = 0; r < 4 && diff < 0; r++) {
+                for (int r = 0; r < 4 && diff < 0 && st == FR_OK; r++) {
                     fr_case_outputs again;
                     fr_error e2;
-                    if (fr_iut_run(iut, &c, kThreads[r], &again, &e2) != FR_OK) {
+                    fr_status rst = fr_iut_run(iut, &c, kThreads[r], &again, &e2);
+                    if (rst == FR_E_NOMEM) {
+                        st = fr_fail(err, rst, "determinism run %d: %.400s", r + 2, e2.msg);
+                        break;
+                    }
+                    if (rst != FR_OK) {
                         diff = r;
                         first = -2;
                         break;
@@ -137,7 +156,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
                     if (!fr_outputs_identical(&base, &again, &first)) diff = r;
                     fr_case_outputs_free(&again);
                 }
-                if (diff >= 0) {
+                if (diff >= 0 && st == FR_OK) {
                     char why[200];
                     snprintf(why, sizeof why, "run %d (threads %d) differs from the first run in %s", diff + 2,
                              kThreads[diff], first >= 0 ? fr_case_output_name((fr_case_output)first) : "status");
@@ -151,9 +170,11 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
             double worst = 0,
                    bound = o->judge.k_out * fmax(cr->j.out[FR_CO_ATTENTION_OUT].ideal.rel_l2, ldexp(1.0, -24));
             int nv = 0;
-            for (int v = 1; v <= 3; v++) {
+            for (int v = 1; v <= 3 && st == FR_OK; v++) {
                 fr_gen_case g2;
-                if (fr_gen_build(it->spec, o->seed, &g2, err) != FR_OK) break;
+                fr_status gst = fr_gen_build(it->spec, o->seed, &g2, err);
+                if (gst == FR_E_NOMEM) st = gst;
+                if (gst != FR_OK) break;
                 fr_suite_permute_topk(&g2.in.fwd.topk_indices, v, g2.seed);
                 fr_case c2;
                 fr_suite_case_view(&g2, &c2);
@@ -162,7 +183,9 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
                 vr.cat = cr->cat;
                 fr_case_outputs vo;
                 memset(&vo, 0, sizeof vo);
-                if (fr_suite_judge_one(iut, &c2, NULL, cr->tags, o, &vo, &vr, err) == FR_OK) {
+                fr_status vst = fr_suite_judge_one(iut, &c2, NULL, cr->tags, o, &vo, &vr, err);
+                if (vst == FR_E_NOMEM) st = vst;
+                if (vst == FR_OK) {
                     nv++;
                     if (vr.j.verdict == FR_FAIL && cr->j.verdict != FR_FAIL) {
                         cr->j.verdict = FR_FAIL;
@@ -188,6 +211,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     fr_case_outputs_free(&base);
     fr_gen_case_free(&g);
     cr->seconds = fr_suite_now_s() - t0;
+    if (st != FR_OK) fr_judgement_free(&cr->j); /* the caller keeps only judged cases */
     return st;
 }
 

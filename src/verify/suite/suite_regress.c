@@ -110,6 +110,8 @@ fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const
     fr_case c;
     fr_error le;
     fr_status st = fr_case_load(dir, &c, &le);
+    /* Out of memory is the run's error, never a case's verdict (suite_judge.c). */
+    if (st == FR_E_NOMEM) return fr_fail(err, st, "%s: %.400s", dir, le.msg);
     if (st != FR_OK) {
         cr->j.verdict = FR_FAIL;
         cr->j.diag = FR_DIAG_ERROR_STATUS;
@@ -133,11 +135,12 @@ fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const
         /* A stored reference that cannot be used is this case's input error, named with its path; the other cases
          * are judged. */
         if ((st = load_stored_golden(&c, gdir, &stored, &le)) != FR_OK) {
+            fr_case_free(&c);
+            if (st == FR_E_NOMEM) return fr_fail(err, st, "%s: %.400s", gdir, le.msg);
             cr->j.verdict = FR_FAIL;
             cr->j.diag = FR_DIAG_ERROR_STATUS;
             snprintf(cr->j.why, sizeof cr->j.why, "cannot load the stored golden: %s: %.300s", fr_status_name(st),
                      le.msg);
-            fr_case_free(&c);
             return FR_OK;
         }
         have_stored = true;
@@ -149,7 +152,10 @@ fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const
         return st;
     }
     st = fr_suite_judge_one(iut ? iut : disk, &c, have_stored ? &stored : NULL, cr->tags, o, NULL, cr, &le);
-    if (st != FR_OK) {
+    if (st == FR_E_NOMEM) {
+        fr_judgement_free(&cr->j);
+        fr_fail(err, st, "%s: %.400s", dir, le.msg);
+    } else if (st != FR_OK) {
         /* This case could not be judged (out of memory, a reference the judge cannot use): its error, not the run's. */
         memset(&cr->j, 0, sizeof cr->j);
         cr->j.verdict = FR_FAIL;
