@@ -11,7 +11,7 @@ if(FR_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(FR_COVERAGE)
-  # gcov line and branch counts (make coverage; docs/code-coverage.md). -fprofile-update=atomic: the kernels' OpenMP
+  # gcov line and branch counts (docs/reliability.md). -fprofile-update=atomic: the kernels' OpenMP
   # threads update the same counters.
   add_compile_options(--coverage -fprofile-update=atomic)
   add_link_options(--coverage)
