@@ -140,6 +140,12 @@
         return true;                                                                                               \
     }                                                                                                              \
                                                                                                                    \
+    /* A row one of whose taking-part scores was NaN (or +inf, where exp(inf - inf) is NaN): its sum is NaN, and   \
+     * the row's every output (out, max, sum) is NaN, as in the golden (docs/golden.md 4). Ask before finalize:    \
+     * the update never lets m become NaN, so such a row may still look fully masked (m = -inf) to finalize.       \
+     * Not in the EVA harness (proofs/: finite scores only), so finalize keeps its proved two-way contract. */     \
+    static inline bool fr_osm_##SFX##_is_nan(const fr_osm_##SFX *s) { return isnan(s->l) || isnan(s->m); }         \
+                                                                                                                   \
     /* Backward recomputation P = exp(x - *m_sub) * *inv_l from the stored max and sum. false for a D1 row. */     \
     static inline bool fr_osm_##SFX##_bwd_row(T stored_max, T stored_sum, T *m_sub, T *inv_l) {                    \
         if (stored_max <= -(T)FLT_MAX) {                                                                           \

@@ -284,6 +284,14 @@ static void osm_round_l(osm *s, fr_dtype acc_l) {
 static bool osm_finalize(const osm *s, double *inv_l, double *m, double *l) {
     float a, b, cc;
     bool ok;
+    bool nan = s->kind == 0   ? fr_osm_f32_is_nan(&s->a)
+               : s->kind == 1 ? fr_osm_f64_is_nan(&s->b)
+               : s->kind == 2 ? fr_osm_e2f32_is_nan(&s->c)
+                              : fr_osm_e2f64_is_nan(&s->d);
+    if (nan) { /* a NaN score took part: out, max and sum all NaN (golden.md 4); true: out = o / l is NaN */
+        *inv_l = *m = *l = NAN;
+        return true;
+    }
     switch (s->kind) {
     case 0: ok = fr_osm_f32_finalize(&s->a, &a, &b, &cc); *inv_l = a; *m = b; *l = cc; return ok;
     case 1: return fr_osm_f64_finalize(&s->b, inv_l, m, l);

@@ -172,7 +172,7 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
         const fr_tensor *tm = &in->softmax_max, *tl = &in->softmax_sum;
         double m = fr_load_f64(tm, fr_softmax_offset(tm, pb->layout, c->p->softmax_layout, sb->q0, b, h, i, 0));
         double l = fr_load_f64(tl, fr_softmax_offset(tl, pb->layout, c->p->softmax_layout, sb->q0, b, h, i, 0));
-        if (!(m > -FLT_MAX)) continue; /* D1 row (or NaN stats): gradients 0 */
+        if (m <= -FLT_MAX) continue; /* D1 row: gradients 0 (NaN stats go on: the row's gradients are NaN) */
         double msub = b2 ? emu_rc(c, m * LOG2E) : m, inv_l = emu_rc(c, 1.0 / l);
         emu_row_scores(c, sb, h, i, r);
         double lrep = 0.0;
@@ -200,8 +200,9 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
             double z = r->z[u], P, Pz;
             if (nc->bwd_p == FR_EMU_P_LOADED) { /* the forward's rounded p, times the later rescales, over l */
                 double sfx = pv[r->step[u]];
-                P = lrep > 0 ? emu_rc(c, emu_rc(c, r->pu[u] * sfx) / lrep) : 0.0;
-                Pz = lrep > 0 ? emu_rc(c, emu_rc(c, r->p[u] * sfx) / lrep) : 0.0;
+                bool live = lrep > 0 || isnan(lrep); /* NaN: a NaN score took part (golden.md 4) */
+                P = live ? emu_rc(c, emu_rc(c, r->pu[u] * sfx) / lrep) : 0.0;
+                Pz = live ? emu_rc(c, emu_rc(c, r->p[u] * sfx) / lrep) : 0.0;
             } else {
                 P = emu_rc(c, emu_exp(c, emu_rc(c, r->y[u] - msub)) * inv_l);
                 Pz = z == 1.0 ? P : emu_rc(c, P * z);

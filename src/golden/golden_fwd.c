@@ -155,14 +155,21 @@ static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch
         double m = w->m[r], l = w->l[r];
         const double *acc = w->acc + r * Dv;
         bool empty = w->npart[r] == 0 && !c->has_sink; /* D1: no position takes part and no sink */
-        if (empty) {
+        /* A NaN score that took part (or +inf ones: exp(inf - inf)) leaves l NaN: the whole row is NaN, its max
+         * too, wherever in the row the NaN was (the block max above does not keep a NaN once a later key beats it). */
+        bool nan = isnan(l) || isnan(m);
+        if (nan) {
+            m = NAN;
+            l = NAN;
+        } else if (empty) {
             m = -FLT_MAX;
             l = FLT_MAX;
         }
         if (fr_tensor_present(&out->attention_out)) {
             const fr_tensor *o = &out->attention_out;
             int64_t base = fr_layout_offset(o, L, Dv, bt->q0, b, h, i, 0), sd = Dv ? o->strides[o->ndim - 1] : 0;
-            for (int64_t d = 0; d < Dv; d++) fr_store_f64(o, base + d * sd, w->npart[r] == 0 ? 0.0 : acc[d] / l);
+            for (int64_t d = 0; d < Dv; d++)
+                fr_store_f64(o, base + d * sd, nan ? NAN : w->npart[r] == 0 ? 0.0 : acc[d] / l);
         }
         for (int64_t k = 0; k < 8; k++) {
             if (fr_tensor_present(&out->softmax_max))

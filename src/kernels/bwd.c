@@ -47,6 +47,7 @@ typedef struct bwd_qside {
     int64_t ldq, lddy;
     float di[FR_K_BM], msub[FR_K_BM], invl[FR_K_BM], dq[FR_K_BM];
     bool live[FR_K_BM];
+    bool q_bad, dy_bad;         /* the Q / dY rows hold a NaN or an Inf (then dK / dV skip zero weights) */
     bool packed;                /* cached tile: filled in this task */
 } bwd_qside;
 
@@ -236,6 +237,12 @@ static void pack_qside(const bwd_ctx *c, bwd_ws *w, bwd_qside *qs, const fr_sem_
         qs->live[r] = fr_osm_f32_bwd_row(m, l, &qs->msub[r], &qs->invl[r]);
         qs->dq[r] = pb->fp8 ? fr_sem_dscale_q(&c->sem, sb, h, i) : 1.0f;
     }
+    bool qb = false, db = false;
+    for (int64_t r = 0; r < ni; r++) {
+        for (int64_t d = 0; d < c->DQ; d++) qb |= !(fabsf(qs->qv[r * qs->ldq + d]) <= FLT_MAX);
+        for (int64_t d = 0; d < pb->Dv; d++) db |= !(fabsf(qs->dyv[r * qs->lddy + d]) <= FLT_MAX);
+    }
+    qs->q_bad = qb, qs->dy_bad = db;
     qs->packed = true;
 }
 
@@ -306,6 +313,11 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
                 p[j] = pj;
             }
         }
+        /* NaN statistics (a row with a NaN score, golden.md 4): exp(-inf - NaN) is NaN, so the excluded positions
+         * are set back to 0: the NaN reaches the gradients of the keys the row sees, as in the golden, no others. */
+        if (cls == FR_TILE_PARTIAL && isnan(qs->msub[r] + qs->invl[r]))
+            for (int64_t j = 0; j < nj; j++)
+                if (!w->keep[r * FR_K_BN + j]) p[j] = 0.0f, dp[j] = 0.0f;
     }
 }
 
@@ -331,6 +343,20 @@ static void ds_k(const bwd_ctx *c, bwd_ws *w, int64_t ni, int64_t nj, fr_tile_cl
     } else {
         c->ops->gemm_f32(ni, DQ, nj, w->dp, FR_K_BN, w->kv_rows, w->ldk, w->t, DQ, false);
     }
+}
+
+/* t [nj x D] = W^T X over the nonzero weights only (W [ni x nj], ld FR_K_BN; X [ni x D]): when X holds a NaN or an
+ * Inf, a zero weight (excluded, dropped or underflowed position) must not turn it into 0 * NaN, as the golden's
+ * product skips it (golden.md 3); e.g. dK of a key a row with a NaN query does not see. */
+static void gemm_tn_nonzero(int64_t ni, int64_t nj, int64_t D, const float *W, const float *X, int64_t ldx,
+                            float *t) {
+    for (int64_t j = 0; j < nj; j++)
+        for (int64_t d = 0; d < D; d++) {
+            float acc = 0.0f;
+            for (int64_t i = 0; i < ni; i++)
+                if (W[i * FR_K_BN + j] != 0.0f) acc += W[i * FR_K_BN + j] * X[i * ldx + d];
+            t[j * D + d] = acc;
+        }
 }
 
 /* Pass A: dK, dV of key rows [j0, j0 + nj) of kv head kv. Fused mode (dqacc != NULL): also adds every query tile's
@@ -359,11 +385,19 @@ static void task_kv(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64_t
             if (qs == &w->own || !qs->packed) pack_qside(c, w, qs, sb, h, i0, ni);
             w->qs = qs;
             tile_grad(c, w, sb, h, kv, i0, ni, j0, nj, cls);
-            ops->transpose_f32(ni, nj, w->s, FR_K_BN, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
-            ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, qs->dyv, qs->lddy, w->t, Dv, false);
+            if (qs->dy_bad) {
+                gemm_tn_nonzero(ni, nj, Dv, w->s, qs->dyv, qs->lddy, w->t);
+            } else {
+                ops->transpose_f32(ni, nj, w->s, FR_K_BN, w->tr, FR_K_BM); /* (P o Z)^T [nj x ni] */
+                ops->gemm_f32(nj, Dv, ni, w->tr, FR_K_BM, qs->dyv, qs->lddy, w->t, Dv, false);
+            }
             ops->kahan_add_f32(nj * Dv, dv, w->comp2, w->t);
-            ops->transpose_f32(ni, nj, w->dp, FR_K_BN, w->tr, FR_K_BM); /* dS^T */
-            ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, qs->qv, qs->ldq, w->t, DQ, false);
+            if (qs->q_bad) {
+                gemm_tn_nonzero(ni, nj, DQ, w->dp, qs->qv, qs->ldq, w->t);
+            } else {
+                ops->transpose_f32(ni, nj, w->dp, FR_K_BN, w->tr, FR_K_BM); /* dS^T */
+                ops->gemm_f32(nj, DQ, ni, w->tr, FR_K_BM, qs->qv, qs->ldq, w->t, DQ, false);
+            }
             ops->kahan_add_f32(nj * DQ, dk, w->comp, w->t);
             if (dqacc) {
                 ds_k(c, w, ni, nj, cls);

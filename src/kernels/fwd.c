@@ -411,7 +411,10 @@ static void fwd_store(const fwd_ctx *c, const fr_sem_batch *sb, int64_t h, int64
     int64_t Dv = pb->Dv;
     for (int64_t r = 0; r < nq; r++) {
         float inv_l, mx, sm, *o = obuf + r * Dv;
-        if (fr_osm_f32_finalize(&st[r], &inv_l, &mx, &sm)) {
+        if (fr_osm_f32_is_nan(&st[r])) { /* a NaN score took part: the whole row is NaN (golden.md 4) */
+            mx = sm = NAN;
+            for (int64_t d = 0; d < Dv; d++) o[d] = NAN;
+        } else if (fr_osm_f32_finalize(&st[r], &inv_l, &mx, &sm)) {
             for (int64_t d = 0; d < Dv; d++) o[d] = o[d] / sm; /* spec 3 step 8: acc / l in fp32 */
         } else {
             for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */
@@ -512,7 +515,10 @@ static void fwd_task_topk(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
         }
         fr_osm_f32_add_sum(&st, (float)l);
         float inv_l, mx, sm, *o = w->o;
-        if (fr_osm_f32_finalize(&st, &inv_l, &mx, &sm)) {
+        if (fr_osm_f32_is_nan(&st)) { /* a NaN score took part (golden.md 4) */
+            mx = sm = NAN;
+            for (int64_t d = 0; d < Dv; d++) o[d] = NAN;
+        } else if (fr_osm_f32_finalize(&st, &inv_l, &mx, &sm)) {
             for (int64_t d = 0; d < Dv; d++) o[d] = (float)w->od[d] / sm;
         } else {
             for (int64_t d = 0; d < Dv; d++) o[d] = 0.0f; /* D1 */

@@ -70,6 +70,30 @@ def test_isa_names_are_the_variant_list(rng):
         flashref.attention(q, q, q, input_layout="BNSD", head_num=2, isa="no-such-isa")
 
 
+@pytest.mark.parametrize("engine,isa", [("golden", None), ("fast", None), ("fast", "scalar"), ("fast", "avx2"),
+                                        ("emulate", None)])
+def test_nan_in_query_gives_a_nan_row(rng, engine, isa):
+    """Regression (issue 28 row 4): one NaN in the query came back from the fast and emulate engines as a fully masked
+    row (0, -FLT_MAX, FLT_MAX); the golden gives NaN (docs/golden.md 4), and every engine must."""
+    q = rng.standard_normal((1, 2, 4, 8)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 5, 8)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 5, 8)).astype(np.float32)
+    q[0, 0, 1, 3] = np.nan
+    kw = dict(input_layout="BNSD", head_num=2, scale=0.35, engine=engine)
+    if isa:
+        kw["isa"] = isa
+    try:
+        out, m, l = flashref.attention(q, k, v, **kw)
+    except flashref.FlashrefError as e:
+        if e.status != "FR_E_NOT_AVAILABLE":
+            raise
+        pytest.skip("this CPU lacks %s (tests/kernels/test_nan_rows covers every variant it has)" % isa)
+    assert np.isnan(out[0, 0, 1]).all() and np.isnan(m[0, 0, 1]).all() and np.isnan(l[0, 0, 1]).all()
+    rest = np.ones(out.shape[:3], bool)
+    rest[0, 0, 1] = False
+    assert np.isfinite(out[rest]).all() and np.isfinite(m[rest]).all() and np.isfinite(l[rest]).all()
+
+
 def test_bf16_ml_dtypes_and_raw_bits_agree(rng):
     q = rng.standard_normal((1, 24, 64)).astype(ml_dtypes.bfloat16)   # BSH, 4 heads of 16
     k = rng.standard_normal((1, 40, 64)).astype(ml_dtypes.bfloat16)
