@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include "io/casedir.h"
+#include "io/io_util.h"
 #include "verify/cases/casegen.h"
 #include "verify/suite/suite.h"
 
@@ -18,7 +19,7 @@
 static void golden_usage(FILE *f) {
     fprintf(f,
             "usage: flashref golden --out DIR [--set NAME [--only SUBSTR] | --list | PARAMETERS] [--seed N]\n"
-            "                       [--no-outputs]\n"
+            "                       [--no-outputs] [--force]\n"
             "\n"
             "Writes one case directory (docs/case-format.md) per case under DIR (DIR/<case name>/case.json, inputs, and\n"
             "the golden engine's fp64 outputs attention_out/softmax_max/softmax_sum, or\n"
@@ -31,6 +32,10 @@ static void golden_usage(FILE *f) {
             "  --seed N         seed of the random inputs (Philox4x32-10, src/core/rng.h); each case draws with a\n"
             "                   hash of (N, case name), so a case is reproduced by its seed and name; default 1\n"
             "  --no-outputs     write the inputs only (compute them later with flashref run DIR --engine golden)\n"
+            "  --force          replace what is there: with --set, DIR must otherwise be new or empty, and with\n"
+            "                   PARAMETERS, DIR/<name>; --force removes their old contents first (symbolic links\n"
+            "                   removed, never followed). Without it nothing is ever merged into an old folder, and\n"
+            "                   a symbolic link in the place of a case folder or file is refused either way.\n"
             "PARAMETERS (one case, named --name, default \"case\"):\n"
             "  --layout BSH|SBH|BSND|BNSD|TND   --dtype fp32|fp16|bf16|e4m3fn|e5m2|hif8   --out-dtype fp16|bf16\n"
             "  --B --N1 --N2 --S1 --S2 --D --Dv --Drope N   --seq-q L0,L1,.. --seq-kv L0,L1,.. (TND lengths)\n"
@@ -39,22 +44,6 @@ static void golden_usage(FILE *f) {
             "  --pse-type T   --pse none|bnss|bn1s|1nss|comp-b|comp-1|slopes-bn|slopes-n   --q-start N --kv-start N\n"
             "  --prefix (modes 5/6)   --sink   --topk W [--topk-per-kv]   --softmax-layout same_as_input   --bwd\n"
             "Exit status: 0 all cases written, 2 usage error or a case that could not be generated or computed.\n");
-}
-
-static int mkdir_p(const char *path) {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf) return -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == '\0') {
-            char c = buf[i];
-            buf[i] = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            buf[i] = c;
-        }
-    }
-    return 0;
 }
 
 static int parse_list(const char *s, int64_t *out, int max) {
@@ -184,7 +173,8 @@ static void list_sets(void) {
 /* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
  * the case (only the query-side rows its part uses, src/dist/dist_read.c), computes its part of the golden and
  * writes its rows of the output files (src/dist/dist_io.c): the same files as a single process writes. */
-static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only) {
+static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, const char *out, bool inputs_only,
+                           bool force) {
     one->name = name;
     char dir[4096];
     if (snprintf(dir, sizeof dir, "%s/%s", out, name) >= (int)sizeof dir) {
@@ -198,10 +188,7 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
         printf("flashref golden: seed %llu, case %s -> %s (%d ranks)\n", (unsigned long long)seed, name, out,
                cli_size());
         fr_gen_case c;
-        if (mkdir_p(out) != 0) {
-            st = FR_E_IO;
-            snprintf(err.msg, sizeof err.msg, "cannot create '%s': %s", out, strerror(errno));
-        }
+        st = fr_io_new_dir(dir, force, &err); /* never merged into an old case folder, never through a link */
         if (st == FR_OK && (st = fr_gen_build(one, seed, &c, &err)) == FR_OK) {
             st = fr_gen_case_write(&c, dir, true, &err);
             fr_gen_case_free(&c);
@@ -250,7 +237,7 @@ int cmd_golden(int argc, char **argv) {
     }
     const char *out = NULL, *set = NULL, *only = NULL, *name = "case";
     uint64_t seed = 1;
-    bool inputs_only = false, list = false, have_params = false, have_seed = false;
+    bool inputs_only = false, list = false, have_params = false, have_seed = false, force = false;
     fr_gen_spec one;
     memset(&one, 0, sizeof one);
     one.B = 1;
@@ -278,6 +265,8 @@ int cmd_golden(int argc, char **argv) {
             i++;
         } else if (!strcmp(a, "--no-outputs"))
             inputs_only = true;
+        else if (!strcmp(a, "--force"))
+            force = true;
         else if (!strcmp(a, "--list"))
             list = true;
         else {
@@ -313,13 +302,17 @@ int cmd_golden(int argc, char **argv) {
              * makes, golden outputs in NAME/golden/, so a team can run them and come back with flashref verify. */
             if (!have_seed) seed = fr_suite_opts_default().seed;
             struct stat sb0;
-            bool made = stat(out, &sb0) != 0;
-            if (mkdir_p(out) != 0) {
-                fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
-                return 2;
-            }
+            bool made = lstat(out, &sb0) != 0;
             fr_error err;
             int written = 0;
+            /* DIR holds the set and nothing else: new or empty (--force: emptied), never a link (rank 0 prepares) */
+            fr_status pst = cli_rank() == 0 ? fr_io_new_dir(out, force, &err) : FR_OK;
+            if (pst != FR_OK) fprintf(stderr, "flashref golden: --out: %s\n", err.msg);
+#ifdef FR_HAVE_MPI
+            if (fr_dist_any(cli_dist(), pst != FR_OK)) return 2;
+#else
+            if (pst != FR_OK) return 2;
+#endif
             /* Under mpirun each rank writes its share of the cases (case k on rank k % R), in parallel. */
             fr_status st = fr_suite_write_cases_part(set, only, seed, out, cli_rank(), cli_size(), &written, &err);
             if (st != FR_OK) fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
@@ -351,13 +344,21 @@ int cmd_golden(int argc, char **argv) {
         one.name = name;
     }
     struct stat before;
-    bool created = stat(out, &before) != 0;
-    if (mkdir_p(out) != 0) {
-        fprintf(stderr, "flashref golden: cannot create '%s': %s\n", out, strerror(errno));
-        return 2;
+    bool created = lstat(out, &before) != 0;
+    {
+        /* A named set: DIR holds the set and nothing else (new or empty; --force: emptied). One case: DIR may hold
+         * other cases; its own folder DIR/<name> is checked below. Rank 0 prepares, the others wait for it. */
+        fr_error err;
+        fr_status pst = cli_rank() != 0 ? FR_OK : set ? fr_io_new_dir(out, force, &err) : fr_io_mkdir(out, &err);
+        if (pst != FR_OK) fprintf(stderr, "flashref golden: --out: %s\n", err.msg);
+#ifdef FR_HAVE_MPI
+        if (fr_dist_any(cli_dist(), pst != FR_OK)) return 2;
+#else
+        if (pst != FR_OK) return 2;
+#endif
     }
 #ifdef FR_HAVE_MPI
-    if (!set && cli_size() > 1) return golden_one_dist(&one, name, seed, out, inputs_only);
+    if (!set && cli_size() > 1) return golden_one_dist(&one, name, seed, out, inputs_only, force);
 #endif
     if (cli_rank() == 0)
         printf("flashref golden: seed %llu, %s %s -> %s\n", (unsigned long long)seed, set ? "set" : "case",
@@ -375,7 +376,9 @@ int cmd_golden(int argc, char **argv) {
         fr_error err;
         memset(&err, 0, sizeof err);
         fr_gen_case c;
-        fr_status st = fr_gen_build(&specs[k], seed, &c, &err);
+        /* the case's own folder: new or empty (--force: emptied), never a link, never merged */
+        fr_status st = fr_io_new_dir(dir, force, &err);
+        if (st == FR_OK) st = fr_gen_build(&specs[k], seed, &c, &err);
         if (st == FR_OK) {
             st = fr_gen_case_write(&c, dir, inputs_only, &err);
             fr_gen_case_free(&c);

@@ -112,8 +112,24 @@ int cmd_run(int argc, char **argv) {
         return 2;
     }
 #endif
-    if (st != FR_OK) return 2;
     const char *odir = out ? out : dir;
+    /* Before a computation that may take hours: an output that is a symbolic link (or not a regular file) is
+     * refused now, not after it (the writer refuses it too, and never writes through a link). */
+    if (st == FR_OK && cli_rank() == 0 && (st = fr_case_outputs_check(odir, &o, &err)) != FR_OK) {
+        fprintf(stderr, "flashref run: %s: %s\n", fr_status_name(st), err.msg);
+        fr_case_outputs_free(&o);
+        fr_case_free(&c);
+    }
+#ifdef FR_HAVE_MPI
+    if (cli_size() > 1 && fr_dist_any(cli_dist(), st != FR_OK)) {
+        if (st == FR_OK) {
+            fr_case_outputs_free(&o);
+            fr_case_free(&c);
+        }
+        return 2;
+    }
+#endif
+    if (st != FR_OK) return 2;
     int written_here = 0; /* the files are on disk already (written in parallel by the ranks) */
 #ifdef FR_HAVE_MPI
     /* Under mpirun: the golden's task grid split across the ranks, each rank writing its own rows of the output

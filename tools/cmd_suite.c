@@ -1,6 +1,7 @@
 /* flashref suite: run a named set of cases against an implementation under test and judge every case. */
 #include "cmd_suite.h"
 #include "cli.h"
+#include "io/io_util.h"
 #include "verify/report/coverage.h"
 
 #include <errno.h>
@@ -120,6 +121,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     if (!strcmp(a, "--allow-empty")) return s->allow_empty = true, 1;
     if (!strcmp(a, "--no-shrink")) return s->o.shrink = false, 1;
     if (!strcmp(a, "--coverage")) return s->coverage = true, 1;
+    if (!strcmp(a, "--force")) return s->force = true, 1;
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
@@ -298,7 +300,9 @@ static void suite_usage(FILE *f) {
                "  --list             list the cases of the set and exit\n"
                "  --regression DIR   stored regression cases (case dirs with golden/ outputs)\n"
                "  --write DIR        write the set's cases (inputs, golden/ outputs) as case directories and exit;\n"
-               "                     run them elsewhere, then `flashref verify DIR/*`\n"
+               "                     run them elsewhere, then `flashref verify DIR/*`. DIR must be new or empty\n"
+               "                     (never merged with old cases) and not a symbolic link\n"
+               "  --force            with --write: remove what DIR holds first (links removed, never followed)\n"
                "  --random N         instead of the set, N configurations drawn from the option matrix (greedy for\n"
                "                     pairs of axis values the default set leaves uncovered); each failing draw is\n"
                "                     printed with its configuration and shrunk to the smallest that still fails\n"
@@ -404,7 +408,12 @@ int cmd_suite(int argc, char **argv) {
     memset(&err, 0, sizeof err);
     if (s.write_dir) {
         int n = 0;
-        fr_status st = fr_suite_write_opts(&s.o, s.write_dir, &n, &err);
+        fr_status st = fr_io_new_dir(s.write_dir, s.force, &err);
+        if (st != FR_OK) {
+            fprintf(stderr, "flashref suite: --write: %s\n", err.msg);
+            return 2;
+        }
+        st = fr_suite_write_opts(&s.o, s.write_dir, &n, &err);
         if (st != FR_OK) {
             fprintf(stderr, "flashref suite: --write: %s: %s\n", fr_status_name(st), err.msg);
             return 2;

@@ -14,6 +14,7 @@ typedef struct suite_cli {
     double timeout;   /* --timeout SECONDS (0: FLASHREF_EXEC_TIMEOUT or the default) */
     bool seed_set; /* --seed given (a random batch without it draws a fresh seed) */
     bool coverage; /* --coverage: print the pairwise coverage and exit */
+    bool force;    /* --force: --write replaces a non-empty DIR's contents (never merged otherwise) */
 } suite_cli;
 
 /* Exit statuses of suite / verify / selftest (printed by --help, docs/verifier.md). */

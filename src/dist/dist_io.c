@@ -137,29 +137,20 @@ static void close_all(writer *w) {
         }
 }
 
-/* Rank 0: each file created (a symbolic link in its place is refused, not followed), its header written and its
- * data area extended to the full size (zeros until the ranks write; a row no rank owns would stay zero, which the
- * bit-identity test catches). O_NONBLOCK: a FIFO in its place fails instead of waiting for a reader. */
+/* Rank 0: each file created as a fresh file renamed into place (io_util.h: a symbolic link, FIFO or device in its
+ * place is refused, a hard link's other names keep their content), its header written and its data area extended
+ * to the full size (zeros until the ranks write; a row no rank owns would stay zero, which the bit-identity test
+ * catches). */
 static void create_files(writer *w) {
     for (int k = 0; k < w->nf && w->st == FR_OK; k++) {
         out_file *f = &w->f[k];
-        int fd = open(f->path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
-        if (fd < 0) {
-            w->st = fr_fail(w->err, FR_E_IO, "%s: cannot create: %s", f->path, fr_io_strerror());
-            break;
-        }
-        struct stat sb;
-        if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            w->st = fr_fail(w->err, FR_E_IO, "%s: not a regular file", f->path);
-        } else {
-            f->made = true; /* only a regular file of ours is removed on failure, never what stood there */
-            if (!fr_io_pwrite_full(fd, f->hdr, f->hl, 0) || ftruncate(fd, (off_t)(f->hl + (size_t)f->data_bytes)) != 0)
-                w->st = fr_fail(w->err, FR_E_IO, "%s: write error: %s", f->path, fr_io_strerror());
-            else
-                w->bytes += (int64_t)f->hl;
-        }
-        if (close(fd) != 0 && w->st == FR_OK)
-            w->st = fr_fail(w->err, FR_E_IO, "%s: close: %s", f->path, fr_io_strerror());
+        fr_io_out o;
+        int fd;
+        if ((w->st = fr_io_out_open_fd(&o, &fd, f->path, w->err)) != FR_OK) break;
+        bool ok = fr_io_pwrite_full(fd, f->hdr, f->hl, 0) && ftruncate(fd, (off_t)(f->hl + (size_t)f->data_bytes)) == 0;
+        if ((w->st = fr_io_out_close_fd(&o, fd, ok, w->err)) != FR_OK) break;
+        f->made = true; /* only a file of ours is removed on failure, never what stood there */
+        w->bytes += (int64_t)f->hl;
     }
 }
 

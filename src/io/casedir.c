@@ -683,12 +683,11 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
 }
 
 static fr_status write_text(const char *path, const char *text, fr_error *err) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
+    fr_io_out o; /* never through a link at path (io_util.h) */
+    fr_status st = fr_io_out_open(&o, path, err);
+    if (st != FR_OK) return st;
     size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n;
-    ok = fclose(f) == 0 && ok;
-    return ok ? FR_OK : fr_fail(err, FR_E_IO, "%s: write error", path);
+    return fr_io_out_close(&o, fwrite(text, 1, n, o.f) == n, err);
 }
 
 static fr_status write_named(const char *dir, const char *stem, const fr_tensor *t, fr_error *err) {
@@ -834,6 +833,21 @@ fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const f
             st = alloc_nan(fr_case_output_slot(o, (fr_case_output)k), spec[k].dtype, spec[k].ndim, spec[k].shape,
                            output_names[k], err);
     if (st != FR_OK) fr_case_outputs_free(o);
+    return st;
+}
+
+fr_status fr_case_outputs_check(const char *dir, const fr_case_outputs *o, fr_error *err) {
+    if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
+    fr_status st = FR_OK;
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
+        if (is_bwd_output(k) != (o->op == FR_CASE_BWD) || !fr_tensor_present(fr_case_output_cslot(o, (fr_case_output)k)))
+            continue;
+        char fn[64];
+        snprintf(fn, sizeof fn, "%s.npy", output_names[k]);
+        char *path = fr_io_join(dir, fn);
+        st = path ? fr_io_out_check(path, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
+        free(path);
+    }
     return st;
 }
 

@@ -132,7 +132,11 @@ fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const f
 fr_status fr_case_output_specs(fr_case_op op, const fr_params *p, const fr_bwd_inputs *in, bool fp64,
                                fr_tensor spec[FR_CASE_NUM_OUTPUTS], fr_error *err);
 void fr_case_outputs_free(fr_case_outputs *o);
-/* Writes every present output into DIR as <output name>.npy (dtype as the tensor has it). */
+/* Whether fr_case_write_outputs could write o into DIR: FR_E_IO when one of its files is a symbolic link or not a
+ * regular file (asked before a long computation, so that it is not lost at the end). */
+fr_status fr_case_outputs_check(const char *dir, const fr_case_outputs *o, fr_error *err);
+/* Writes every present output into DIR as <output name>.npy (dtype as the tensor has it), each file a fresh one
+ * renamed into place: nothing is ever written through a symbolic link (refused, FR_E_IO) or into a hard link. */
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err);
 /* Reads the outputs of case c from DIR, dtypes as on disk: numpy-native types as themselves, <u2 as bf16, |u1 as
  * the case's fp8 dtype. Required files missing -> FR_E_IO "DIR/attention_out.npy: missing"; dq_rope / dk_rope /

@@ -6,7 +6,9 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +104,157 @@ fr_status fr_io_mkdir(const char *path, fr_error *err) {
         if (mkdir(path, 0777) == 0 || errno == EEXIST) return FR_OK;
     }
     return fr_fail(err, FR_E_IO, "%s: cannot create directory: %s", path, fr_io_strerror());
+}
+
+/* Removes everything inside the directory open at fd (closed here): entries are unlinked where they stand (a symbolic
+ * link is removed, never followed; a subdirectory is opened with O_NOFOLLOW and emptied first). */
+static fr_status empty_dir_fd(int fd, const char *path, int depth, fr_error *err) {
+    if (depth > 64) {
+        close(fd);
+        return fr_fail(err, FR_E_IO, "%s: more than 64 levels of folders: not removed", path);
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return fr_fail(err, FR_E_IO, "%s: cannot list: %s", path, fr_io_strerror());
+    }
+    fr_status st = FR_OK;
+    struct dirent *e;
+    while (st == FR_OK && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        struct stat sb;
+        if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+            st = fr_fail(err, FR_E_IO, "%s/%s: cannot stat: %s", path, e->d_name, fr_io_strerror());
+        } else if (S_ISDIR(sb.st_mode)) {
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0) {
+                st = fr_fail(err, FR_E_IO, "%s/%s: cannot open: %s", path, e->d_name, fr_io_strerror());
+            } else {
+                char *sp = fr_io_join(path, e->d_name);
+                st = sp ? empty_dir_fd(sub, sp, depth + 1, err) : (close(sub), fr_fail(err, FR_E_NOMEM, "out of memory"));
+                free(sp);
+                if (st == FR_OK && unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+                    st = fr_fail(err, FR_E_IO, "%s/%s: cannot remove: %s", path, e->d_name, fr_io_strerror());
+            }
+        } else if (unlinkat(dirfd(d), e->d_name, 0) != 0) {
+            st = fr_fail(err, FR_E_IO, "%s/%s: cannot remove: %s", path, e->d_name, fr_io_strerror());
+        }
+    }
+    closedir(d);
+    return st;
+}
+
+fr_status fr_io_new_dir(const char *path, bool force, fr_error *err) {
+    if (!path || !*path) return fr_fail(err, FR_E_NULL, "output folder: empty path");
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        if (errno != ENOENT) return fr_fail(err, FR_E_IO, "%s: cannot stat: %s", path, fr_io_strerror());
+        return fr_io_mkdir(path, err);
+    }
+    if (S_ISLNK(sb.st_mode))
+        return fr_fail(err, FR_E_IO, "%s: is a symbolic link: refusing to write a case through it", path);
+    if (!S_ISDIR(sb.st_mode)) return fr_fail(err, FR_E_IO, "%s: exists and is not a directory", path);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror());
+    if (force) return empty_dir_fd(fd, path, 0, err);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return fr_fail(err, FR_E_IO, "%s: cannot list: %s", path, fr_io_strerror());
+    }
+    struct dirent *e;
+    char first[256] = "";
+    long n = 0;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && n++ == 0) snprintf(first, sizeof first, "%s", e->d_name);
+    closedir(d);
+    if (n == 0) return FR_OK;
+    return fr_fail(err, FR_E_IO,
+                   "%s: not empty (%ld entr%s, e.g. '%s'): refusing to merge into it; choose a new folder or pass "
+                   "--force to replace its contents",
+                   path, n, n == 1 ? "y" : "ies", first);
+}
+
+/* Refuses what must never be written through or over: a symbolic link, or anything but a regular file. */
+fr_status fr_io_out_check(const char *path, fr_error *err) {
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? FR_OK : fr_fail(err, FR_E_IO, "%s: cannot stat: %s", path, fr_io_strerror());
+    if (S_ISLNK(sb.st_mode)) return fr_fail(err, FR_E_IO, "%s: is a symbolic link: refusing to write through it", path);
+    if (!S_ISREG(sb.st_mode)) return fr_fail(err, FR_E_IO, "%s: exists and is not a regular file", path);
+    return FR_OK;
+}
+
+fr_status fr_io_out_open_fd(fr_io_out *o, int *fdp, const char *path, fr_error *err) {
+    memset(o, 0, sizeof *o);
+    *fdp = -1;
+    if (!path || !*path) return fr_fail(err, FR_E_NULL, "output file: empty path");
+    fr_status st = fr_io_out_check(path, err);
+    if (st != FR_OK) return st;
+    size_t n = strlen(path), cap = n + 80;
+    const char *slash = strrchr(path, '/');
+    int dl = slash ? (int)(slash - path + 1) : 0;
+    char *tmp = malloc(cap);
+    if (!tmp) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", path);
+    /* A name of our own beside path: the process id, a per-call stack address (threads differ) and a retry count;
+     * O_EXCL | O_NOFOLLOW: never an existing file, never through a link. */
+    unsigned long tag = (unsigned long)(uintptr_t)&tag;
+    for (int k = 0; k < 100; k++) {
+        snprintf(tmp, cap, "%.*s.%s.tmp-%ld-%lx-%d", dl, path, path + dl, (long)getpid(), tag, k);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0) {
+            o->tmp = tmp;
+            o->path = path;
+            *fdp = fd;
+            return FR_OK;
+        }
+        if (errno != EEXIST) break;
+    }
+    st = fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
+    free(tmp);
+    return st;
+}
+
+/* The temporary file is closed: renamed over the path when ok, else removed. */
+static fr_status out_finish(fr_io_out *o, bool ok, fr_error *err) {
+    fr_status st = FR_OK;
+    if (!ok) {
+        st = fr_fail(err, FR_E_IO, "%s: write error", o->path);
+        unlink(o->tmp);
+    } else if (rename(o->tmp, o->path) != 0) { /* replaces the entry itself: a link there is never followed */
+        st = fr_fail(err, FR_E_IO, "%s: cannot replace: %s", o->path, fr_io_strerror());
+        unlink(o->tmp);
+    }
+    free(o->tmp);
+    o->tmp = NULL;
+    return st;
+}
+
+fr_status fr_io_out_close_fd(fr_io_out *o, int fd, bool ok, fr_error *err) {
+    if (!o->tmp) return fr_fail(err, FR_E_IO, "output file: not open");
+    ok = close(fd) == 0 && ok;
+    return out_finish(o, ok, err);
+}
+
+fr_status fr_io_out_open(fr_io_out *o, const char *path, fr_error *err) {
+    int fd;
+    fr_status st = fr_io_out_open_fd(o, &fd, path, err);
+    if (st != FR_OK) return st;
+    if (!(o->f = fdopen(fd, "wb"))) {
+        st = fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror());
+        close(fd);
+        unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    return st;
+}
+
+fr_status fr_io_out_close(fr_io_out *o, bool ok, fr_error *err) {
+    if (!o->f || !o->tmp) return fr_fail(err, FR_E_IO, "output file: not open");
+    ok = fclose(o->f) == 0 && ok; /* fclose flushes: a full disk shows here */
+    o->f = NULL;
+    return out_finish(o, ok, err);
 }
 
 char *fr_io_join(const char *dir, const char *name) {

@@ -5,6 +5,7 @@
 #include "flashref.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -14,6 +15,28 @@ fr_status fr_io_open_read(const char *path, FILE **f, int64_t *size, fr_error *e
 fr_status fr_io_read_all(const char *path, int64_t max_bytes, char **buf, size_t *len, fr_error *err);
 /* Creates directory path and its missing parents unless it exists. */
 fr_status fr_io_mkdir(const char *path, fr_error *err);
+/* A folder a whole case (or a set of cases) is written into, never merged with what was there: path missing ->
+ * created (with parents); a symbolic link -> FR_E_IO (never written through); anything but a directory -> FR_E_IO;
+ * an empty directory -> used; a non-empty one -> FR_E_IO naming an entry, unless force, which first removes
+ * everything under it (entries unlinked, never followed; FR_E_IO past 64 levels). */
+fr_status fr_io_new_dir(const char *path, bool force, fr_error *err);
+
+/* Writing an output file without ever writing through what stands at its path (a symbolic link to another file, a
+ * hard link's other names): fr_io_out_open refuses a symbolic link or a non-regular file at path (FR_E_IO) and
+ * opens a fresh temporary file beside it (O_EXCL | O_NOFOLLOW); fr_io_out_close(o, ok) closes it and, when ok and
+ * every write succeeded, renames it over path, else removes it (the old file stays). */
+typedef struct fr_io_out {
+    FILE *f;
+    char *tmp;
+    const char *path;
+} fr_io_out;
+fr_status fr_io_out_open(fr_io_out *o, const char *path, fr_error *err);
+/* fr_io_out_open's refusal alone, to ask before a long computation whether its output can be written. */
+fr_status fr_io_out_check(const char *path, fr_error *err);
+fr_status fr_io_out_close(fr_io_out *o, bool ok, fr_error *err);
+/* The same as a raw descriptor for pwrite users (src/dist): fd instead of f; fr_io_out_close handles either. */
+fr_status fr_io_out_open_fd(fr_io_out *o, int *fd, const char *path, fr_error *err);
+fr_status fr_io_out_close_fd(fr_io_out *o, int fd, bool ok, fr_error *err);
 /* "dir/name" in a malloc'd string (NULL when out of memory). */
 char *fr_io_join(const char *dir, const char *name);
 /* Description of errno (thread-safe). */

@@ -489,10 +489,8 @@ fr_status fr_npy_write_file(const char *path, const fr_tensor *t, int version, f
     char hb[FR_NPY_HEADER_MAX];
     size_t hl;
     if ((st = fr_npy_header_bytes(t, version, hb, &hl, NULL, path, err)) != FR_OK) return st;
-    FILE *f = fopen(path, "wb");
-    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
-    bool ok = fwrite(hb, 1, hl, f) == hl && fr_io_write_tensor(f, t);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) return fr_fail(err, FR_E_IO, "%s: write error", path);
-    return FR_OK;
+    fr_io_out o; /* never through a link at path (issue: CASE/attention_out.npy -> /victim was overwritten) */
+    if ((st = fr_io_out_open(&o, path, err)) != FR_OK) return st;
+    bool ok = fwrite(hb, 1, hl, o.f) == hl && fr_io_write_tensor(o.f, t);
+    return fr_io_out_close(&o, ok, err);
 }

@@ -408,16 +408,16 @@ fr_status fr_st_write_file(const char *path, int n, const char *const *names, co
     int64_t dl;
     fr_status st = make_header(n, names, tensors, meta_count, meta, &h, &hl, &dl, err);
     if (st != FR_OK) return st;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
+    fr_io_out o; /* never through a link at path (io_util.h) */
+    if ((st = fr_io_out_open(&o, path, err)) != FR_OK) {
         free(h);
-        return fr_fail(err, FR_E_IO, "%s: cannot create: %s", path, fr_io_strerror());
+        return st;
     }
+    FILE *f = o.f;
     unsigned char pre[8];
     for (int i = 0; i < 8; i++) pre[i] = (unsigned char)((uint64_t)hl >> (8 * i));
     bool ok = fwrite(pre, 1, 8, f) == 8 && fwrite(h, 1, hl, f) == hl;
     free(h);
     for (int i = 0; ok && i < n; i++) ok = fr_io_write_tensor(f, &tensors[i]);
-    ok = fclose(f) == 0 && ok;
-    return ok ? FR_OK : fr_fail(err, FR_E_IO, "%s: write error", path);
+    return fr_io_out_close(&o, ok, err);
 }

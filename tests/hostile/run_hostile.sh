@@ -8,44 +8,7 @@ F=$1; PLUG=$2; RUN=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 export FR_HOSTILE_LIB="$HERE/lib.sh"
 . "$FR_HOSTILE_LIB"
-BASE=$(mktemp -d "${TMPDIR:-/tmp}/fr-hostile-XXXXXX") || exit 1
-export FR_HOSTILE_OUTSIDE="$BASE/outside"
-mkdir -p "$FR_HOSTILE_OUTSIDE/keep" && echo "do not delete" > "$FR_HOSTILE_OUTSIDE/keep/precious.txt"
-mknpy "$FR_HOSTILE_OUTSIDE/secret.npy" '<f4' '(2, 8)' 64
-sums() { find "$FR_HOSTILE_OUTSIDE" -type f -exec cksum {} + | sort; }
-SUMS0=$(sums)
-PY=${FLASHREF_PYTHON:-python3}
-command -v "$PY" >/dev/null 2>&1 || PY=python3
-failures=0; checks=0
-fail() { echo "FAIL [$NAME]: $*"; failures=$((failures + 1)); }
-
-# go NAME EXPECTED_RC ARGS...: runs flashref ARGS in a fresh TMPDIR; output in $OUT; checks the exit status and the
-# containment invariants. LIMIT (seconds, default 240) bounds the run.
-go() {
-    NAME=$1; want=$2; shift 2
-    checks=$((checks + 1))
-    T="$BASE/t$checks"; mkdir -p "$T/tmp"
-    TOKEN="fr-hostile-$$-$checks"
-    OUT="$T/out.txt"
-    (cd "$T" && env TMPDIR="$T/tmp" FR_HOSTILE_TOKEN="$TOKEN" timeout -s KILL "${LIMIT:-240}" "$F" "$@") > "$OUT" 2>&1
-    rc=$?
-    [ "$rc" = "$want" ] || fail "exit status $rc, expected $want: $(tail -c 600 "$OUT")"
-    left=$(ls -A "$T/tmp")
-    [ -z "$left" ] || fail "temporary directories left behind: $left"
-    [ "$(sums)" = "$SUMS0" ] || fail "the folder outside the temporary area changed"
-    live=""
-    for e in /proc/[0-9]*/environ; do
-        grep -qa "FR_HOSTILE_TOKEN=$TOKEN" "$e" 2>/dev/null && live="$live ${e#/proc/}"
-    done
-    [ -z "$live" ] || fail "processes of the run still alive: $(echo "$live" | sed 's|/environ||g')"
-    echo "ok   [$NAME] exit $rc"
-}
-has() { grep -q -- "$1" "$OUT" || fail "output lacks '$1': $(tail -c 600 "$OUT")"; }
-hasnt() { ! grep -q -- "$1" "$OUT" || fail "output has '$1'"; }
-json_ok() { "$PY" -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$1" 2>"$T/py.txt" \
-                || fail "$1 is not valid UTF-8 JSON: $(cat "$T/py.txt")"; }
-utf8_ok() { "$PY" -c 'import sys; open(sys.argv[1], encoding="utf-8").read()' "$1" 2>"$T/py.txt" \
-                || fail "$1 is not valid UTF-8: $(cat "$T/py.txt")"; }
+hostile_setup || exit 1
 # An AddressSanitizer build reserves terabytes of address space (no ulimit -v) and reports a plugin's SIGSEGV itself
 # (the worker then exits 1 instead of dying by the signal).
 ASAN=""; grep -qa "__asan_init" "$F" && ASAN=1
@@ -206,6 +169,4 @@ grep -q "newline" "$BASE/nl.txt" || fail "TMPDIR newline message: $(cat "$BASE/n
 go mine-bad-timeout 2 suite $Q $ONE --timeout 0; has "--timeout"
 go mine-timeout-builtin 2 suite $Q $ONE --timeout 5; has "runs in this process"
 
-rm -rf "$BASE"
-echo "hostile corpus: $checks checks, $failures failures"
-[ $failures = 0 ]
+hostile_end "hostile corpus"

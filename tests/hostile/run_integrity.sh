@@ -1,0 +1,57 @@
+#!/bin/sh
+# The hostile corpus, part 2 (issue 28: what a newcomer and an attacker broke): each check runs the flashref command
+# as run_hostile.sh does (lib.sh: exit status, message, the sentinel folder outside the temporary area unchanged, no
+# temporary directory or process left behind).
+# usage: run_integrity.sh FLASHREF PLUGIN_DIR RUNNER_DIR
+F=$1; PLUG=$2; RUN=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+export FR_HOSTILE_LIB="$HERE/lib.sh"
+. "$FR_HOSTILE_LIB"
+hostile_setup || exit 1
+Q="--set quick"
+ONE="--filter eq_fp32_bnsd"   # one small fp32 case
+C="$BASE/cases"
+"$F" golden --out "$C" --layout BNSD --dtype fp32 --B 1 --N1 2 --S1 8 --S2 8 --D 8 --name small >/dev/null 2>&1 ||
+    { echo "FAIL: golden failed"; exit 1; }
+rm -f "$C/small/attention_out.npy" "$C/small/softmax_max.npy" "$C/small/softmax_sum.npy"
+
+# ---- row 2: outputs are never written through a link, case folders never merged ---------------------------------
+# run: a symbolic link in place of an output file (to a file outside) is refused before computing, its target kept.
+cp -r "$C/small" "$C/link_out" && ln -s "$FR_HOSTILE_OUTSIDE/secret.npy" "$C/link_out/attention_out.npy"
+go row2-run-output-symlink 2 run "$C/link_out" --engine fast; has "attention_out.npy: is a symbolic link"
+[ -L "$C/link_out/attention_out.npy" ] || fail "the link was replaced"
+go row2-run-out-symlink 2 run "$C/small" --engine golden --out "$C/link_out"; has "is a symbolic link"
+# run: a hard link in place of an output file: the run writes a new file, the other name keeps its content.
+cp -r "$C/small" "$C/hard_out" && ln "$FR_HOSTILE_OUTSIDE/secret.npy" "$C/hard_out/softmax_max.npy" 2>/dev/null &&
+{ go row2-run-output-hardlink 0 run "$C/hard_out" --engine fast
+  [ "$(stat -c %h "$FR_HOSTILE_OUTSIDE/secret.npy")" = 1 ] || fail "the hard link still shares the outside file"; }
+# golden PARAMETERS: DIR/<name> a symbolic link to a folder outside: refused, nothing written there.
+mkdir -p "$BASE/g1" && ln -s "$FR_HOSTILE_OUTSIDE/keep" "$BASE/g1/one"
+go row2-golden-case-symlink 2 golden --out "$BASE/g1" --name one --S1 4 --S2 4 --D 8; has "is a symbolic link"
+go row2-golden-case-symlink-force 2 golden --out "$BASE/g1" --name one --S1 4 --S2 4 --D 8 --force
+has "is a symbolic link"; [ -f "$FR_HOSTILE_OUTSIDE/keep/precious.txt" ] || fail "the linked folder lost its file"
+# golden PARAMETERS: DIR/<name> holding a stale file: refused (never merged); --force replaces it.
+mkdir -p "$BASE/g2/one" && echo stale > "$BASE/g2/one/dq.npy"
+go row2-golden-case-stale 2 golden --out "$BASE/g2" --name one --S1 4 --S2 4 --D 8; has "not empty"; has "--force"
+go row2-golden-case-force 0 golden --out "$BASE/g2" --name one --S1 4 --S2 4 --D 8 --force
+[ ! -e "$BASE/g2/one/dq.npy" ] && [ -f "$BASE/g2/one/attention_out.npy" ] || fail "--force did not replace the case"
+# golden --set: DIR must be new or empty; a case folder (or a file in one) that is a link to outside: refused
+# without --force; with --force the links are removed, never followed, and the set is written.
+mkdir -p "$BASE/g3" && ln -s "$FR_HOSTILE_OUTSIDE/keep" "$BASE/g3/eq_fp32_bnsd_mha"
+go row2-golden-set-nonempty 2 golden --set quick --only eq_fp32_bnsd --out "$BASE/g3"; has "not empty"
+mkdir -p "$BASE/g3/x" && ln -s "$FR_HOSTILE_OUTSIDE/secret.npy" "$BASE/g3/x/query.npy"
+go row2-golden-set-force 0 golden --set quick --only eq_fp32_bnsd --out "$BASE/g3" --force
+[ ! -L "$BASE/g3/eq_fp32_bnsd_mha" ] && [ -f "$BASE/g3/eq_fp32_bnsd_mha/golden/attention_out.npy" ] &&
+    [ ! -e "$BASE/g3/x" ] || fail "--force: the set was not written in place of the links"
+[ -f "$FR_HOSTILE_OUTSIDE/keep/precious.txt" ] || fail "--force followed a link"
+ln -s "$FR_HOSTILE_OUTSIDE/keep" "$BASE/g4"
+go row2-golden-set-dir-symlink 2 golden --set quick --only eq_fp32_bnsd --out "$BASE/g4"; has "is a symbolic link"
+# suite --write: the same rule.
+mkdir -p "$BASE/w1" && echo stale > "$BASE/w1/old_case"
+go row2-suite-write-nonempty 2 suite $Q $ONE --write "$BASE/w1"; has "not empty"
+go row2-suite-write-force 0 suite $Q $ONE --write "$BASE/w1" --force
+[ ! -e "$BASE/w1/old_case" ] && [ -d "$BASE/w1/eq_fp32_bnsd_mha" ] || fail "--write --force did not replace"
+ln -s "$FR_HOSTILE_OUTSIDE/keep" "$BASE/w2"
+go row2-suite-write-symlink 2 suite $Q $ONE --write "$BASE/w2"; has "is a symbolic link"
+
+hostile_end "hostile corpus (issue 28)"
