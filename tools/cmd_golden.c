@@ -215,6 +215,12 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
         if (loaded) fr_case_free(&cs);
         return 2;
     }
+    if ((st = fr_dist_same_case(cli_dist(), dir, &cs, &err)) != FR_OK) { /* every rank read the same files */
+        if (cli_rank() == 0) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
+        fr_case_outputs_free(&o);
+        fr_case_free(&cs);
+        return 2;
+    }
     int64_t bytes = 0;
     st = fr_dist_run_to_dir(cli_dist(), &cs, &o, &e, dir, &bytes, &err);
     cli_dist_stats("golden", bytes);

@@ -111,6 +111,14 @@ int cmd_run(int argc, char **argv) {
         }
         return 2;
     }
+    /* Every rank must have read the same files: a case folder that differs between nodes would mix two problems
+     * (the same status on every rank). */
+    if (cli_size() > 1 && (st = fr_dist_same_case(cli_dist(), dir, &c, &err)) != FR_OK) {
+        fprintf(stderr, "flashref run: %s: %s: %s\n", dir, fr_status_name(st), err.msg);
+        fr_case_outputs_free(&o);
+        fr_case_free(&c);
+        return 2;
+    }
 #endif
     const char *odir = out ? out : dir;
     /* Before a computation that may take hours: an output that is a symbolic link (or not a regular file) is

@@ -60,6 +60,14 @@ fr_status fr_dist_run_to_dir(const fr_dist *d, const struct fr_case *c, struct f
 fr_status fr_dist_case_load(const fr_dist *d, const char *dir, const fr_engine *e, struct fr_case *c, int64_t *read,
                             int64_t *total, fr_error *err);
 
+/* Whether every rank read the same case (collective; after fr_dist_case_load, before computing): a digest of
+ * dir/case.json and of every input file c lists, each read whole and streamed (dist_digest.c), compared across the
+ * ranks. FR_E_FORMAT on every rank, naming the first file and rank that differ from rank 0, when they do (a case
+ * folder that is not the same on every node); FR_OK under one process. A rank that could not load the case passes
+ * c NULL (and every rank fails), so that no rank waits for it. */
+struct fr_case;
+fr_status fr_dist_same_case(const fr_dist *d, const char *dir, const struct fr_case *c, fr_error *err);
+
 /* The status every rank returns (collective): the first failing rank's (by rank), with its message where it is
  * this rank, "dist: rank K of R failed" elsewhere. */
 fr_status fr_dist_agree(const fr_dist *d, fr_status st, fr_error *err);

@@ -13,7 +13,7 @@
 # backward's each a part (less than the whole, more than nothing), together all of it at least once (pass B reads
 # rows of other ranks' pass A blocks). An engine without a part grid (fast) runs on rank 0 alone; a symbolic link
 # in place of an output file is refused, its target left untouched; a rank that cannot load the case stops them all
-# before the run.
+# before the run; ranks that read different files for the case (a digest of each file) stop before it too.
 # usage: dist_bit_identical.sh FLASHREF MPIEXEC
 set -u
 F=$1
@@ -113,6 +113,20 @@ grep -q "missing/case.json: cannot open" "$T/stats" &&
   { echo "FAIL: a rank's load failure: messages"; cat "$T/stats"; fail=1; }
 [ ! -e "$T/mpmd" ] || { echo "FAIL: a rank's load failure: outputs written"; fail=1; }
 echo "one rank cannot load the case: every rank stops before the run, nothing written"
+# Ranks that read different files for one case (a case folder that is not the same on every node; here MPMD: rank 1
+# reads a copy whose query differs in its last byte) agree on a digest of what they read before computing: every
+# rank stops with exit status 2 naming the file, nothing is written (issue 28 row 13: the output was half of each
+# problem, exit 0).
+cp -r "$T/in/fwd_band" "$T/in/other"
+qs=$(stat -c %s "$T/in/other/query.npy")
+printf '\177' | dd of="$T/in/other/query.npy" bs=1 seek=$((qs - 1)) conv=notrunc 2>/dev/null
+"$MPI" --oversubscribe -n 1 "$F" run "$T/in/fwd_band" --engine golden --out "$T/mix" : \
+  -n 1 "$F" run "$T/in/other" --engine golden --out "$T/mix" >"$T/stats" 2>&1 &&
+  { echo "FAIL: ranks that read different query files ran"; fail=1; }
+[ "$(grep -c "rank 1 read a different query input than rank 0" "$T/stats")" = 2 ] ||
+  { echo "FAIL: different inputs: not every rank said which file differs"; cat "$T/stats"; fail=1; }
+[ ! -e "$T/mix" ] || { echo "FAIL: different inputs: outputs written"; fail=1; }
+echo "ranks that read different query files: every rank stops before the run, naming the file, nothing written"
 # flashref golden: one case split across ranks, and a suite set's cases spread over ranks.
 P="--name one --B 1 --N1 3 --S1 300 --S2 260 --D 40 --sparse-mode 2 --mask canonical --sink --bwd"
 "$F" golden --out "$T/g1" $P >/dev/null || fail=1
