@@ -54,6 +54,16 @@ def is_torch(x: Any) -> bool:
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
 
+def _resolve(x):
+    """A torch tensor whose memory holds its values: a negative- or conjugate-bit view (z.conj().imag) stores the
+    un-negated buffer and negates lazily, so its data_ptr() would be read as the opposite values."""
+    if x.is_neg():
+        x = x.resolve_neg()
+    if x.is_conj():
+        x = x.resolve_conj()
+    return x
+
+
 def _torch_dtype(code: int):
     import torch
     table = {L.F64: torch.float64, L.F32: torch.float32, L.F16: torch.float16, L.BF16: torch.bfloat16,
@@ -87,11 +97,16 @@ def view(x: Any, name: str, keep: Keep, hint: Optional[int] = None) -> L.Tensor:
     if is_torch(x):
         if x.device.type != "cpu":
             raise ValueError("%s: a %s tensor: flashref computes on the CPU (pass x.cpu())" % (name, x.device.type))
-        x = x.detach()
+        x = _resolve(x.detach())
         code = _torch_code(x)
         ptr, shape, strides = x.data_ptr(), tuple(x.shape), tuple(x.stride())
         keep.refs.append(x)
     else:
+        if isinstance(x, (list, tuple)) or np.isscalar(x):
+            # A list (or a scalar) has no dtype: guessing one (float64, int64) would be refused by the operator
+            # with a message about a dtype the user never chose.
+            raise TypeError("%s: a %s; pass a numpy array (e.g. np.asarray(x, dtype=np.float32)) or a CPU torch "
+                            "tensor" % (name, type(x).__name__))
         a = np.asarray(x)
         code = _NP_TO_FR.get(a.dtype.name, -2 if a.dtype.name in ("uint16", "int16") else -1)
         if code == -1:
@@ -160,7 +175,7 @@ def to_numpy(x: Any) -> np.ndarray:
     back as ml_dtypes arrays."""
     if is_torch(x):
         import torch
-        x = x.detach()
+        x = _resolve(x.detach())
         if x.device.type != "cpu":
             x = x.cpu()
         s = str(x.dtype).replace("torch.", "")

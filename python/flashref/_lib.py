@@ -4,10 +4,13 @@ Python exceptions. Internal: use the functions of the flashref package."""
 from __future__ import annotations
 
 import ctypes as C
+import math
+import numbers
+import operator
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 MAX_DIMS = 8
 MSG_LEN = 512
@@ -116,6 +119,30 @@ class FlashrefError(Exception):
         self.status = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else "FR_STATUS_%d" % status
         self.message = message
         super().__init__("%s: %s" % (self.status, message))
+
+
+_INT_BITS = {"int32": 32, "int64": 64, "uint64": -64}
+
+
+def c_int(name: str, v: Any, kind: str = "int64", status: str = "FR_E_INVALID_ARG") -> int:
+    """v as an integer that fits the C field (kind int32 / int64 / uint64), checked before ctypes would wrap it
+    (sparse_mode=2**32+2 ran as mode 2): FlashrefError with `status` naming the parameter otherwise. Integral floats
+    (8.0) are taken, others (2.5) refused; anything else is a TypeError."""
+    if isinstance(v, numbers.Integral) or (hasattr(v, "__index__") and not isinstance(v, numbers.Real)):
+        i = operator.index(v)
+    elif isinstance(v, numbers.Real):
+        f = float(v)
+        if not (math.isfinite(f) and f.is_integer()):
+            raise FlashrefError(STATUS[status], "%s: %r is not an integer" % (name, v))
+        i = int(f)
+    else:
+        raise TypeError("%s: %r is not an integer" % (name, v))
+    bits = _INT_BITS[kind]
+    lo, hi = (0, 2 ** 64 - 1) if bits < 0 else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if not lo <= i <= hi:
+        raise FlashrefError(STATUS[status], "%s: %d is outside the C library's %s range %d..%d" % (
+            name, i, kind, lo, hi))
+    return int(i)
 
 
 class Unsupported(Exception):

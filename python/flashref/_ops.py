@@ -32,10 +32,11 @@ class Gradients(NamedTuple):
     dsink: Any = None
 
 
-def _ints(x: Optional[Sequence[int]], keep: Keep):
+def _ints(x: Optional[Sequence[int]], keep: Keep, name: str, status: str):
     if x is None:
         return None, 0
-    vals = [int(v) for v in (x.tolist() if hasattr(x, "tolist") else x)]
+    vals = [L.c_int("%s[%d]" % (name, k), v, "int64", status)
+            for k, v in enumerate(x.tolist() if hasattr(x, "tolist") else x)]
     arr = (C.c_int64 * max(len(vals), 1))(*vals)
     keep.refs.append(arr)
     return C.cast(arr, C.POINTER(C.c_int64)), len(vals)
@@ -53,16 +54,22 @@ def make_params(keep: Keep, *, input_layout: str, head_num: int, scale: float = 
         raise L.FlashrefError(L.STATUS["FR_E_LAYOUT"], "input_layout: '%s' (expected BSH, SBH, BSND, BNSD or TND)"
                               % input_layout)
     p.input_layout = L.LAYOUTS.index(lay)
-    p.head_num, p.scale_value, p.keep_prob = int(head_num), float(scale), float(keep_prob)
-    p.pre_tokens, p.next_tokens = int(pre_tokens), int(next_tokens)
-    p.inner_precise, p.sparse_mode, p.pse_type = int(inner_precise), int(sparse_mode), int(pse_type)
-    p.prefix, p.prefix_len = _ints(prefix, keep)
-    p.actual_seq_qlen, nq = _ints(actual_seq_qlen, keep)
-    p.actual_seq_kvlen, nk = _ints(actual_seq_kvlen, keep)
+    # Every integer range-checked for its C field first: ctypes would wrap 2**32 + 2 to 2 silently.
+    p.head_num = L.c_int("head_num", head_num, "int64", "FR_E_HEADS")
+    p.scale_value, p.keep_prob = float(scale), float(keep_prob)
+    p.pre_tokens = L.c_int("pre_tokens", pre_tokens, "int64", "FR_E_BAND")
+    p.next_tokens = L.c_int("next_tokens", next_tokens, "int64", "FR_E_BAND")
+    p.inner_precise = L.c_int("inner_precise", inner_precise, "int32")
+    p.sparse_mode = L.c_int("sparse_mode", sparse_mode, "int32", "FR_E_SPARSE_MODE")
+    p.pse_type = L.c_int("pse_type", pse_type, "int32", "FR_E_PSE")
+    p.prefix, p.prefix_len = _ints(prefix, keep, "prefix", "FR_E_PREFIX")
+    p.actual_seq_qlen, nq = _ints(actual_seq_qlen, keep, "actual_seq_qlen", "FR_E_SEQLEN")
+    p.actual_seq_kvlen, nk = _ints(actual_seq_kvlen, keep, "actual_seq_kvlen", "FR_E_SEQLEN")
     if actual_seq_qlen is not None and actual_seq_kvlen is not None and nq != nk:
         raise L.FlashrefError(L.STATUS["FR_E_SEQLEN"], "actual_seq_qlen has %d entries, actual_seq_kvlen %d" % (nq, nk))
     p.actual_seq_len = max(nq, nk)
-    p.q_start_idx, p.kv_start_idx = int(q_start_idx), int(kv_start_idx)
+    p.q_start_idx = L.c_int("q_start_idx", q_start_idx, "int64", "FR_E_PSE")
+    p.kv_start_idx = L.c_int("kv_start_idx", kv_start_idx, "int64", "FR_E_PSE")
     p.out_dtype = dtype_code(out_dtype)
     if softmax_layout not in _SOFTMAX_LAYOUT:
         raise ValueError("softmax_layout: %r (expected '' or 'same_as_input')" % softmax_layout)
@@ -82,7 +89,7 @@ def make_engine(engine: str, numerics: Union[None, str, Numerics], threads: int,
     if isa not in _ISAS:
         raise ValueError("isa: %r (expected auto or one of %s)" % (isa, ", ".join(isa_names())))
     e = L.lib.fr_engine_default(_ENGINES[engine])
-    e.num_threads, e.isa = int(threads), _ISAS[isa]
+    e.num_threads, e.isa = L.c_int("threads", threads, "int32"), _ISAS[isa]
     nc = None
     if numerics is not None:
         if engine != "emulate":
@@ -111,7 +118,7 @@ def _hint(dtype: Any, query: Any) -> Optional[int]:
 
 
 def _raw(query: Any, hint: Optional[int]) -> bool:
-    name = str(query.dtype)
+    name = str(getattr(query, "dtype", ""))  # a list: view() refuses it with the argument's name
     return hint is not None and ("uint" in name or "int16" in name)
 
 

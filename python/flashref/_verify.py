@@ -47,8 +47,9 @@ class Case:
         self.scale = params["scale_value"]
 
     def __getattr__(self, key: str) -> Any:
+        # Only reached when normal lookup fails: the inputs live in self.inputs (case.query was always None).
         if key in INPUTS:
-            return None
+            return self.__dict__.get("inputs", {}).get(key)
         raise AttributeError(key)
 
     def __repr__(self) -> str:
@@ -425,8 +426,8 @@ def _opts(set: str, filter: Optional[str], case: Optional[str], seed: Optional[i
 
     o.set, o.filter, o.exact, o.impl_name = s(set), s(filter), s(case), s(name)
     if seed is not None:
-        o.seed = int(seed)
-    o.threads = int(threads)
+        o.seed = L.c_int("seed", seed, "uint64")
+    o.threads = L.c_int("threads", threads, "int32")
     for k, v in thresholds.items():
         if k not in ("k_out", "k_max", "k_grad", "k_stats", "gain_warn", "growth_warn"):
             raise TypeError("verify: unknown threshold %r" % k)

@@ -94,6 +94,58 @@ def test_nan_in_query_gives_a_nan_row(rng, engine, isa):
     assert np.isfinite(out[rest]).all() and np.isfinite(m[rest]).all() and np.isfinite(l[rest]).all()
 
 
+@pytest.mark.parametrize("kw,status,text", [
+    (dict(sparse_mode=2 ** 32 + 2), "FR_E_SPARSE_MODE", "sparse_mode: 4294967298 is outside"),
+    (dict(head_num=2 ** 64 + 2), "FR_E_HEADS", "head_num: 18446744073709551618 is outside"),
+    (dict(head_num=2 ** 63), "FR_E_HEADS", "head_num: 9223372036854775808 is outside"),
+    (dict(pre_tokens=-2 ** 63 - 1), "FR_E_BAND", "pre_tokens"),
+    (dict(head_num=2.5), "FR_E_HEADS", "head_num: 2.5 is not an integer"),
+    (dict(input_layout="TND", actual_seq_qlen=[2 ** 64 + 10], actual_seq_kvlen=[4]), "FR_E_SEQLEN",
+     "actual_seq_qlen[0]: 18446744073709551626 is outside"),
+    (dict(threads=2 ** 40), "FR_E_INVALID_ARG", "threads"),
+])
+def test_integers_beyond_c_are_refused_not_wrapped(rng, kw, status, text):
+    """Regression (issue 28 row 10): ctypes wrapped sparse_mode=2**32+2 to mode 2 and head_num=2**64+2 to 2 heads
+    silently, and head_num=2**63 came back as '... is negative'."""
+    q = rng.standard_normal((1, 2, 4, 8)).astype(np.float32)
+    a = dict(input_layout="BNSD", head_num=2, scale=0.3)
+    a.update(kw)
+    if a["input_layout"] == "TND":
+        q = q.reshape(4, 2, 8)
+    with pytest.raises(flashref.FlashrefError) as e:
+        flashref.attention(q, q, q, **a)
+    assert e.value.status == status and text in e.value.message, e.value
+
+
+def test_lists_as_tensors_are_a_clear_type_error(rng):
+    """Regression (issue 28 row 17): a Python list as a tensor raised AttributeError ('list' has no 'dtype')."""
+    q = rng.standard_normal((1, 2, 4, 8)).astype(np.float32)
+    for args in ((q.tolist(), q, q), (q, q, q.tolist())):
+        with pytest.raises(TypeError, match="a list; pass a numpy array"):
+            flashref.attention(*args, input_layout="BNSD", head_num=2)
+    with pytest.raises(TypeError, match="atten_mask: a list"):
+        flashref.attention(q, q, q, input_layout="BNSD", head_num=2, atten_mask=[[0] * 4] * 4)
+
+
+def test_torch_negative_bit_views_are_read_as_their_values():
+    """Regression (issue 28 row 9): z.conj().imag (a view with the negative bit set) was read as its stored buffer,
+    the output off by up to 1.7."""
+    torch = torch_or_skip()
+    g = torch.Generator().manual_seed(5)
+    z = torch.randn(1, 2, 6, 8, dtype=torch.complex64, generator=g)
+    q = z.conj().imag
+    assert q.is_neg()
+    k, v = torch.randn(1, 2, 7, 8, generator=g), torch.randn(1, 2, 7, 8, generator=g)
+    kw = dict(input_layout="BNSD", head_num=2, scale=0.3)
+    a = flashref.attention(q, k, v, **kw)
+    b = flashref.attention(q.resolve_neg().contiguous(), k, v, **kw)
+    assert torch.equal(a.out, b.out) and torch.equal(a.softmax_max, b.softmax_max)
+    g2 = flashref.attention_backward(q, k, v, a.out, a.out, a.softmax_max, a.softmax_sum, **kw)
+    g3 = flashref.attention_backward(q.resolve_neg().contiguous(), k, v, a.out, a.out, a.softmax_max,
+                                     a.softmax_sum, **kw)
+    assert torch.equal(g2.dq, g3.dq) and torch.equal(g2.dk, g3.dk)
+
+
 def test_bf16_ml_dtypes_and_raw_bits_agree(rng):
     q = rng.standard_normal((1, 24, 64)).astype(ml_dtypes.bfloat16)   # BSH, 4 heads of 16
     k = rng.standard_normal((1, 40, 64)).astype(ml_dtypes.bfloat16)

@@ -93,6 +93,28 @@ def test_exact_case_and_the_case_object():
     assert [c.name for c in r] == [name] and seen
 
 
+def test_case_tensors_are_attributes(cli, tmp_path):
+    """Regression (issue 28 row 7): case.query, case.key, case.atten_mask were always None, in a verify callback and
+    on Case.from_dir, although docs/python.md documents them as the tensors."""
+    seen = {}
+
+    def spy(case):
+        seen[case.name] = all(getattr(case, n) is case.inputs[n] for n in case.inputs) and case.query is not None
+        assert case.dy is None or case.op == "bwd"
+        return case.attention()
+
+    flashref.verify(spy, set="quick", filter="eq_fp32")
+    assert seen and all(seen.values()), seen
+    p = subprocess.run([cli, "golden", "--out", str(tmp_path), "--name", "c", "--S1", "8", "--S2", "8", "--D", "8",
+                        "--sparse-mode", "2", "--mask", "canonical"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    c = flashref.Case.from_dir(str(tmp_path / "c"))
+    assert c.query is c.inputs["query"] and c.key is c.inputs["key"] and c.atten_mask is c.inputs["atten_mask"]
+    assert c.query.shape == (1, 1, 8, 8) and c.sink is None
+    with pytest.raises(AttributeError):
+        c.no_such_attribute
+
+
 def test_the_case_reaches_the_callable_intact():
     """Every quick case's inputs and params as the callable sees them give, through an independent numpy
     implementation of the spec, the outputs of the golden: the marshaling (dtypes, strides, params) is right."""
