@@ -261,11 +261,19 @@ FR_API fr_status fr_isa_selected(fr_isa *isa, fr_error *err);
 
 typedef struct fr_numerics fr_numerics; /* emulator configuration; see flashref_emulate.h */
 
+/* Progress of one fr_fwd / fr_bwd call: done of total work units (the engine's tasks: blocks of query rows, key
+ * blocks), called with done = 0 when the work starts, as units finish and with done = total at the end. Called
+ * only on the thread that called fr_fwd / fr_bwd, never twice at once, so it may print (the library never does:
+ * the flashref command draws a line from it). It must return quickly and must not call back into the engine. */
+typedef void (*fr_progress_fn)(void *ud, int64_t done, int64_t total);
+
 typedef struct fr_engine {
     fr_engine_kind kind;
     int num_threads;               /* 0 = OpenMP default; results are bit-identical for any count */
     fr_isa isa;                    /* fast engine: force a variant (overrides FLASHREF_ISA) */
     const fr_numerics *numerics;   /* emulate engine: NULL = the "ideal" pipeline of the input dtype */
+    fr_progress_fn progress;       /* NULL (default): no reports */
+    void *progress_ud;             /* handed to progress */
 } fr_engine;
 
 FR_API fr_engine fr_engine_default(fr_engine_kind kind);

@@ -27,6 +27,18 @@ void cli_dist_stats(const char *what, int64_t bytes);
 void cli_dist_read_stats(const char *what, int64_t read, int64_t total);
 #endif
 
+/* The progress line of one long engine call (cli_progress.c): cli_progress_begin sets e->progress when stderr is a
+ * terminal (or FLASHREF_PROGRESS=1; =0 turns it off), so that the engine's reports draw "flashref WHAT: 12.3% (1234
+ * of 10000 blocks), 41.2 blocks/s, 30s spent, about 3m 12s left" from the first second on; cli_progress_end
+ * clears it. Quiet otherwise, and on every rank but 0. */
+typedef struct cli_progress {
+    char what[64];
+    double t0, last;
+    int forced, drawn;
+} cli_progress;
+void cli_progress_begin(cli_progress *p, const char *what, fr_engine *e);
+void cli_progress_end(cli_progress *p);
+
 /* True when argv[1..] holds -h or --help. */
 int cli_wants_help(int argc, char **argv);
 

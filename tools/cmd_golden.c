@@ -32,6 +32,7 @@ static void golden_usage(FILE *f) {
             "  --seed N         seed of the random inputs (Philox4x32-10, src/core/rng.h); each case draws with a\n"
             "                   hash of (N, case name), so a case is reproduced by its seed and name; default 1\n"
             "  --no-outputs     write the inputs only (compute them later with flashref run DIR --engine golden)\n"
+            "  (one case: a progress line on a terminal while the golden computes; FLASHREF_PROGRESS=1|0 as for run)\n"
             "  --force          replace what is there: with --set, DIR must otherwise be new or empty, and with\n"
             "                   PARAMETERS, DIR/<name>; --force removes their old contents first (symbolic links\n"
             "                   removed, never followed). Without it nothing is ever merged into an old folder, and\n"
@@ -169,6 +170,27 @@ static void list_sets(void) {
     printf("\n");
 }
 
+/* The golden outputs of the case in dir, computed with a progress line on a terminal (cli_progress.c). */
+static fr_status golden_outputs(const char *dir, fr_error *err) {
+    fr_case cs;
+    fr_status st = fr_case_load(dir, &cs, err);
+    if (st != FR_OK) return st;
+    fr_case_outputs o;
+    if ((st = fr_case_alloc_outputs(&cs, true, &o, err)) != FR_OK) {
+        fr_case_free(&cs);
+        return st;
+    }
+    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
+    cli_progress prog;
+    cli_progress_begin(&prog, cs.op == FR_CASE_FWD ? "golden: fwd" : "golden: bwd", &e);
+    st = cs.op == FR_CASE_FWD ? fr_fwd(&cs.params, &cs.in.fwd, &o.fwd, &e, err) : fr_bwd(&cs.params, &cs.in, &o.bwd, &e, err);
+    cli_progress_end(&prog);
+    if (st == FR_OK) st = fr_case_write_outputs(dir, &o, err);
+    fr_case_outputs_free(&o);
+    fr_case_free(&cs);
+    return st;
+}
+
 #ifdef FR_HAVE_MPI
 /* One case across the ranks (mpirun -n R flashref golden PARAMETERS): rank 0 writes the inputs, every rank loads
  * the case (only the query-side rows its part uses, src/dist/dist_read.c), computes its part of the golden and
@@ -222,7 +244,10 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
         return 2;
     }
     int64_t bytes = 0;
+    cli_progress prog; /* rank 0's part */
+    cli_progress_begin(&prog, cs.op == FR_CASE_FWD ? "golden: fwd (rank 0's part)" : "golden: bwd (rank 0's part)", &e);
     st = fr_dist_run_to_dir(cli_dist(), &cs, &o, &e, dir, &bytes, &err);
+    cli_progress_end(&prog);
     cli_dist_stats("golden", bytes);
     if (cli_rank() == 0) {
         if (st != FR_OK) fprintf(stderr, "  %-34s FAILED %s: %s\n", name, fr_status_name(st), err.msg);
@@ -386,8 +411,12 @@ int cmd_golden(int argc, char **argv) {
         fr_status st = fr_io_new_dir(dir, force, &err);
         if (st == FR_OK) st = fr_gen_build(&specs[k], seed, &c, &err);
         if (st == FR_OK) {
-            st = fr_gen_case_write(&c, dir, inputs_only, &err);
+            /* One case (PARAMETERS): the inputs, then the golden with a progress line, as flashref run computes it
+             * (the same outputs: the inputs read back are the generated ones bit for bit); a set's small cases in
+             * one go. */
+            st = fr_gen_case_write(&c, dir, inputs_only || !set, &err);
             fr_gen_case_free(&c);
+            if (st == FR_OK && !inputs_only && !set) st = golden_outputs(dir, &err);
         }
         if (st != FR_OK) {
             fprintf(stderr, "  %-34s FAILED %s: %s\n", specs[k].name, fr_status_name(st), err.msg);

@@ -25,6 +25,8 @@ static void run_usage(FILE *f) {
             "  A golden rank reads only the query-side rows its part uses (forward: query; backward: query, dy,\n"
             "  attention_in, softmax max/sum rows of its pass A blocks and pass B groups; K, V and the rest whole).\n"
             "  FLASHREF_DIST_STATS=1 prints the bytes each rank wrote and the query bytes it read.\n"
+            "  On a terminal a progress line (blocks done, rate, time left) shows from the first second on;\n"
+            "  FLASHREF_PROGRESS=1 prints it as plain lines (about one a second) wherever stderr goes, =0 never.\n"
             "exit status: 0 done; 2 usage, invalid case or engine not available in this build / on this CPU;\n"
             "  77 the engine does not support this case (reported as SKIP by the suite).\n");
 }
@@ -139,6 +141,10 @@ int cmd_run(int argc, char **argv) {
 #endif
     if (st != FR_OK) return 2;
     int written_here = 0; /* the files are on disk already (written in parallel by the ranks) */
+    cli_progress prog;    /* a line on a terminal while it computes (the library never prints) */
+    char what[64];
+    snprintf(what, sizeof what, "run: %s %s", engine, c.op == FR_CASE_FWD ? "fwd" : "bwd");
+    cli_progress_begin(&prog, what, &e);
 #ifdef FR_HAVE_MPI
     /* Under mpirun: the golden's task grid split across the ranks, each rank writing its own rows of the output
      * files (src/dist/dist_io.c); other engines run on rank 0, which writes. */
@@ -151,6 +157,7 @@ int cmd_run(int argc, char **argv) {
 #endif
         st = c.op == FR_CASE_FWD ? fr_fwd(&c.params, &c.in.fwd, &o.fwd, &e, &err)
                                  : fr_bwd(&c.params, &c.in, &o.bwd, &e, &err);
+    cli_progress_end(&prog);
     int rc = 0;
     if (st == FR_E_UNSUPPORTED || st == FR_E_NOT_AVAILABLE) {
         fprintf(stderr, "flashref run: %s: engine %s does not support this case: %s: %s\n", dir, engine,

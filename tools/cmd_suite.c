@@ -33,7 +33,9 @@ void suite_cli_help(FILE *f) {
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
             "  -v                 print every case, not only those that did not pass\n"
             "environment: FLASHREF_EXEC_TIMEOUT=SECONDS the default per-case timeout (600);\n"
-            "  FLASHREF_KEEP_TMP=1 keep the temporary case directories of exec:/persistent: runs (messages name them)\n");
+            "  FLASHREF_KEEP_TMP=1 keep the temporary case directories of exec:/persistent: runs (messages name them);\n"
+            "  progress: a live line on a terminal; otherwise a plain 'N of M cases done' line on stderr at most\n"
+            "  every 30 s (FLASHREF_PROGRESS=1: every second, =0: never; --quiet: none)\n");
 }
 
 void suite_cli_help_exit(FILE *f) {
@@ -203,12 +205,36 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     return 0;
 }
 
+static double mono_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Alike cli_progress.c:draw: kept apart because this one counts cases and their verdicts (a suite's callback),
+ * that one an engine's work units; only the terminal-or-log switch is alike. */
 void suite_cli_progress(void *ud, int done, int total, const fr_case_result *last) {
     (void)ud;
-    if (!isatty(2) || !last) return;
-    fprintf(stderr, "\r\033[K[%d/%d] %-4s %s (%.1f s)", done, total, fr_verdict_name(last->j.verdict), last->name,
-            last->seconds);
-    if (done == total) fprintf(stderr, "\r\033[K");
+    const char *env = getenv("FLASHREF_PROGRESS");
+    bool forced = env && !strcmp(env, "1");
+    if (!last || (env && !strcmp(env, "0"))) return;
+    if (isatty(2) && !forced) {
+        fprintf(stderr, "\r\033[K[%d/%d] %-4s %s (%.1f s)", done, total, fr_verdict_name(last->j.verdict),
+                last->name, last->seconds);
+        if (done == total) fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+        return;
+    }
+    /* Not a terminal (a CI log, a pipe): a plain line at most every 30 s, so that a long run shows it is alive
+     * without filling the log; a run shorter than that prints none (FLASHREF_PROGRESS=1: every second). */
+    static double t0, last_t;
+    static int fails;
+    double t = mono_s();
+    if (done <= 1) t0 = t, last_t = forced ? -1e30 : t, fails = 0; /* forced: from the first case on */
+    fails += last->j.verdict == FR_FAIL;
+    if (done >= total || t - last_t < (forced ? 1.0 : 30.0)) return;
+    last_t = t;
+    fprintf(stderr, "flashref: %d of %d cases done, %d FAIL so far, %.0f s\n", done, total, fails, t - t0);
     fflush(stderr);
 }
 
@@ -434,7 +460,7 @@ int cmd_suite(int argc, char **argv) {
         return 2;
     }
     s.o.judge.external = s.o.judge.external || !fr_iut_is_builtin(iut);
-    s.o.progress = suite_cli_progress;
+    if (!s.quiet) s.o.progress = suite_cli_progress;
 #ifdef FR_HAVE_MPI
     /* Under mpirun: case k runs on rank k % R; rank 0 gathers them and reports as a single run would. */
     if (cli_size() > 1) {

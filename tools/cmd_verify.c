@@ -58,7 +58,7 @@ int cmd_verify(int argc, char **argv) {
         return 2;
     }
     s.o.judge.external = true;
-    s.o.progress = suite_cli_progress;
+    if (!s.quiet) s.o.progress = suite_cli_progress;
     if (!s.quiet) {
         printf("flashref verify: %d case director%s\n", nd, nd == 1 ? "y" : "ies");
         fr_report_thresholds(stdout, &s.o.judge);

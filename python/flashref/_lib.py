@@ -80,7 +80,8 @@ class Error(C.Structure):
 
 
 class Engine(C.Structure):
-    _fields_ = [("kind", C.c_int), ("num_threads", C.c_int), ("isa", C.c_int), ("numerics", C.c_void_p)]
+    _fields_ = [("kind", C.c_int), ("num_threads", C.c_int), ("isa", C.c_int), ("numerics", C.c_void_p),
+                ("progress", C.c_void_p), ("progress_ud", C.c_void_p)]
 
 
 class Numerics(C.Structure):

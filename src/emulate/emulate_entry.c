@@ -4,6 +4,7 @@
  * bit-identical for any thread count. */
 #include "emulate/emulate_entry.h"
 #include "core/core.h"
+#include "core/progress.h"
 #include "emulate/emu_internal.h"
 
 #include <float.h>
@@ -46,7 +47,7 @@ static double out_value(double v, fr_dtype dt, fr_round r) {
  * of the dpsum sum, there) before its own pass; they share only the default-numerics lines. */
 static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
                          const fr_fwd_outputs *out, const fr_numerics *nc, const fr_tensor *o_lo, int nthreads,
-                         fr_error *err) {
+                         const fr_engine *e, fr_error *err) {
     fr_numerics ideal;
     if (!nc) {
         ideal = fr_numerics_ideal(pb->dtype);
@@ -85,6 +86,8 @@ static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_
     const int64_t units = ustart[pb->B], Dv = pb->Dv;
     const fr_tensor *ao = &out->attention_out, *sm = &out->softmax_max, *ss = &out->softmax_sum;
     bool nomem = false;
+    fr_progress pr;
+    fr_progress_start(&pr, e, units);
 #pragma omp parallel num_threads(nthreads > 0 ? nthreads : omp_get_max_threads()) if (units > 1)
     {
         emu_row r;
@@ -122,6 +125,7 @@ static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_
                         fr_store_f64(ss, fr_softmax_offset(ss, pb->layout, p->softmax_layout, sb->q0, b, h, i, k), l);
                 }
             }
+            fr_progress_add(&pr, 1);
         }
         if (o) emu_row_free(&r);
         free(o);
@@ -129,6 +133,7 @@ static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_
     free(ustart);
     emu_ctx_free(&c);
     if (nomem) return fr_fail(err, FR_E_NOMEM, "emulate: per-thread row scratch (%lld slots)", (long long)maxslots);
+    fr_progress_end(&pr);
     return FR_OK;
 }
 
@@ -242,6 +247,17 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
     }
 }
 
+/* Fixed chunks of a batch's (g, i) rows per kv head (independent of the thread count): at most 8, at least 64 rows
+ * each, partials <= 256 MiB; 0 when the batch has no rows or no keys. */
+static int64_t bwd_chunks(const fr_problem *pb, const fr_sem_batch *sb, int64_t Dp) {
+    int64_t rows = pb->G * sb->S1;
+    if (rows == 0 || sb->S2 == 0) return 0;
+    int64_t C = (rows + 63) / 64;
+    if (C > 8) C = 8;
+    int64_t cap = (INT64_C(256) << 20) / (8 * sb->S2 * Dp + 1);
+    return C > cap ? (cap > 0 ? cap : 1) : C;
+}
+
 static void store_grad(const fr_tensor *t, fr_layout l, int64_t D, int64_t r0, int64_t b, int64_t n, int64_t i,
                        const double *v, fr_round rnd) {
     if (!fr_tensor_present(t)) return;
@@ -252,7 +268,7 @@ static void store_grad(const fr_tensor *t, fr_layout l, int64_t D, int64_t r0, i
  * dpsum sum, here; o_lo there) before its own pass; they share only the default-numerics lines. */
 static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
                          const fr_bwd_outputs *out, const fr_numerics *nc, const fr_tensor *o_extra, int nthreads,
-                         fr_error *err) {
+                         const fr_engine *e, fr_error *err) {
     fr_numerics ideal;
     if (!nc) {
         ideal = fr_numerics_ideal(pb->dtype);
@@ -294,15 +310,15 @@ static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_
         int64_t ns = emu_row_slots(&c, &c.batches[b]);
         if (ns > maxslots) maxslots = ns;
     }
+    fr_progress pr; /* one unit per chunk of every (b, n2) */
+    int64_t units = 0;
+    for (int64_t b = 0; b < pb->B; b++) units += pb->N2 * bwd_chunks(pb, &c.batches[b], Dp);
+    fr_progress_start(&pr, e, units);
     for (int64_t b = 0; ok && b < pb->B; b++) {
         const fr_sem_batch *sb = &c.batches[b];
         int64_t rows = pb->G * sb->S1;
-        if (rows == 0 || sb->S2 == 0) continue;
-        /* Fixed chunks (independent of the thread count): at most 8, at least 64 rows each, partials <= 256 MiB. */
-        int64_t C = (rows + 63) / 64;
-        if (C > 8) C = 8;
-        int64_t cap = (INT64_C(256) << 20) / (8 * sb->S2 * Dp + 1);
-        if (C > cap) C = cap > 0 ? cap : 1;
+        int64_t C = bwd_chunks(pb, sb, Dp);
+        if (C == 0) continue;
         double *parts = zalloc(C * sb->S2 * Dp);
         double *sinkp = zalloc(C * pb->G);
         if (!parts || !sinkp) {
@@ -329,6 +345,7 @@ static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_
                     if (!tok) continue;
                     int64_t r0 = rows * ch / C, r1 = rows * (ch + 1) / C;
                     bwd_chunk(&c, in, &A, b, n2, r0, r1, parts + ch * sb->S2 * Dp, sinkp + ch * pb->G, &r, scr);
+                    fr_progress_add(&pr, 1);
                 }
                 if (scr) emu_row_free(&r);
                 free(scr);
@@ -397,6 +414,7 @@ static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_
     free(A.dsink);
     emu_ctx_free(&c);
     if (!ok) return fr_fail(err, FR_E_NOMEM, "emulate backward: gradient accumulators or scratch");
+    fr_progress_end(&pr);
     return FR_OK;
 }
 
@@ -405,12 +423,12 @@ static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_
 
 fr_status fr_emulate_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
                          const fr_fwd_outputs *out, const fr_engine *e, fr_error *err) {
-    return fwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, err);
+    return fwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, e, err);
 }
 
 fr_status fr_emulate_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
                          const fr_bwd_outputs *out, const fr_engine *e, fr_error *err) {
-    return bwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, err);
+    return bwd_run(pb, p, in, out, e->numerics, NULL, e->num_threads, e, err);
 }
 
 /* What the _ex entries check before validation (fr_fwd/fr_bwd do the same in engine/engine.c and fr_emulate_available). */
@@ -429,7 +447,7 @@ fr_status fr_emulate_fwd_ex(const fr_params *p, const fr_fwd_inputs *in, const f
     st = fr_problem_from_fwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_fwd_outputs(&pb, p, out, err);
     if (st != FR_OK) return st;
-    return fwd_run(&pb, p, in, out, nc, o_lo, num_threads, err);
+    return fwd_run(&pb, p, in, out, nc, o_lo, num_threads, NULL, err);
 }
 
 fr_status fr_emulate_bwd_ex(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
@@ -440,5 +458,5 @@ fr_status fr_emulate_bwd_ex(const fr_params *p, const fr_bwd_inputs *in, const f
     st = fr_problem_from_bwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_bwd_outputs(&pb, p, out, err);
     if (st != FR_OK) return st;
-    return bwd_run(&pb, p, in, out, nc, o_extra, num_threads, err);
+    return bwd_run(&pb, p, in, out, nc, o_extra, num_threads, NULL, err);
 }

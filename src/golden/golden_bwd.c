@@ -7,6 +7,7 @@
  * dsink_h sums the per-row terms of head h in (b, i) order after pass A. Every product goes through the blocked fp64
  * product of golden_gemm.h: dq is each element's fma chain over the keys in order, dk and dv over (query head of
  * the group, row) in order, so no result depends on the block sizes, the ISA variant or the thread count. */
+#include "core/progress.h"
 #include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
@@ -286,6 +287,8 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
                                         (long long)nneed, (long long)na);
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
     }
+    fr_progress pr; /* passes A and B (the pre-pass is O(rows)) */
+    fr_progress_start(&pr, e, (a1 - a0) + (b1 - b0));
 #pragma omp parallel num_threads(nt)
     {
         int tid = 0;
@@ -315,6 +318,7 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
             int64_t i0 = (g - c.qblk[b]) * GD_BR;
             int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
             dq_block(&c, in, out, &bt, h, i0, nr, Dall + t * GD_BR, &w);
+            fr_progress_add(&pr, 1);
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = b0; t < b1; t++) {
@@ -324,8 +328,10 @@ fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_
             int64_t j0 = (g - c.kvblk[b]) * GD_BC;
             int64_t nc = bt.S2 - j0 < GD_BC ? bt.S2 - j0 : GD_BC;
             dkv_block(&c, in, out, &bt, n2, j0, nc, Dall, TQ, &w);
+            fr_progress_add(&pr, 1);
         }
     }
+    fr_progress_end(&pr);
     /* dsink_h: the row terms of head h in (b, i) order (tasks of head h are contiguous and ordered). */
     if (c.has_sink && fr_tensor_present(&out->dsink) && (!part || part->rank == 0))
         for (int64_t h = 0; h < pb->N1; h++) {

@@ -4,6 +4,7 @@
  * golden_gemm.h (an fma chain per element in a fixed order, the same bits for every ISA variant). Each output row
  * has one owner and a fixed reduction order: bit-identical for any thread count. golden_rowref.c keeps the previous
  * row algorithm as the reference this one is tested against. */
+#include "core/progress.h"
 #include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
@@ -216,6 +217,8 @@ fr_status fr_golden_fwd_part(const fr_problem *pb, const fr_params *p, const fr_
         gd_ctx_free(&c);
         return fr_fail(err, FR_E_NOMEM, "golden: cannot allocate %zu bytes of workspace", wsb * (size_t)nt);
     }
+    fr_progress pr;
+    fr_progress_start(&pr, e, t1 - t0);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t t = t0; t < t1; t++) {
         int tid = 0;
@@ -229,7 +232,9 @@ fr_status fr_golden_fwd_part(const fr_problem *pb, const fr_params *p, const fr_
         int64_t i0 = (g - c.qblk[b]) * GD_BR;
         int64_t nr = bt.S1 - i0 < GD_BR ? bt.S1 - i0 : GD_BR;
         fwd_block(&c, out, &bt, h, i0, nr, &w);
+        fr_progress_add(&pr, 1);
     }
+    fr_progress_end(&pr);
     free(mem);
     gd_ctx_free(&c);
     return FR_OK;

@@ -9,6 +9,7 @@
  * the factor scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
 #include "core/osm.h"
+#include "core/progress.h"
 #include "kernels/kernels.h"
 #include "kernels/load_store.h"
 #include "kernels/scores.h"
@@ -37,6 +38,7 @@ typedef struct bwd_ctx {
     int64_t nqt, nkt;         /* non-TND tiles per (b, head) */
     double *dsink_part;       /* pass B: each task's dsink contribution */
     float *di_all;            /* D_i of every query row: [N1][T1] (T1 = B * S1 outside TND) */
+    fr_progress *pr;          /* fr_engine.progress: one unit per task of the mode that runs */
 } bwd_ctx;
 
 /* One query tile's side of the work (pack_qside): Q and dY rows, their bf16 pairs, D_i and the row statistics. */
@@ -580,6 +582,7 @@ static fr_status bwd_topk(const bwd_ctx *c, int nt, fr_error *err) {
                 for (int64_t d = 0; d < Dv; d++) o[d] = (float)dv[j * Dv + d];
                 store_rows(c, &c->out->dv, NULL, &sb, sb.kv0, kv, j, o, Dv, 0);
             }
+            fr_progress_add(c->pr, 1);
         }
         free(dk), free(dv), free(dq), free(q), free(k), free(v), free(dy), free(o), free(cols);
     }
@@ -656,6 +659,11 @@ static void bwd_store_dsink(bwd_ctx *c, bool fused, int64_t nB) {
  * fwd_ctx there) for its own passes. */
 fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
+    return fr_k_bwd_ex(ops, num_threads, NULL, pb, p, in, out, err);
+}
+
+fr_status fr_k_bwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, const fr_problem *pb,
+                      const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     bwd_ctx c;
     memset(&c, 0, sizeof c);
     c.ops = ops;
@@ -722,6 +730,9 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     }
     int failed = 0;
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
+    fr_progress pr;
+    c.pr = &pr;
+    fr_progress_start(&pr, e, c.sem.topk ? pb->B * pb->N2 : fused ? pb->B * pb->N2 : nA + nB);
 #pragma omp parallel num_threads(nt)
     {
         /* D_i = sum_d dY * O of every query row, in double, rounded once (spec 8.2) */
@@ -770,6 +781,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             if (pb->layout == FR_TND) sb = c.batches[t / pb->N2];
             else fr_sem_batch_get(&c.sem, t / pb->N2, &sb);
             task_group(&c, &w, &sb, t % pb->N2, dqacc, dqcomp, c.dsink_part ? c.dsink_part + t * pb->G : NULL);
+            fr_progress_add(&pr, 1);
         }
         free(dqacc), free(dqcomp);
 #pragma omp for schedule(dynamic, 1)
@@ -779,6 +791,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             int64_t kv, j0;
             task_of(&c, true, t, &sb, &kv, &j0);
             task_kv(&c, &w, &sb, kv, j0, NULL, NULL);
+            fr_progress_add(&pr, 1);
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t t = 0; t < (fused ? 0 : nB); t++) {
@@ -788,6 +801,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
             task_of(&c, false, t, &sb, &h, &i0);
             double ds = task_q(&c, &w, &sb, h, i0);
             if (c.dsink_part) c.dsink_part[t] = ds;
+            fr_progress_add(&pr, 1);
         }
         if (have_ws) ws_free(&w);
     }
@@ -797,6 +811,7 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
         st = bwd_topk(&c, nt, err);
     else if (c.sem.sink && fr_tensor_present(&out->dsink))
         bwd_store_dsink(&c, fused, nB);
+    if (st == FR_OK) fr_progress_end(&pr);
 done: /* the one way out once anything is allocated */
     bwd_ctx_free(&c);
     return st;

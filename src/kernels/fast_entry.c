@@ -27,7 +27,7 @@ fr_status fr_fast_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inp
     if ((st = check_dtype(&out->attention_out, pb->out_dtype, "attention_out", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->softmax_max, FR_F32, "softmax_max", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->softmax_sum, FR_F32, "softmax_sum", err)) != FR_OK) return st;
-    return fr_k_fwd(ops, e ? e->num_threads : 0, pb, p, in, out, err);
+    return fr_k_fwd_ex(ops, e ? e->num_threads : 0, e, pb, p, in, out, err);
 }
 
 /* Alike fast_entry.c:fr_fast_fwd: kept apart because each checks its own outputs' dtypes before its own kernel; they
@@ -43,5 +43,5 @@ fr_status fr_fast_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inp
     if ((st = check_dtype(&out->dq_rope, pb->dtype, "dq_rope", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->dk_rope, pb->dtype, "dk_rope", err)) != FR_OK) return st;
     if ((st = check_dtype(&out->dsink, FR_F32, "dsink", err)) != FR_OK) return st;
-    return fr_k_bwd(ops, e ? e->num_threads : 0, pb, p, in, out, err);
+    return fr_k_bwd_ex(ops, e ? e->num_threads : 0, e, pb, p, in, out, err);
 }

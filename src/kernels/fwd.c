@@ -7,6 +7,7 @@
  * output element is written by one task in a fixed order: bit-identical for any thread count. */
 #include "core/core.h"
 #include "core/osm.h"
+#include "core/progress.h"
 #include "kernels/kernels.h"
 #include "kernels/load_store.h"
 #include "kernels/scores.h"
@@ -38,6 +39,7 @@ typedef struct fwd_ctx {
     int64_t nsplit;       /* decode: key chunks of FR_K_DECODE_KEYS per (b, h) (1: no split) */
     float *part_o;        /* decode: each task's unnormalized O [task][S1][Dv] */
     fr_osm_f32 *part_st;  /* decode: each task's (m, l) [task][S1] */
+    fr_progress pr;       /* fr_engine.progress: one unit per task (decode: per key chunk) */
 } fwd_ctx;
 
 /* Decode (S1 <= FR_K_DECODE_S1): the keys of each (b, h) are split into chunks of this many keys (a multiple of
@@ -559,6 +561,11 @@ static void task_of(const fwd_ctx *c, int64_t t, fr_sem_batch *sb, int64_t *h, i
  * bwd_ctx there) for its own passes. */
 fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
+    return fr_k_fwd_ex(ops, num_threads, NULL, pb, p, in, out, err);
+}
+
+fr_status fr_k_fwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, const fr_problem *pb,
+                      const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
     fwd_ctx c;
     memset(&c, 0, sizeof c);
     c.ops = ops;
@@ -608,6 +615,7 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     }
     int64_t nwork = ntasks * c.nsplit; /* decode: ntasks = B N1 (one query tile each) */
     int failed = 0;
+    fr_progress_start(&c.pr, e, nwork);
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
     if (ntasks > 0) {
 #pragma omp parallel num_threads(nt)
@@ -619,8 +627,10 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
                 failed = 1;
             }
 #pragma omp for schedule(dynamic, 1)
-            for (int64_t t = 0; t < (c.nsplit > 1 ? nwork : 0); t++)
+            for (int64_t t = 0; t < (c.nsplit > 1 ? nwork : 0); t++) {
                 if (ok) fwd_task_chunk(&c, &w, t);
+                fr_progress_add(&c.pr, 1);
+            }
 #pragma omp for schedule(static)
             for (int64_t bh = 0; bh < (c.nsplit > 1 && !failed ? ntasks : 0); bh++) fwd_merge_chunks(&c, bh);
 #pragma omp for schedule(dynamic, 1)
@@ -631,11 +641,13 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
                 task_of(&c, t, &sb, &h, &i0);
                 if (c.sem.topk) fwd_task_topk(&c, &w, &sb, h, i0);
                 else fwd_task(&c, &w, &sb, h, i0);
+                fr_progress_add(&c.pr, 1);
             }
             if (ok) ws_free(&w);
         }
     }
     free(c.batches), free(c.task0), free(c.part_o), free(c.part_st);
     if (failed) return fr_fail(err, FR_E_NOMEM, "engine 'fast': per-thread tile workspace");
+    fr_progress_end(&c.pr);
     return FR_OK;
 }

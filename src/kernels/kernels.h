@@ -141,5 +141,10 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
                    const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err);
 fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, const fr_params *p,
                    const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err);
+/* The same, reporting progress to e->progress (flashref.h; e may be NULL): the fast engine's entry. */
+fr_status fr_k_fwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, const fr_problem *pb,
+                      const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err);
+fr_status fr_k_bwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, const fr_problem *pb,
+                      const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err);
 
 #endif
