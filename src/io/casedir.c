@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "core/problem.h"
+#include "core/validate.h"
 #include "io/io_util.h"
 #include "io/npy.h"
 
@@ -18,8 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* case.json of a B = 2M varlen case holds a few 2M-entry arrays: tens of MB. Anything beyond this is not a case. */
-#define CASE_JSON_MAX (INT64_C(1) << 30)
+/* The arrays of case.json (prefix, actual_seq_qlen / kvlen) have B entries, and validation allows them only with
+ * B <= 2K (prefix: FR_LIMIT_B_PREFIX; varlen: FR_LIMIT_B_TND): a valid case.json is a few tens of KB. Longer arrays
+ * and larger files are refused while parsing (a 5M-entry prefix in a mode-0 case took 450 MB to parse and pass). */
+#define CASE_ARRAY_MAX (FR_LIMIT_B_PREFIX > FR_LIMIT_B_TND ? FR_LIMIT_B_PREFIX : FR_LIMIT_B_TND)
+#define CASE_JSON_MAX (INT64_C(1) << 20)
 /* Integers travel as JSON numbers (doubles): exact only up to 2^53. */
 #define JSON_INT_MAX 9007199254740992.0
 
@@ -161,6 +165,10 @@ static fr_status get_int_array(const cJSON *j, const char *what, const char *fie
                        json_type(j));
     int64_t cnt = 0;
     for (const cJSON *e = j->child; e; e = e->next) cnt++;
+    if (cnt > CASE_ARRAY_MAX)
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: %lld entries, more than any valid case has (%lld: B <= %lld where "
+                       "a prefix or varlen lengths are allowed)", what, field, (long long)cnt,
+                       (long long)CASE_ARRAY_MAX, (long long)CASE_ARRAY_MAX);
     int64_t *a = malloc((size_t)(cnt ? cnt : 1) * sizeof *a);
     if (!a) return fr_fail(err, FR_E_NOMEM, "%s: %s: cannot allocate %lld integers", what, field, (long long)cnt);
     int64_t k = 0;

@@ -54,4 +54,17 @@ go row2-suite-write-force 0 suite $Q $ONE --write "$BASE/w1" --force
 ln -s "$FR_HOSTILE_OUTSIDE/keep" "$BASE/w2"
 go row2-suite-write-symlink 2 suite $Q $ONE --write "$BASE/w2"; has "is a symbolic link"
 
+# ---- row 17: a 5M-entry prefix in a mode-0 case.json (10 MB, 450 MB to parse) was accepted ----------------------
+# with_prefix N OUT: the small case's case.json with an N-entry prefix
+with_prefix() {
+    awk -v n="$1" '/"prefix":/ { printf "\t\t\"prefix\":\t["; for (i = 0; i < n; i++) printf "%s0", (i ? "," : "")
+                                 print "],"; next } { print }' "$C/small/case.json" > "$2"
+}
+cp -r "$C/small" "$C/big_prefix" && with_prefix 5000000 "$C/big_prefix/case.json"
+[ "$(stat -c %s "$C/big_prefix/case.json")" -gt 10000000 ] || fail "the 5M-entry case.json was not made"
+go row17-prefix-5m 2 case check "$C/big_prefix"; has "larger than the limit"
+cp -r "$C/small" "$C/long_prefix" && with_prefix 3000 "$C/long_prefix/case.json"
+go row17-prefix-3000 2 case check "$C/long_prefix"; has "prefix: 3000 entries, more than any valid case has"
+go row17-prefix-3000-run 2 run "$C/long_prefix" --engine fast; has "3000 entries"
+
 hostile_end "hostile corpus (issue 28)"
