@@ -1,7 +1,9 @@
 # flashref: every target sets itself up on a fresh machine (Debian packages via apt-get, Python packages into
 # build/venv). `make run` runs the main job, `make test` every test.
 BUILD      ?= build
-JOBS       ?= $(shell nproc)
+# JOBS: parallel jobs of the inner build and of ctest (`make build JOBS=2`); `make -jN` sets it to N (read from
+# MAKEFLAGS when a recipe runs), else every core.
+JOBS       ?= $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),$(shell nproc))
 CMAKE_ARGS ?=
 PREFIX     ?= /usr/local
 FUZZ_SECONDS ?= 30
