@@ -82,8 +82,28 @@ bool suite_cli_check_set(const char *cmd, const suite_cli *s) {
     return false;
 }
 
+/* A folder the run will create or add to: an existing directory we may write, or a new name in a writable one. */
+static bool writable_dir(const char *cmd, const char *opt, const char *path) {
+    struct stat sb;
+    int e = 0;
+    const char *why = NULL;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) why = "exists and is not a directory";
+        else if (access(path, W_OK | X_OK) != 0) e = errno;
+    } else if (errno != ENOENT) {
+        e = errno;
+    } else {
+        return writable(cmd, opt, path); /* a new name: its parent must be a writable directory */
+    }
+    if (!why && !e) return true;
+    fprintf(stderr, "flashref %s: %s %s: cannot write: %s\n", cmd, opt, path, why ? why : strerror(e));
+    return false;
+}
+
 bool suite_cli_check_paths(const char *cmd, const suite_cli *s) {
     bool ok = true;
+    /* --promote is written after every draw ran: refused now, not after the run (issue 28 row 11) */
+    if (s->o.promote_dir) ok = writable_dir(cmd, "--promote", s->o.promote_dir) && ok;
     if (s->json) ok = writable(cmd, "--json", s->json) && ok;
     if (s->html) ok = writable(cmd, "--report", s->html) && ok;
     if (s->history) ok = writable(cmd, "--history", s->history) && ok;

@@ -28,8 +28,9 @@ typedef struct suite_cli {
 void suite_cli_init(suite_cli *s);
 /* False (and "flashref CMD: --set: 'X' (quick, default, long or all)" on stderr) for an unknown --set. */
 bool suite_cli_check_set(const char *cmd, const suite_cli *s);
-/* Checks before the run that the report paths (--json, --report, --history) can be written and that --regression
- * is a readable directory: prints "flashref CMD: --json PATH: cannot write: REASON" and returns false otherwise. */
+/* Checks before the run that the report paths (--json, --report, --history) can be written, that --promote is a
+ * directory that can be written or created and that --regression is a readable directory: prints "flashref CMD:
+ * --json PATH: cannot write: REASON" and returns false otherwise. */
 bool suite_cli_check_paths(const char *cmd, const suite_cli *s);
 /* The exit-status lines of --help. */
 void suite_cli_help_exit(FILE *f);

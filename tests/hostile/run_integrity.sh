@@ -67,4 +67,9 @@ cp -r "$C/small" "$C/long_prefix" && with_prefix 3000 "$C/long_prefix/case.json"
 go row17-prefix-3000 2 case check "$C/long_prefix"; has "prefix: 3000 entries, more than any valid case has"
 go row17-prefix-3000-run 2 run "$C/long_prefix" --engine fast; has "3000 entries"
 
+# ---- row 11: --promote FILE (a regular file) ran every draw, then exited 2 "cannot create directory" -------------
+touch "$BASE/promfile"
+LIMIT=60 go row11-promote-file 2 suite --impl golden --random 3 --promote "$BASE/promfile" --json r.json
+has "--promote"; has "exists and is not a directory"; hasnt "random draws"; [ ! -e "$T/r.json" ] || fail "JSON written"
+
 hostile_end "hostile corpus (issue 28)"
