@@ -87,7 +87,7 @@ def test_nan_in_query_gives_a_nan_row(rng, engine, isa):
     except flashref.FlashrefError as e:
         if e.status != "FR_E_NOT_AVAILABLE":
             raise
-        pytest.skip("this CPU lacks %s (tests/kernels/test_nan_rows covers every variant it has)" % isa)
+        pytest.skip("this CPU lacks %s (tests/kernels/test_nan_rows.c covers every variant it has)" % isa)
     assert np.isnan(out[0, 0, 1]).all() and np.isnan(m[0, 0, 1]).all() and np.isnan(l[0, 0, 1]).all()
     rest = np.ones(out.shape[:3], bool)
     rest[0, 0, 1] = False
