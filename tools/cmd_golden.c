@@ -170,6 +170,20 @@ static void list_sets(void) {
     printf("\n");
 }
 
+/* --out DIR before anything is written (collective under mpirun: rank 0 prepares, the others wait for it). A set: DIR
+ * holds the set and nothing else, new or empty (--force: emptied), never a link. One case: DIR may hold other cases
+ * (its own folder DIR/<name> is checked when it is written). False (message printed) when DIR cannot be used. */
+static bool prepare_out(const char *out, bool set, bool force) {
+    fr_error err;
+    fr_status st = cli_rank() != 0 ? FR_OK : set ? fr_io_new_dir(out, force, &err) : fr_io_mkdir(out, &err);
+    if (st != FR_OK) fprintf(stderr, "flashref golden: --out: %s\n", err.msg);
+#ifdef FR_HAVE_MPI
+    return !fr_dist_any(cli_dist(), st != FR_OK);
+#else
+    return st == FR_OK;
+#endif
+}
+
 /* The golden outputs of the case in dir, computed with a progress line on a terminal (cli_progress.c). */
 static fr_status golden_outputs(const char *dir, fr_error *err) {
     fr_case cs;
@@ -336,14 +350,7 @@ int cmd_golden(int argc, char **argv) {
             bool made = lstat(out, &sb0) != 0;
             fr_error err;
             int written = 0;
-            /* DIR holds the set and nothing else: new or empty (--force: emptied), never a link (rank 0 prepares) */
-            fr_status pst = cli_rank() == 0 ? fr_io_new_dir(out, force, &err) : FR_OK;
-            if (pst != FR_OK) fprintf(stderr, "flashref golden: --out: %s\n", err.msg);
-#ifdef FR_HAVE_MPI
-            if (fr_dist_any(cli_dist(), pst != FR_OK)) return 2;
-#else
-            if (pst != FR_OK) return 2;
-#endif
+            if (!prepare_out(out, true, force)) return 2;
             /* Under mpirun each rank writes its share of the cases (case k on rank k % R), in parallel. */
             fr_status st = fr_suite_write_cases_part(set, only, seed, out, cli_rank(), cli_size(), &written, &err);
             if (st != FR_OK) fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
@@ -376,18 +383,7 @@ int cmd_golden(int argc, char **argv) {
     }
     struct stat before;
     bool created = lstat(out, &before) != 0;
-    {
-        /* A named set: DIR holds the set and nothing else (new or empty; --force: emptied). One case: DIR may hold
-         * other cases; its own folder DIR/<name> is checked below. Rank 0 prepares, the others wait for it. */
-        fr_error err;
-        fr_status pst = cli_rank() != 0 ? FR_OK : set ? fr_io_new_dir(out, force, &err) : fr_io_mkdir(out, &err);
-        if (pst != FR_OK) fprintf(stderr, "flashref golden: --out: %s\n", err.msg);
-#ifdef FR_HAVE_MPI
-        if (fr_dist_any(cli_dist(), pst != FR_OK)) return 2;
-#else
-        if (pst != FR_OK) return 2;
-#endif
-    }
+    if (!prepare_out(out, set != NULL, force)) return 2;
 #ifdef FR_HAVE_MPI
     if (!set && cli_size() > 1) return golden_one_dist(&one, name, seed, out, inputs_only, force);
 #endif
