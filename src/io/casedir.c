@@ -710,16 +710,21 @@ static fr_status write_named(const char *dir, const char *stem, const fr_tensor 
 
 /* After a failed write: removes the files this call began (stems[0..n), "<stem>.npy", and case.json when json) and
  * dir when this call created it, so that a half-written case or output set never looks like a whole one. */
+static void unlink_file(const char *p) {
+    struct stat sb; /* a link there was refused, not written: it is not ours to remove */
+    if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(p);
+}
+
 static void unwrite(const char *dir, bool made_dir, const char *const *stems, int n, bool json) {
     char p[4200];
     if (json) {
         snprintf(p, sizeof p, "%.4000s/case.json", dir);
-        unlink(p);
+        unlink_file(p);
     }
     for (int k = 0; k < n; k++) {
         if (!stems[k]) continue;
         snprintf(p, sizeof p, "%.4000s/%s.npy", dir, stems[k]);
-        unlink(p);
+        unlink_file(p);
     }
     if (made_dir) rmdir(dir);
 }
