@@ -2,12 +2,13 @@
  * input file, read whole and streamed (a rank that reads only its query rows still hashes the whole file, with a
  * 1 MiB buffer: no memory grows with the file), gathered from every rank and compared before anything is computed.
  * Without it two ranks that read different files (a case folder that is not the same on every node) each computed
- * their rows of a different problem and the output was half of each, with exit 0. The digest is a mistake detector,
- * not a cryptographic one. */
+ * their rows of a different problem and the output was half of each, with exit 0. The digest (core/hash.h) is a
+ * mistake detector, not a cryptographic one. */
 #define _POSIX_C_SOURCE 200809L
 #include "dist/dist.h"
 
 #include "core/core.h"
+#include "core/hash.h"
 #include "io/casedir.h"
 #include "io/io_util.h"
 
@@ -19,14 +20,6 @@
 
 #define NFILES (FR_CASE_NUM_INPUTS + 1) /* case.json, then the inputs in fr_case_input order */
 
-/* A 64-bit multiply-xorshift hash over 8-byte words (the tail zero-padded), seeded with the length. */
-static uint64_t mix(uint64_t h, uint64_t w) {
-    h ^= w;
-    h *= UINT64_C(0x9e3779b97f4a7c15);
-    h ^= h >> 29;
-    return h;
-}
-
 /* Digest of the file at path (whole, streamed); 0 and a message on a read error. */
 static fr_status digest_file(const char *path, uint64_t *out, fr_error *err) {
     FILE *f;
@@ -34,27 +27,22 @@ static fr_status digest_file(const char *path, uint64_t *out, fr_error *err) {
     fr_status st = fr_io_open_read(path, &f, &size, err);
     if (st != FR_OK) return st;
     enum { BUF = 1 << 20 };
-    unsigned char *buf = malloc(BUF + 8);
+    unsigned char *buf = malloc(BUF);
     if (!buf) {
         fclose(f);
         return fr_fail(err, FR_E_NOMEM, "dist: digest buffer");
     }
-    uint64_t h = mix(UINT64_C(0x6a09e667f3bcc908), (uint64_t)size), total = 0;
+    uint64_t h = fr_hash_word(FR_HASH_SEED, (uint64_t)size), total = 0;
     size_t n;
-    while ((n = fread(buf, 1, BUF, f)) > 0) {
-        memset(buf + n, 0, 8);
-        for (size_t k = 0; k < n; k += 8) {
-            uint64_t w;
-            memcpy(&w, buf + k, 8);
-            h = mix(h, w);
-        }
+    while ((n = fread(buf, 1, BUF, f)) > 0) { /* BUF is a multiple of 8: only the last piece has a tail */
+        h = fr_hash_bytes(h, buf, n);
         total += n;
     }
     bool bad = ferror(f) || total != (uint64_t)size;
     fclose(f);
     free(buf);
     if (bad) return fr_fail(err, FR_E_IO, "%s: read error while comparing the ranks' inputs", path);
-    *out = mix(h, total);
+    *out = fr_hash_word(h, total);
     return FR_OK;
 }
 

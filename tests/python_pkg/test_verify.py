@@ -115,6 +115,28 @@ def test_case_tensors_are_attributes(cli, tmp_path):
         c.no_such_attribute
 
 
+@pytest.mark.parametrize("how", ["writeable", "ctypes"])
+def test_an_implementation_that_changes_its_inputs_fails(how):
+    """Regression (issue 28 row 3): a callable that zeroed the query in place (flipping `writeable`, or a ctypes
+    memset of its buffer) and returned case.attention() PASSed: the golden was computed from the clobbered inputs.
+    A changed input now FAILs the case, naming the input."""
+    import ctypes
+
+    def clobber(case):
+        q = case.inputs["query"]
+        if how == "writeable":
+            q.flags.writeable = True
+            q[...] = 0
+        else:
+            ctypes.memset(q.ctypes.data, 0, q.nbytes)
+        return case.attention()
+
+    r = flashref.verify(clobber, set="quick", filter="eq_fp32")
+    judged = [c for c in r if c.verdict != "SKIP"]
+    assert judged and all(c.verdict == "FAIL" for c in judged), r.summary()
+    assert all("query" in c.why and "modified" in c.why for c in judged), [c.why for c in judged]
+
+
 def test_the_case_reaches_the_callable_intact():
     """Every quick case's inputs and params as the callable sees them give, through an independent numpy
     implementation of the spec, the outputs of the golden: the marshaling (dtypes, strides, params) is right."""

@@ -1,6 +1,6 @@
 /* The public verifier API (include/flashref_verify.h) from C, as the Python package uses it: a callback IUT that
  * runs the fast engine passes the quick set's equivalence cases, one that perturbs the output fails them, one that
- * returns FR_E_UNSUPPORTED skips them; the exact-name option keeps one case; the JSON is the suite's; output specs
+ * returns FR_E_UNSUPPORTED skips them, one that changes its (const) inputs fails them; the exact-name option keeps one case; the JSON is the suite's; output specs
  * match the outputs the engines accept; bad options are rejected with a status. Also runs under the sanitizers
  * (the Python tests cannot). */
 #include "flashref_verify.h"
@@ -16,7 +16,7 @@
 typedef struct calls {
     int n, fwd, bwd;
     char first[96];
-    int perturb; /* 1: scale attention_out by 1.05; 2: unsupported */
+    int perturb; /* 1: scale attention_out by 1.05; 2: unsupported; 3: zero the query in place, then compute */
     const char *expect; /* when set: count calls for other cases */
     int wrong;
 } calls;
@@ -27,6 +27,8 @@ static fr_status cb(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bw
     k->n++;
     if (k->expect && strcmp(c->name, k->expect)) k->wrong++;
     if (k->perturb == 2) return FR_E_UNSUPPORTED;
+    if (k->perturb == 3 && c->in->fwd.query.data) /* what a careless implementation does to a const input */
+        memset(c->in->fwd.query.data, 0, (size_t)fr_tensor_numel(&c->in->fwd.query) * fr_dtype_size(c->in->fwd.query.dtype));
     fr_engine e = fr_engine_default(FR_ENGINE_FAST);
     fr_status st;
     if (c->op == FR_VERIFY_FWD) {
@@ -114,6 +116,21 @@ int main(void) {
     o.impl_name = NULL;
     CHECK(fr_verify_run_callback(&o, cb, &ku, &r, &err) == FR_OK, "run: %s", err.msg);
     CHECK(fr_verify_result_overall(r) == 3, "overall %d, expected SKIP", fr_verify_result_overall(r));
+    fr_verify_result_free(r);
+
+    /* issue 28 row 3: a callback that zeroes its query in place and returns what the engine computes from it
+     * PASSed (the golden was computed from the clobbered inputs); every such case FAILs now, naming the input */
+    calls kz = {0};
+    kz.perturb = 3;
+    CHECK(fr_verify_run_callback(&o, cb, &kz, &r, &err) == FR_OK, "run: %s", err.msg);
+    j = parse(r);
+    CHECK(count_verdict(j, "PASS") == 0 && count_verdict(j, "FAIL") == listed, "clobbered inputs: %d PASS, %d FAIL",
+          count_verdict(j, "PASS"), count_verdict(j, "FAIL"));
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    const cJSON *why = c0 ? cJSON_GetObjectItem(c0, "why") : NULL;
+    CHECK(why && cJSON_IsString(why) && strstr(why->valuestring, "modified its input query"), "why: %s",
+          why && cJSON_IsString(why) ? why->valuestring : "(none)");
+    cJSON_Delete(j);
     fr_verify_result_free(r);
 
     /* exactly one case */
