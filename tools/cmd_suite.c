@@ -312,12 +312,10 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             printf("report: %s\n", s->html);
         }
     }
-    /* A case that could not be loaded or judged (a broken case directory or stored golden) is an input error, never
-     * the implementation's FAIL. */
+    /* A case that could not be used (a broken or invalid case directory, a stored golden that cannot be loaded or
+     * that a fresh ideal pipeline contradicts) is an input error, never the implementation's FAIL. */
     int bad = 0;
-    for (int k = 0; k < r->n; k++)
-        bad += r->cases[k].j.diag == FR_DIAG_ERROR_STATUS &&
-               (!strncmp(r->cases[k].j.why, "cannot load", 11) || !strncmp(r->cases[k].j.why, "cannot judge", 12));
+    for (int k = 0; k < r->n; k++) bad += r->cases[k].input_error;
     if (bad) {
         fprintf(stderr, "flashref %s: %d case%s could not be loaded or judged (input error, exit 2): see above\n", cmd,
                 bad, bad == 1 ? "" : "s");

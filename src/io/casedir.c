@@ -465,7 +465,7 @@ static fr_status load_tensor(const char *path, const fr_dtype *allowed, int nall
 
 /* True when path, with symbolic links resolved, is inside dir (also resolved): a link in a case directory may point
  * elsewhere in it, never out of it. */
-static bool inside(const char *dir, const char *path) {
+bool fr_case_path_inside(const char *dir, const char *path) {
     /* Into buffers of our own: realpath(p, NULL) allocates, and an allocation failure must not read as "outside". */
     char bd[PATH_MAX], bp[PATH_MAX];
     const char *rd = realpath(dir, bd), *rp = realpath(path, bp);
@@ -534,7 +534,7 @@ fr_status fr_case_load_except(const char *dir, fr_case *c, unsigned skip, fr_err
             st = fr_fail(err, FR_E_IO, "%s: cannot open: %s", paths[k], strerror(errno));
             break;
         }
-        if (!inside(dir, paths[k])) {
+        if (!fr_case_path_inside(dir, paths[k])) {
             st = fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: \"%s\" resolves (through a symbolic link) to a file "
                          "outside the case directory: not followed", dir, input_names[k], c->files[k]);
             break;
@@ -903,7 +903,14 @@ fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_output
             break;
         }
         fr_npy_header h;
-        st = fr_npy_read_file_header(path, &h, err);
+        /* Outputs obey the inputs' rule: nothing read through a link out of the case directory (a stored golden
+         * pointing at a file elsewhere must not become this case's reference). */
+        const char *home = c->dir ? c->dir : dir;
+        if (access(path, F_OK) == 0 && !fr_case_path_inside(home, path))
+            st = fr_fail(err, FR_E_FORMAT, "%s: resolves (through a symbolic link) to a file outside the case "
+                         "directory %s: not followed", path, home);
+        else
+            st = fr_npy_read_file_header(path, &h, err);
         if (st == FR_OK) {
             /* As on disk: numpy types as themselves; bit patterns from the case's dtypes. */
             fr_dtype dt = fr_npy_native_dtype(h.descr);

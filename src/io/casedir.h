@@ -138,10 +138,15 @@ fr_status fr_case_outputs_check(const char *dir, const fr_case_outputs *o, fr_er
 /* Writes every present output into DIR as <output name>.npy (dtype as the tensor has it), each file a fresh one
  * renamed into place: nothing is ever written through a symbolic link (refused, FR_E_IO) or into a hard link. */
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err);
-/* Reads the outputs of case c from DIR, dtypes as on disk: numpy-native types as themselves, <u2 as bf16, |u1 as
+/* Reads the outputs of case c from DIR (each must resolve inside c->dir, or DIR for a case not loaded from disk:
+ * FR_E_FORMAT for a link out of it), dtypes as on disk: numpy-native types as themselves, <u2 as bf16, |u1 as
  * the case's fp8 dtype. Required files missing -> FR_E_IO "DIR/attention_out.npy: missing"; dq_rope / dk_rope /
  * dsink are read when the case has rope / sink. Shapes are not checked here (the verifier compares them). */
 fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_outputs *o, fr_error *err);
+
+/* True when path, with symbolic links resolved, is inside dir (also resolved): the rule for every file of a case
+ * directory (inputs, outputs, stored golden). */
+bool fr_case_path_inside(const char *dir, const char *path);
 
 /* True when `name` is a safe relative file name inside a case directory: non-empty, not absolute, no ".."
  * component, no backslash, no NUL. */

@@ -67,6 +67,34 @@ cp -r "$C/small" "$C/long_prefix" && with_prefix 3000 "$C/long_prefix/case.json"
 go row17-prefix-3000 2 case check "$C/long_prefix"; has "prefix: 3000 entries, more than any valid case has"
 go row17-prefix-3000-run 2 run "$C/long_prefix" --engine fast; has "3000 entries"
 
+# ---- row 1: whoever writes outputs into a case must not decide its golden ---------------------------------------
+# zero_npy SRC DST DESCR ITEMSIZE: DST is an all-zero .npy of SRC's shape in DESCR
+zero_npy() {
+    shape=$(head -c 200 "$1" | tr -d '\000' | grep -ao "'shape': ([^)]*)" | sed "s/'shape': //")
+    n=$(echo "$shape" | tr -d '() ' | sed 's/,$//; s/,/*/g')
+    rm -f "$2"; mknpy "$2" "$3" "$shape" $(($n * $4))
+}
+W="$BASE/w_golden"; "$F" suite $Q $ONE --write "$W" >/dev/null 2>&1 || fail "suite --write failed"
+CS="$W/eq_fp32_bnsd_mha"
+for o in attention_out softmax_max softmax_sum; do
+    zero_npy "$CS/golden/$o.npy" "$CS/$o.npy" '<f4' 4
+    zero_npy "$CS/golden/$o.npy" "$CS/golden/$o.npy.z" '<f8' 8 && mv "$CS/golden/$o.npy.z" "$CS/golden/$o.npy"
+done
+go row1-zero-golden 2 verify "$CS"; has "input-error"; has "golden/attention_out.npy"; has "not this case's golden"
+hasnt "^PASS"
+cp -r "$C/small" "$C/gold_link" && mkdir -p "$C/gold_link/golden"
+for o in attention_out softmax_max softmax_sum; do cp "$C/small/$o.npy" "$C/gold_link/golden/" 2>/dev/null; done
+"$F" run "$C/small" --engine golden --out "$C/gold_link/golden" >/dev/null 2>&1 || fail "run --engine golden failed"
+"$F" run "$C/small" --engine fast --out "$C/gold_link" >/dev/null 2>&1 || fail "run --engine fast failed"
+rm "$C/gold_link/golden/attention_out.npy" && ln -s "$FR_HOSTILE_OUTSIDE/secret.npy" "$C/gold_link/golden/attention_out.npy"
+go row1-golden-symlink-out 2 verify "$C/gold_link"; has "outside the case directory"; hasnt "^PASS"
+
+# ---- row 12: an invalid case is the input's error (exit 2, the field named), not a FAIL blamed on the golden -------
+cp -r "$C/small" "$C/heads3" && sed -i 's/"head_num":\t*2,/"head_num": 3,/' "$C/heads3/case.json"
+go row12-verify-head-num 2 verify "$C/heads3"; has "head_num"; has "input-error"; hasnt "suite defect"
+cp -r "$C/small" "$C/scale_inf" && sed -i 's/"scale_value":\t*[0-9.e-]*,/"scale_value": 1e400,/' "$C/scale_inf/case.json"
+go row12-verify-scale 2 verify "$C/scale_inf"; has "scale_value"; hasnt "suite defect"
+
 # ---- row 11: --promote FILE (a regular file) ran every draw, then exited 2 "cannot create directory" -------------
 touch "$BASE/promfile"
 LIMIT=60 go row11-promote-file 2 suite --impl golden --random 3 --promote "$BASE/promfile" --json r.json

@@ -17,6 +17,40 @@ static char tmp[256];
 /* True when file tmp/NAME contains s. */
 static bool contains(const char *name, const char *s) { return fr_test_file_contains(tmp, name, s); }
 
+/* Whether the summary table and the threshold lines of tmp/out.txt are columns (issue 28 row 17: the
+ * "implementation-defined" row and two threshold lines were out of line): every category row has its result at
+ * the same column, every threshold line its "[--option]" at the same column. */
+static bool aligned(void) {
+    char path[400], line[512];
+    snprintf(path, sizeof path, "%s/out.txt", tmp);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    static const char *const rows[] = {"regression ", "boundaries ", "equivalence ", "properties ", "order invariance ",
+                                       "gradients ", "determinism ", "implementation-defined ", "total "};
+    long rcol = -1, ocol = -1;
+    bool ok = true;
+    int nrow = 0, nopt = 0;
+    while (fgets(line, sizeof line, f)) {
+        for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++)
+            if (!strncmp(line, rows[k], strlen(rows[k]))) {
+                const char *res = strstr(line, "   (no cases)");
+                if (!res) res = strstr(line, "   PASS"), res = res ? res : strstr(line, "   FAIL");
+                if (!res) res = strstr(line, "   WARN"), res = res ? res : strstr(line, "   SKIP");
+                long col = res ? (long)(res - line) : -2;
+                ok = ok && col >= 0 && (rcol < 0 || col == rcol);
+                rcol = col, nrow++;
+            }
+        const char *o = strstr(line, " [--");
+        if (!strncmp(line, "  FAIL ", 7) || !strncmp(line, "  WARN ", 7)) {
+            long col = o ? (long)(o - line) : -2;
+            ok = ok && col >= 0 && (ocol < 0 || col == ocol);
+            ocol = col, nopt++;
+        }
+    }
+    fclose(f);
+    return ok && nrow == 9 && nopt >= 7;
+}
+
 /* Runs `flashref ARGS > tmp/out.txt 2>&1` and returns the exit status. */
 static char out_txt[300];
 #define run(...) fr_test_cli(exe, out_txt, __VA_ARGS__)
@@ -41,6 +75,7 @@ int main(int argc, char **argv) {
     CHECK(contains("out.txt", "conclusion: PASS"), "no PASS conclusion");
     CHECK(contains("out.txt", "regression "), "no regression row in the summary");
     CHECK(contains("out.txt", "history: first run"), "history not started");
+    CHECK(aligned(), "the summary table or the threshold lines are out of line");
     CHECK(contains("s.json", "\"overall\":\t\"PASS\""), "json overall");
     CHECK(contains("s.json", "\"rel_l2\""), "json metrics");
     CHECK(contains("s.html", "<svg") && contains("s.html", "</html>"), "html report");
@@ -84,7 +119,7 @@ int main(int argc, char **argv) {
     CHECK(rc == 0, "external run: exit %d", rc);
     rc = run("verify '%s/cases/eq_fp32_bnsd_mha' '%s/cases/eq_fp32_pse1_bnss'", tmp, tmp);
     CHECK(rc == 0, "verify: exit %d", rc);
-    CHECK(contains("out.txt", "equivalence              1/1      0      0      1   PASS"),
+    CHECK(contains("out.txt", "equivalence                   1/1      0      0      1   PASS"),
           "verify summary (one judged, one without outputs)");
     /* The golden engine writes fp64 outputs: wrong dtype for an implementation -> FAIL shape, exit 1. */
     rc = run("run '%s/cases/eq_fp32_pse1_bnss' --engine golden", tmp);

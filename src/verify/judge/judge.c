@@ -862,6 +862,49 @@ fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, cons
     return FR_OK;
 }
 
+bool fr_judge_golden_agrees(const fr_case *c, const fr_case_outputs *golden, const fr_case_outputs *ideal,
+                            char *why, size_t n) {
+    ctx x; /* only c and pb: what apriori_abs reads */
+    memset(&x, 0, sizeof x);
+    x.c = c;
+    if ((c->op == FR_CASE_FWD ? fr_problem_from_fwd(&c->params, &c->in.fwd, &x.pb, NULL)
+                              : fr_problem_from_bwd(&c->params, &c->in, &x.pb, NULL)) != FR_OK)
+        return true; /* not this check's business: the judge reports an invalid case */
+    int first = c->op == FR_CASE_FWD ? FR_CO_ATTENTION_OUT : FR_CO_DQ;
+    int last = c->op == FR_CASE_FWD ? FR_CO_SOFTMAX_SUM : FR_CO_DSINK;
+    bool ok = true;
+    for (int k = first; k <= last && ok; k++) {
+        const fr_tensor *gt = fr_case_output_cslot(golden, (fr_case_output)k);
+        const fr_tensor *et = fr_case_output_cslot(ideal, (fr_case_output)k);
+        int64_t len = out_row_len(&x.pb, (fr_case_output)k), ng, ne;
+        if (!fr_tensor_present(gt) || !fr_tensor_present(et) || len <= 0) continue;
+        double *g = fr_metrics_load(gt, &ng), *e = fr_metrics_load(et, &ne);
+        fr_metrics m;
+        fr_metrics_opts mo = fr_metrics_opts_default();
+        if (g && e && ng == ne && ng % len == 0 && fr_metrics_compute(e, g, ng / len, len, &mo, &m, NULL) == FR_OK) {
+            const char *nm = fr_case_output_name((fr_case_output)k);
+            double cap = k == FR_CO_ATTENTION_OUT ? apriori_abs(&x, x.pb.out_dtype) : INFINITY;
+            if (m.n_anomaly_mismatch > 0) {
+                snprintf(why, n, "golden/%s.npy: NaN/Inf at %lld positions where a fresh ideal pipeline run of the case "
+                         "disagrees", nm, (long long)m.n_anomaly_mismatch);
+                ok = false;
+            } else if (m.max_abs > 0 && !(m.rel_l2 <= 0.5)) {
+                snprintf(why, n, "golden/%s.npy: a fresh ideal pipeline run of the case is %.3g (rel-L2) off it: "
+                         "not this case's golden", nm, m.rel_l2);
+                ok = false;
+            } else if (!(m.max_abs <= cap)) {
+                snprintf(why, n, "golden/%s.npy: a fresh ideal pipeline run of the case is %.3g (max abs) off it, "
+                         "beyond the a-priori ceiling %.3g of any correct implementation: not this case's golden",
+                         nm, m.max_abs, cap);
+                ok = false;
+            }
+        }
+        free(g);
+        free(e);
+    }
+    return ok;
+}
+
 bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, int *first) {
     if (first) *first = -1;
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {

@@ -117,6 +117,13 @@ fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, cons
  * modelled: fp8 backward). */
 fr_status fr_judge_run_plain(const fr_case *c, fr_case_outputs *o, fr_error *err);
 
+/* Whether a stored golden (a case directory's golden/, which whoever wrote the outputs there could write too) agrees
+ * with a fresh ideal pipeline run on the case's inputs (issue 28: all-zero golden files made all-zero outputs PASS):
+ * false, with why naming the file, when it is contradicted: NaN/Inf positions that differ, an output more than half
+ * its norm off, attention_out off by more than the a-priori ceiling of any correct implementation. */
+bool fr_judge_golden_agrees(const fr_case *c, const fr_case_outputs *golden, const fr_case_outputs *ideal,
+                            char *why, size_t n);
+
 /* Bitwise equality of two outputs (determinism); *first receives the first differing output or -1. */
 bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, int *first);
 

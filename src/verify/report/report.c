@@ -20,18 +20,26 @@
 #include <time.h>
 #include <unistd.h>
 
+/* One threshold line: the rule, then its option in a column of its own (printf-formatted rule). */
+static void thr_line(FILE *f, const char *opt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void thr_line(FILE *f, const char *opt, const char *fmt, ...) {
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(f, "  %-84s %s\n", buf, opt);
+}
+
 void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
     fprintf(f, "standard: %s [--standard flashref|ascend-L0|ascend-L1|ascend-L2|fa]\n", fr_standard_name(o->standard));
     fprintf(f, "thresholds (override with the options in brackets; ref = max(plain reference's, ideal pipeline's)):\n");
     if (o->standard == FR_STD_FLASHREF) {
-        fprintf(f, "  FAIL attention_out rel-L2 > %g x max(ref, u/4 of the out dtype)                [--k-out]\n",
-                o->k_out);
-        fprintf(f, "  FAIL attention_out max abs > %g x max(ref, 1 ulp), or > the a-priori bound      [--k-max]\n",
-                o->k_max);
-        fprintf(f, "  FAIL gradient rel-L2 > %g x max(ref, u/4 of the dtype)                          [--k-grad]\n",
-                o->k_grad);
-        fprintf(f, "  WARN a rel-L2 above %g of its FAIL bound (outputs of >= 1024 elements)          [--warn-frac]\n",
-                o->warn_frac);
+        thr_line(f, "[--k-out]", "FAIL attention_out rel-L2 > %g x max(ref, u/4 of the out dtype)", o->k_out);
+        thr_line(f, "[--k-max]", "FAIL attention_out max abs > %g x max(ref, 1 ulp), or > the a-priori bound", o->k_max);
+        thr_line(f, "[--k-grad]", "FAIL gradient rel-L2 > %g x max(ref, u/4 of the dtype)", o->k_grad);
+        thr_line(f, "[--warn-frac]", "WARN a rel-L2 above %g of its FAIL bound (outputs of >= 1024 elements)",
+                 o->warn_frac);
     } else if (o->standard == FR_STD_FA) {
         fprintf(f, "  FAIL max abs error > 2 x the plain reference's (3 x for gradients) + 1 ulp (FlashAttention)\n");
     } else {
@@ -41,12 +49,10 @@ void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
                    "       error above the dtype's threshold (fp16 2^-10, bf16 2^-7, fp32 2^-13) (Ascend dual benchmark)\n",
                 L[0], L[1], L[2]);
     }
-    fprintf(f, "  FAIL softmax max/sum rel error > %g x ref (floors 2^-20 / 2^-18)                [--k-stats]\n",
-            o->k_stats);
-    fprintf(f, "  WARN row-gain rms > %g x noise floor and > %g x the ideal's and the plain's gain rms [--gain-warn]\n",
-            o->gain_warn, o->gain_warn);
-    fprintf(f, "  WARN error / ideal's error growing > %g x along a length series               [--growth-warn]\n",
-            o->growth_warn);
+    thr_line(f, "[--k-stats]", "FAIL softmax max/sum rel error > %g x ref (floors 2^-20 / 2^-18)", o->k_stats);
+    thr_line(f, "[--gain-warn]", "WARN row-gain rms > %g x noise floor and > %g x the ideal's and the plain's gain rms",
+             o->gain_warn, o->gain_warn);
+    thr_line(f, "[--growth-warn]", "WARN error / ideal's error growing > %g x along a length series", o->growth_warn);
     fprintf(f, "  fully masked rows: %s\n",
             o->external ? "implementation-defined (finite required, not compared; spec D1)"
                         : "must follow D1 exactly (out 0, max -FLT_MAX, sum FLT_MAX)");
@@ -64,7 +70,7 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
     fprintf(f, "\n================ flashref verification summary ================\n");
     fprintf(f, "implementation: %s   set: %s   seed: %llu   cases: %d   time: %.1f s\n", m->impl, m->set,
             (unsigned long long)m->seed, r->n, r->seconds);
-    fprintf(f, "%-18s %9s %6s %6s %6s   %s\n", "category", "passed", "warn", "fail", "skip", "result");
+    fprintf(f, "%-23s %9s %6s %6s %6s   %s\n", "category", "passed", "warn", "fail", "skip", "result");
     int tot[4] = {0, 0, 0, 0};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
         const int *c = r->count[order[k]];
@@ -76,14 +82,14 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
                           : c[FR_WARN]             ? "WARN"
                           : judged                 ? "PASS"
                                                    : "SKIP";
-        fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", fr_suite_cat_name(order[k]), pt, c[FR_WARN], c[FR_FAIL], c[FR_SKIP],
+        fprintf(f, "%-23s %9s %6d %6d %6d   %s\n", fr_suite_cat_name(order[k]), pt, c[FR_WARN], c[FR_FAIL], c[FR_SKIP],
                 res);
         for (int v = 0; v < 4; v++)
             tot[v] += c[v];
     }
     char pt[32];
     snprintf(pt, sizeof pt, "%d/%d", tot[FR_PASS], tot[FR_PASS] + tot[FR_WARN] + tot[FR_FAIL]);
-    fprintf(f, "%-18s %9s %6d %6d %6d   %s\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP],
+    fprintf(f, "%-23s %9s %6d %6d %6d   %s\n", "total", pt, tot[FR_WARN], tot[FR_FAIL], tot[FR_SKIP],
             fr_verdict_name(r->overall));
     /* Implementation-defined points: which reading the implementation follows (never a verdict). */
     for (int k = 0; k < r->n; k++)
@@ -96,8 +102,12 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
                 fr_diag_text(r->primary));
         break;
     case FR_FAIL:
-        fprintf(f, ": %d case(s) failed; likeliest cause: %s: %s\n", tot[FR_FAIL], fr_diag_name(r->primary),
-                fr_diag_text(r->primary));
+        if (r->input_errors) /* the case (or its stored golden) was at fault, not the implementation */
+            fprintf(f, ": %d case(s) could not be used (input errors: see their lines)%s", r->input_errors,
+                    tot[FR_FAIL] > r->input_errors ? "; " : "\n");
+        if (tot[FR_FAIL] > r->input_errors)
+            fprintf(f, "%d case(s) failed; likeliest cause: %s: %s\n", tot[FR_FAIL] - r->input_errors,
+                    fr_diag_name(r->primary), fr_diag_text(r->primary));
         break;
     default: fprintf(f, ": nothing was judged (every case skipped)\n"); break;
     }

@@ -33,6 +33,9 @@ typedef struct fr_case_result {
     char config[400];  /* random draws: the full configuration (fr_matrix_describe) */
     char smallest[400]; /* failing random draws, with shrinking: the smallest configuration failing the same way */
     int shrink_runs;    /* judgements the shrinking took (0: not shrunk) */
+    bool input_error;   /* the case itself could not be used (a broken or invalid case directory, a stored golden
+                           that cannot be loaded or that a fresh ideal pipeline contradicts): the run's input error
+                           (exit 2), never the implementation's FAIL */
 } fr_case_result;
 
 typedef struct fr_suite_result fr_suite_result;
@@ -69,7 +72,9 @@ struct fr_suite_result {
     int n;
     int count[FR_CAT_COUNT][4]; /* [category][verdict] */
     fr_verdict overall;         /* FAIL if any FAIL, else WARN if any WARN, else PASS (SKIP only: SKIP) */
-    fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first */
+    fr_diag primary;            /* the diagnosis most failing (else warning) cases share; specific ones first (cases
+                                   that are input errors do not count) */
+    int input_errors;           /* cases with input_error: the case, not the implementation, was at fault */
     double seconds;
     int planned;                /* cases the set holds (n < planned when the run stopped early) */
     char stopped[FR_MSG_LEN];   /* non-empty: the run stopped early, and why (fr_iut_gave_up) */

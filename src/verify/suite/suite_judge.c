@@ -61,6 +61,21 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
     fr_error ee;
     fr_status est = fr_suite_run_engine(c, FR_ENGINE_EMULATE, &eo, &ee);
     bool have_ideal = est == FR_OK;
+    char gwhy[300];
+    if (stored_golden && have_ideal && !fr_judge_golden_agrees(c, stored_golden, &eo, gwhy, sizeof gwhy)) {
+        /* A stored golden sits in the case directory, where the implementation's outputs are written: one that a
+         * fresh ideal pipeline contradicts is this case's input error, never a reference to judge by. */
+        fr_case_outputs_free(&eo);
+        fr_case_outputs_free(&io);
+        if (iut_out_keep) memset(iut_out_keep, 0, sizeof *iut_out_keep);
+        memset(&cr->j, 0, sizeof cr->j);
+        cr->j.verdict = FR_FAIL;
+        cr->j.diag = FR_DIAG_INPUT;
+        cr->j.ratio = INFINITY;
+        cr->input_error = true;
+        snprintf(cr->j.why, sizeof cr->j.why, "cannot judge the case: the stored %.330s", gwhy);
+        return FR_OK;
+    }
     fr_case_outputs po;
     fr_status pst = ist == FR_OK && est != FR_E_NOMEM ? fr_judge_run_plain(c, &po, &ee) : FR_E_UNSUPPORTED;
     bool have_plain = pst == FR_OK;

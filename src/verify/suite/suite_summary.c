@@ -35,9 +35,15 @@ void fr_suite_summarize(fr_suite_result *r) {
     int nd[FR_DIAG_COUNT][2];
     memset(nd, 0, sizeof nd);
     bool fail = false, warn = false, any = false;
+    r->input_errors = 0;
     for (int k = 0; k < r->n; k++) {
         const fr_case_result *c = &r->cases[k];
         r->count[c->cat][c->j.verdict]++;
+        if (c->input_error) { /* FAIL overall, but it names no cause in the implementation */
+            r->input_errors++;
+            fail = true;
+            continue;
+        }
         /* A case designed for a failure class that gets that diagnosis is stronger evidence than a side effect. */
         int w = (diag_purpose(c->j.diag) & c->purpose) ? 3 : 1;
         if (c->j.verdict == FR_FAIL) fail = true, nd[c->j.diag][0] += w;
