@@ -95,6 +95,12 @@ go row12-verify-head-num 2 verify "$C/heads3"; has "head_num"; has "input-error"
 cp -r "$C/small" "$C/scale_inf" && sed -i 's/"scale_value":\t*[0-9.e-]*,/"scale_value": 1e400,/' "$C/scale_inf/case.json"
 go row12-verify-scale 2 verify "$C/scale_inf"; has "scale_value"; hasnt "suite defect"
 
+# ---- row 15: an external runner's output of the wrong shape or dtype is diagnosed `shape`, not error-status --------
+FR_HOSTILE_HUGE_SHAPE='(3, 3)' FR_HOSTILE_HUGE_BYTES=36 \
+    go row15-wrong-shape 1 suite --impl exec:"sh $RUN/huge_out.sh" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: exec: attention_out.npy: shape \[3,3\]"
+go row15-wrong-dtype 1 suite --impl exec:"sh $RUN/wrong_dtype.sh" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: exec: attention_out.npy: dtype fp64"
+go row15-wrong-dtype-persistent 1 suite --impl persistent:"sh $RUN/p_answer.sh wrong_dtype" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: persistent: attention_out.npy: dtype fp64"
+
 # ---- row 11: --promote FILE (a regular file) ran every draw, then exited 2 "cannot create directory" -------------
 touch "$BASE/promfile"
 LIMIT=60 go row11-promote-file 2 suite --impl golden --random 3 --promote "$BASE/promfile" --json r.json

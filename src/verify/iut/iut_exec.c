@@ -167,31 +167,39 @@ static void shape_str(int ndim, const int64_t *shape, char *s, size_t n) {
     if (k < n) snprintf(s + k, n - k, "]");
 }
 
-static fr_status read_one_output(int dfd, const char *file, fr_tensor *want, double deadline, fr_error *err) {
+/* One output file read into want. label: "exec", "persistent" or a worker's ("plugin"), for the messages; a wrong
+ * dtype or shape is reported with the prefix "shape:" (the judge's diagnosis `shape`, docs/verifier.md step 2). */
+static fr_status read_one_output(int dfd, const char *label, const char *file, fr_tensor *want, double deadline,
+                                 fr_error *err) {
     int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        if (e == ENOENT) return fr_fail(err, FR_E_IO, "exec: %s: missing (the command exited 0 without writing it)", file);
-        if (e == ELOOP) return fr_fail(err, FR_E_OUTPUT, "exec: %s: a symbolic link (outputs must be regular files)", file);
-        return fr_fail(err, FR_E_IO, "exec: %s: cannot open: %s", file, fr_io_strerror_r(e, (char[128]){0}, 128));
+        if (e == ENOENT)
+            return fr_fail(err, FR_E_IO, "%s: %s: missing (%s without writing it)", label, file,
+                           !strcmp(label, "exec")         ? "the command exited 0"
+                           : !strcmp(label, "persistent") ? "the runner answered 'flashref-status: 0'"
+                                                          : "the implementation returned FR_OK");
+        if (e == ELOOP)
+            return fr_fail(err, FR_E_OUTPUT, "%s: %s: a symbolic link (outputs must be regular files)", label, file);
+        return fr_fail(err, FR_E_IO, "%s: %s: cannot open: %s", label, file, fr_io_strerror_r(e, (char[128]){0}, 128));
     }
     fr_npy_header h;
     fr_status st = fr_npy_read_fd_header(fd, &h, file, err);
     fr_dtype dt = FR_DT_NONE;
     if (st != FR_OK) {
         char m[FR_MSG_LEN];
-        snprintf(m, sizeof m, "exec: %.490s", err ? err->msg : file);
+        snprintf(m, sizeof m, "%s: %.480s", label, err ? err->msg : file);
         st = fr_fail(err, st == FR_E_NOMEM ? st : FR_E_OUTPUT, "%s", m);
     } else if (fr_npy_header_dtype(&h, want->dtype, &dt, file, NULL) != FR_OK) {
         fr_dtype got = fr_npy_native_dtype(h.descr);
-        st = fr_fail(err, FR_E_OUTPUT, "exec: %s: dtype %s (descr '%s'), expected %s (descr '%s', the operator's)", file,
-                     got != FR_DT_NONE ? fr_dtype_name(got) : "?", h.descr, fr_dtype_name(want->dtype),
+        st = fr_fail(err, FR_E_OUTPUT, "shape: %s: %s: dtype %s (descr '%s'), expected %s (descr '%s', the operator's)",
+                     label, file, got != FR_DT_NONE ? fr_dtype_name(got) : "?", h.descr, fr_dtype_name(want->dtype),
                      fr_npy_descr_for(want->dtype));
     } else if (h.ndim != want->ndim || memcmp(h.shape, want->shape, sizeof(int64_t) * (size_t)h.ndim) != 0) {
         char a[160], b[160];
         shape_str(h.ndim, h.shape, a, sizeof a);
         shape_str(want->ndim, want->shape, b, sizeof b);
-        st = fr_fail(err, FR_E_OUTPUT, "exec: %s: shape %s, expected %s", file, a, b);
+        st = fr_fail(err, FR_E_OUTPUT, "shape: %s: %s: shape %s, expected %s", label, file, a, b);
     }
     /* The data, in chunks so that the deadline also covers a slow or huge read. */
     size_t total = st == FR_OK ? (size_t)h.data_bytes : 0, done = 0;
@@ -204,7 +212,7 @@ static fr_status read_one_output(int dfd, const char *file, fr_tensor *want, dou
         ssize_t r = pread(fd, (char *)want->data + done, chunk, (off_t)(h.data_offset + (int64_t)done));
         if (r < 0 && errno == EINTR) continue;
         if (r <= 0) {
-            st = fr_fail(err, FR_E_OUTPUT, "exec: %s: read error or truncated while reading", file);
+            st = fr_fail(err, FR_E_OUTPUT, "%s: %s: read error or truncated while reading", label, file);
             break;
         }
         done += (size_t)r;
@@ -213,13 +221,13 @@ static fr_status read_one_output(int dfd, const char *file, fr_tensor *want, dou
     return st;
 }
 
-static fr_status take_outputs(int dfd, fr_case_outputs *o, double deadline, fr_error *err) {
+static fr_status take_outputs(int dfd, const char *label, fr_case_outputs *o, double deadline, fr_error *err) {
     for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
         fr_tensor *want = fr_case_output_slot(o, (fr_case_output)k);
         if (!fr_tensor_present(want)) continue;
         char file[64];
         snprintf(file, sizeof file, "%s.npy", fr_case_output_name((fr_case_output)k));
-        fr_status st = read_one_output(dfd, file, want, deadline, err);
+        fr_status st = read_one_output(dfd, label, file, want, deadline, err);
         if (st != FR_OK) return st;
     }
     return FR_OK;
@@ -283,7 +291,7 @@ static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case
         return fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
     }
     fr_proc_describe(p.wstatus, what, sizeof what);
-    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == 0) return take_outputs(dfd, o, deadline, err);
+    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == 0) return take_outputs(dfd, ei->label, o, deadline, err);
     if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == EXEC_SKIP_STATUS) {
         snprintf(head, sizeof head, "exec: exit status 77 (not supported)");
         return fail_with_tail(err, FR_E_UNSUPPORTED, head, &errt, "stderr");
@@ -398,7 +406,7 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
                  : fr_proc_poll(&ei->proc, fr_proc_now() + 1.0, &outt, &errt, on_line, &sl);
     if (r == 2) {
         if (sl.code == 0) {
-            st = take_outputs(dfd, o, deadline, err);
+            st = take_outputs(dfd, ei->label, o, deadline, err);
         } else if (sl.code == EXEC_SKIP_STATUS) {
             snprintf(head, sizeof head, "%s: status 77 (not supported): %.280s", ei->label,
                      sl.msg[0] ? sl.msg : "(no reason given)");

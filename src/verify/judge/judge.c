@@ -819,9 +819,15 @@ fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, cons
             iut_st == FR_E_OUTPUT && iut_msg && (!strncmp(iut_msg, "guard:", 6) || !strncmp(iut_msg, "unwritten:", 10));
         /* iut_proc.h's contained runners report a crash or a timeout with these prefixes (docs/exec-protocol.md). */
         bool crash = iut_st == FR_E_INTERNAL && iut_msg && !strncmp(iut_msg, "crash:", 6);
+        /* an output file of the wrong dtype or shape, refused by its header before it was read (iut_exec.c) */
+        bool shape = iut_st == FR_E_OUTPUT && iut_msg && !strncmp(iut_msg, "shape:", 6);
         bool timeout = iut_st == FR_E_INTERNAL && iut_msg && !strncmp(iut_msg, "timeout:", 8);
         set(j, FR_FAIL,
-            hyg ? FR_DIAG_UNWRITTEN : crash ? FR_DIAG_CRASH : timeout ? FR_DIAG_TIMEOUT : FR_DIAG_ERROR_STATUS);
+            hyg       ? FR_DIAG_UNWRITTEN
+            : crash   ? FR_DIAG_CRASH
+            : timeout ? FR_DIAG_TIMEOUT
+            : shape   ? FR_DIAG_SHAPE
+                      : FR_DIAG_ERROR_STATUS);
         WHY(j, "%s: %s", fr_status_name(iut_st), iut_msg ? iut_msg : "");
         j->ratio = INFINITY;
         return FR_OK;
