@@ -101,6 +101,11 @@ FR_HOSTILE_HUGE_SHAPE='(3, 3)' FR_HOSTILE_HUGE_BYTES=36 \
 go row15-wrong-dtype 1 suite --impl exec:"sh $RUN/wrong_dtype.sh" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: exec: attention_out.npy: dtype fp64"
 go row15-wrong-dtype-persistent 1 suite --impl persistent:"sh $RUN/p_answer.sh wrong_dtype" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: persistent: attention_out.npy: dtype fp64"
 
+# ---- row 6: a runner that segfaults is a crash naming SIGSEGV, not "error-status: exit status 139" ----------------
+go row6-exec-segv 1 suite --impl exec:"sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"; hasnt "exit status 139"
+go row6-exec-segv-compound 1 suite --impl exec:"true && sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"
+go row6-persistent-segv 1 suite --impl persistent:"sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"
+
 # ---- row 11: --promote FILE (a regular file) ran every draw, then exited 2 "cannot create directory" -------------
 touch "$BASE/promfile"
 LIMIT=60 go row11-promote-file 2 suite --impl golden --random 3 --promote "$BASE/promfile" --json r.json

@@ -18,6 +18,7 @@
 #include "io/io_util.h"
 #include "io/npy.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -248,23 +249,51 @@ static fr_status fail_with_tail(fr_error *err, fr_status st, const char *head, c
     return fr_fail(err, st, "%s; %s: %s", h2, what, text);
 }
 
-/* "CMD ARGS 'DIR'" with every ' of DIR written as '\'' (malloc'd). */
+/* Whether CMD ARGS is one simple command (words of plain characters, the first no assignment and no shell word):
+ * then the shell can exec it and its death by a signal reaches us as that signal. */
+static bool simple_command(const char *cmd) {
+    static const char *const kShellWords[] = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "while",
+                                              "until", "do", "done", "time", "cd", "exec", "eval", "export", "set",
+                                              "unset", ".", "source", "!", "{", "}", "trap", "ulimit", "umask"};
+    size_t first = strcspn(cmd, " ");
+    if (first == 0) return false;
+    for (const char *q = cmd; *q; q++)
+        if (!(isalnum((unsigned char)*q) || strchr(" _./=+@%:,-", *q))) return false;
+    if (memchr(cmd, '=', first)) return false;
+    for (size_t k = 0; k < sizeof kShellWords / sizeof kShellWords[0]; k++)
+        if (strlen(kShellWords[k]) == first && !strncmp(cmd, kShellWords[k], first)) return false;
+    return true;
+}
+
+/* The shell line of a runner: "exec CMD ARGS[ 'DIR']" when CMD ARGS is a simple command, so that the runner replaces
+ * the shell and a crash of it is seen as its signal (a shell in between turns SIGSEGV into exit status 139);
+ * otherwise the line as given, followed by a re-raise of the signal a status above 128 stands for (the shell's
+ * convention), so that a compound command line reports a crash too. DIR (NULL: none) has every ' written '\''.
+ * malloc'd. */
 static char *command_line(const char *cmd, const char *dir) {
-    size_t n = strlen(cmd) + 4;
-    for (const char *q = dir; *q; q++) n += *q == '\'' ? 4 : 1;
+    bool simple = simple_command(cmd);
+    static const char kReraise[] = "; s=$?; if [ $s -gt 128 ] && [ $s -lt 160 ]; then trap - $((s - 128)); "
+                                   "kill -$((s - 128)) $$; fi; exit $s";
+    size_t n = strlen(cmd) + 16 + sizeof kReraise;
+    for (const char *q = dir ? dir : ""; *q; q++) n += *q == '\'' ? 4 : 1;
     char *s = malloc(n);
     if (!s) return NULL;
-    size_t k = (size_t)snprintf(s, n, "%s '", cmd);
-    for (const char *q = dir; *q; q++) {
-        if (*q == '\'') {
-            memcpy(s + k, "'\\''", 4);
-            k += 4;
-        } else {
-            s[k++] = *q;
+    size_t k = (size_t)snprintf(s, n, "%s%s", simple ? "exec " : "", cmd);
+    if (dir) {
+        s[k++] = ' ';
+        s[k++] = '\'';
+        for (const char *q = dir; *q; q++) {
+            if (*q == '\'') {
+                memcpy(s + k, "'\\''", 4);
+                k += 4;
+            } else {
+                s[k++] = *q;
+            }
         }
+        s[k++] = '\'';
     }
-    s[k++] = '\'';
     s[k] = '\0';
+    if (!simple) snprintf(s + k, n - k, "%s", kReraise);
     return s;
 }
 
@@ -354,9 +383,12 @@ static fr_status worker_status(const char *msg, const char **rest) {
 /* Starts the runner. A worker first answers with a status line of its own (0 and its name, or why it cannot run):
  * FR_E_NOT_AVAILABLE with its message when it cannot. */
 static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
-    fr_proc_spec spec = {.cmdline = ei->cmd, .fn = ei->fn, .ud = ei->ud, .pipe_in = true, .pipe_out = true,
+    char *line = ei->fn ? NULL : command_line(ei->cmd, NULL); /* a worker runs no shell */
+    if (!ei->fn && !line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
+    fr_proc_spec spec = {.cmdline = line, .fn = ei->fn, .ud = ei->ud, .pipe_in = true, .pipe_out = true,
                          .setenv = kPersistentEnv};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
+    free(line);
     if (st != FR_OK) return fr_fail(err, FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
     ei->running = true;
     if (!ei->fn) return FR_OK;
