@@ -8,6 +8,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export FR_HOSTILE_LIB="$HERE/lib.sh"
 . "$FR_HOSTILE_LIB"
 hostile_setup || exit 1
+export FR_HOSTILE_FLASHREF="$F"
 Q="--set quick"
 ONE="--filter eq_fp32_bnsd"   # one small fp32 case
 C="$BASE/cases"
@@ -100,6 +101,14 @@ FR_HOSTILE_HUGE_SHAPE='(3, 3)' FR_HOSTILE_HUGE_BYTES=36 \
     go row15-wrong-shape 1 suite --impl exec:"sh $RUN/huge_out.sh" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: exec: attention_out.npy: shape \[3,3\]"
 go row15-wrong-dtype 1 suite --impl exec:"sh $RUN/wrong_dtype.sh" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: exec: attention_out.npy: dtype fp64"
 go row15-wrong-dtype-persistent 1 suite --impl persistent:"sh $RUN/p_answer.sh wrong_dtype" $Q $ONE; has "] shape: FR_E_OUTPUT: shape: persistent: attention_out.npy: dtype fp64"
+
+# ---- row 5: a persistent runner's answers are paired with its cases ---------------------------------------------
+TWO="--filter eq_fp32"
+go row5-echo-ok 0 suite --impl persistent:"sh $RUN/p_protocol.sh echo" $Q $TWO
+go row5-status-before-reading 1 suite --impl persistent:"sh $RUN/p_protocol.sh early" $Q $TWO
+has "protocol error: a 'flashref-status: 0' line came before case"; hasnt "^PASS"
+go row5-answered-twice 1 suite --impl persistent:"sh $RUN/p_protocol.sh twice" $Q $TWO; has "was answered 2 times"
+go row5-other-case 1 suite --impl persistent:"sh $RUN/p_protocol.sh other" $Q $TWO; has "the answer names case /tmp/not-"
 
 # ---- row 6: a runner that segfaults is a crash naming SIGSEGV, not "error-status: exit status 139" ----------------
 go row6-exec-segv 1 suite --impl exec:"sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"; hasnt "exit status 139"

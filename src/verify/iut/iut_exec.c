@@ -45,6 +45,7 @@ typedef struct exec_impl {
     const char *label; /* "exec", "persistent", "plugin" */
     double timeout_s; /* per case */
     bool persistent;  /* persistent or worker: one runner for many cases */
+    bool echoes;      /* persistent: the runner echoes each case directory in its answers (then it must, always) */
     fr_proc proc;     /* persistent: the running runner */
     bool running;
     char hello[200];  /* worker: what its first status line said (the plugin's name) */
@@ -336,12 +337,36 @@ typedef struct status_line {
     bool got;
     long code;
     char msg[300];
+    int dups;           /* further status lines read after the first: a protocol error */
+    const char *expect; /* the case directory sent (NULL: none yet); an answer may echo it after a tab */
+    bool echo;          /* the answer echoed a directory */
+    bool other_dir;     /* ... another one than the case sent */
+    char echoed[200];
 } status_line;
+
+/* Whether a status line echoes a directory: "flashref-status: N[ message]\tDIR" (the part after the last tab). */
+static void check_echo(status_line *s, const char *line, size_t n) {
+    const char *tab = memrchr(line, '\t', n);
+    if (!tab || !s->expect) return;
+    s->echo = true;
+    size_t l = n - (size_t)(tab + 1 - line);
+    while (l && tab[l] == '\r') l--;
+    if (l != strlen(s->expect) || strncmp(tab + 1, s->expect, l) != 0) {
+        s->other_dir = true;
+        fr_utf8_sanitize(tab + 1, l, s->echoed, sizeof s->echoed);
+    }
+}
 
 static bool on_line(void *ud, const char *line, size_t n) {
     status_line *s = ud;
-    if (s->got || n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0)
-        return false;
+    if (n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0) return false;
+    if (s->got) { /* a second answer (in the same read, or before the next case was sent) */
+        s->dups++;
+        return true;
+    }
+    const char *tab = memchr(line, '\t', n);
+    check_echo(s, line, n);
+    if (tab) n = (size_t)(tab - line); /* the echo is not part of the message */
     const char *p = line + sizeof STATUS_PREFIX - 1;
     while (*p == ' ') p++;
     char *end;
@@ -418,14 +443,32 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
     memset(&outt, 0, sizeof outt);
     memset(&errt, 0, sizeof errt);
     char head[400], what[96];
+    bool fresh = !ei->running;
     if (!ei->running && (st = start_runner(ei, &errt, err)) != FR_OK) {
         if (!ei->fn) return st;
         /* A worker that no longer starts (it did when the IUT was opened): this case's crash. */
         snprintf(head, sizeof head, "crash: the %s worker did not restart: %.300s", ei->label, err ? err->msg : "");
         return fr_fail(err, FR_E_INTERNAL, "%s", head);
     }
+    /* Every answer must be the one to the case just sent: a status line already waiting before the case is sent (a
+     * status printed at start-up, a second answer to the previous case) would be taken for this case's answer and
+     * every later answer would land one case late. It is a protocol error; the runner is restarted. */
+    status_line pre;
+    memset(&pre, 0, sizeof pre);
+    /* A runner just started gets a moment to show a status line it writes before reading (a slower one is caught at
+     * the next case, when its real answer arrives early there). */
+    if (!ei->fn && fr_proc_poll(&ei->proc, fr_proc_now() + (fresh ? 0.2 : 0.0), NULL, &errt, on_line, &pre) == 2) {
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+        return fr_fail(err, FR_E_INTERNAL,
+                       "%s: protocol error: a '%s %ld' line came before case %s was sent (a status written before "
+                       "reading a case, or a second answer to the previous case); a persistent runner answers each "
+                       "case directory exactly once, after reading it (the runner was restarted)",
+                       ei->label, STATUS_PREFIX, pre.code, dir);
+    }
     status_line sl;
     memset(&sl, 0, sizeof sl);
+    sl.expect = dir;
     size_t n = strlen(dir);
     char *line = malloc(n + 2);
     if (!line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
@@ -436,7 +479,26 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
     free(line);
     int r = sent ? fr_proc_poll(&ei->proc, deadline, &outt, &errt, on_line, &sl)
                  : fr_proc_poll(&ei->proc, fr_proc_now() + 1.0, &outt, &errt, on_line, &sl);
-    if (r == 2) {
+    if (r == 2 && !ei->fn) /* what the runner wrote with its answer: a second status line there is an error too */
+        (void)fr_proc_poll(&ei->proc, fr_proc_now(), &outt, &errt, on_line, &sl);
+    /* A runner that echoed its case once must echo it every time: an answer without the echo is not paired. */
+    bool unpaired = r == 2 && !ei->fn && ei->echoes && !sl.echo;
+    if (r == 2 && sl.echo) ei->echoes = true;
+    if (r == 2 && (sl.dups || sl.other_dir || unpaired)) {
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+        if (unpaired)
+            snprintf(head, sizeof head, "%s: protocol error: the answer to case %.200s does not echo it, as this "
+                     "runner's earlier answers did (the runner was restarted)", ei->label, dir);
+        else if (sl.other_dir)
+            snprintf(head, sizeof head, "%s: protocol error: the answer names case %.150s, but the case sent was "
+                     "%.150s (the runner was restarted)", ei->label, sl.echoed, dir);
+        else
+            snprintf(head, sizeof head, "%s: protocol error: case %.200s was answered %d times; a persistent runner "
+                     "answers each case directory exactly once (the runner was restarted)", ei->label, dir,
+                     sl.dups + 1);
+        st = fr_fail(err, FR_E_INTERNAL, "%s", head);
+    } else if (r == 2) {
         if (sl.code == 0) {
             st = take_outputs(dfd, ei->label, o, deadline, err);
         } else if (sl.code == EXEC_SKIP_STATUS) {

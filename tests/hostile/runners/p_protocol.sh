@@ -1,0 +1,17 @@
+#!/bin/sh
+# Issue 28 row 5: persistent runners that break the pairing of answers and cases (MODE, the first argument):
+#   early  a status line before reading anything (then answers each case once)
+#   twice  each case answered twice
+#   other  each case answered with the echo of another directory
+#   echo   each case answered once with the echo of its own directory (correct)
+# The outputs are flashref's fast engine's (FR_HOSTILE_FLASHREF), so only the protocol can fail a case.
+[ "$1" = early ] && echo "flashref-status: 0"
+while IFS= read -r dir; do
+    "$FR_HOSTILE_FLASHREF" run "$dir" --engine fast >&2  # correct outputs: only the pairing can fail the case
+    case "$1" in
+    twice) echo "flashref-status: 0"; echo "flashref-status: 0" ;;
+    other) printf 'flashref-status: 0\t%s\n' "/tmp/not-$$" ;;
+    echo) printf 'flashref-status: 0\t%s\n' "$dir" ;;
+    *) echo "flashref-status: 0" ;;
+    esac
+done
