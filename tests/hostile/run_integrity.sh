@@ -115,6 +115,12 @@ go row6-exec-segv 1 suite --impl exec:"sh $RUN/segv.sh" $Q $ONE; has "] crash: .
 go row6-exec-segv-compound 1 suite --impl exec:"true && sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"
 go row6-persistent-segv 1 suite --impl persistent:"sh $RUN/segv.sh" $Q $ONE; has "] crash: .*SIGSEGV"
 
+# ---- row 17: a plugin's failure in its own words; "flashref-status: 0abc" is no status 0 ---------------------------
+go row17-plugin-crash-words 1 suite --impl plugin:"$PLUG/hostile_crash.so" $Q $ONE
+has "plugin worker ended before finishing the case"; hasnt "status line"; hasnt "no stdout"
+go row17-status-0abc 1 suite --impl persistent:"sh $RUN/p_protocol.sh 0abc" $Q $ONE; has "malformed status line"
+hasnt "^PASS"
+
 # ---- row 11: --promote FILE (a regular file) ran every draw, then exited 2 "cannot create directory" -------------
 touch "$BASE/promfile"
 LIMIT=60 go row11-promote-file 2 suite --impl golden --random 3 --promote "$BASE/promfile" --json r.json

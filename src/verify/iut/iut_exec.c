@@ -372,7 +372,8 @@ static bool on_line(void *ud, const char *line, size_t n) {
     char *end;
     errno = 0;
     long v = strtol(p, &end, 10);
-    if (end == p || errno) {
+    /* the number ends the word: "0abc" is no status 0 */
+    if (end == p || errno || (*end && *end != ' ' && *end != '\t' && *end != '\r')) {
         s->got = true;
         s->code = -1;
         snprintf(s->msg, sizeof s->msg, "malformed status line: ");
@@ -518,18 +519,25 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
         fr_proc_end(&ei->proc);
         ei->running = false;
         if (!sent && ei->proc.exited) goto crashed;
-        snprintf(head, sizeof head,
-                 "timeout: no status line after %g s (the %s's process tree was killed; the next case starts a "
-                 "fresh one)", ei->timeout_s, ei->fn ? "worker" : "runner");
+        if (ei->fn) /* a plugin's worker: no status lines in its words */
+            snprintf(head, sizeof head, "timeout: the %s did not finish the case within %g s (its worker process was "
+                     "killed; the next case starts a fresh one)", ei->label, ei->timeout_s);
+        else
+            snprintf(head, sizeof head, "timeout: no status line after %g s (the runner's process tree was killed; "
+                     "the next case starts a fresh one)", ei->timeout_s);
         st = fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
     } else {
         fr_proc_end(&ei->proc);
         ei->running = false;
     crashed:
         fr_proc_describe(ei->proc.wstatus, what, sizeof what);
-        snprintf(head, sizeof head, "crash: the %s ended without a status line (%s)", ei->fn ? "worker" : "runner",
-                 what);
-        st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
+        if (ei->fn) { /* the plugin's code ran in the worker: its stderr is what it said (stdout is the worker's) */
+            snprintf(head, sizeof head, "crash: the %s worker ended before finishing the case (%s)", ei->label, what);
+            st = fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+        } else {
+            snprintf(head, sizeof head, "crash: the runner ended without a status line (%s)", what);
+            st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
+        }
     }
     return st;
 }

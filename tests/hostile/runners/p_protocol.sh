@@ -4,6 +4,7 @@
 #   twice  each case answered twice
 #   other  each case answered with the echo of another directory
 #   echo   each case answered once with the echo of its own directory (correct)
+#   0abc   "flashref-status: 0abc" (not a status number: a malformed line, never status 0)
 # The outputs are flashref's fast engine's (FR_HOSTILE_FLASHREF), so only the protocol can fail a case.
 [ "$1" = early ] && echo "flashref-status: 0"
 while IFS= read -r dir; do
@@ -12,6 +13,7 @@ while IFS= read -r dir; do
     twice) echo "flashref-status: 0"; echo "flashref-status: 0" ;;
     other) printf 'flashref-status: 0\t%s\n' "/tmp/not-$$" ;;
     echo) printf 'flashref-status: 0\t%s\n' "$dir" ;;
+    0abc) echo "flashref-status: 0abc" ;;
     *) echo "flashref-status: 0" ;;
     esac
 done
