@@ -98,6 +98,18 @@ FR_API fr_status fr_verify_result_html(const fr_verify_result *r, const char *pa
 FR_API void fr_verify_result_free(fr_verify_result *r);
 FR_API void fr_verify_free(void *p);
 
+/* Judges outputs of one problem of the caller's own (not a suite case) as a suite case is judged: against the fp64
+ * golden, with bounds from the ideal pipeline and the plain reference of its dtype, o's thresholds (NULL:
+ * defaults; fully masked rows implementation-defined unless o->external is 0). The outputs to judge are the present
+ * tensors of fwd (op FR_VERIFY_FWD) or bwd; an absent one is filled with the golden rounded to the operator's dtype,
+ * so only the given ones can fail. Values are converted to the operator's dtype; a shape other than the operator's
+ * is a FAIL (diagnosis shape). *json: the case's record as `flashref suite --json` writes it ("verdict",
+ * "diagnosis", "why", "outputs": {name: {"iut", "ideal", "plain", "bound_rel_l2", "bound_abs", "ratio", ...}});
+ * malloc'd, fr_verify_free. Invalid params / inputs: their status (nothing judged). */
+FR_API fr_status fr_verify_judge_outputs(fr_verify_op op, const fr_params *p, const fr_bwd_inputs *in,
+                                         const fr_fwd_outputs *fwd, const fr_bwd_outputs *bwd,
+                                         const fr_verify_opts *o, char **json, fr_error *err);
+
 /* Lists the cases of a set: fn(ud, name, category, description) per case; returns the count (-1: unknown set). */
 FR_API int fr_verify_list(const char *set, const char *filter,
                           void (*fn)(void *ud, const char *name, const char *category, const char *what), void *ud);

@@ -215,6 +215,8 @@ _sig("fr_verify_result_free", None, C.c_void_p)
 _sig("fr_verify_free", None, C.c_void_p)
 _sig("fr_verify_list", C.c_int, C.c_char_p, C.c_char_p, LIST_FN, C.c_void_p)
 _sig("fr_verify_set_names", P(C.c_char_p))
+_sig("fr_verify_judge_outputs", C.c_int, C.c_int, P(Params), P(BwdInputs), P(FwdOutputs), P(BwdOutputs),
+     P(VerifyOpts), P(C.c_void_p), P(Error))
 _sig("fr_verify_metrics_json", C.c_int, P(C.c_double), P(C.c_double), C.c_int64, C.c_int64, C.c_int, P(C.c_void_p),
      P(Error))
 _sig("fr_verify_ulp", C.c_double, C.c_int, C.c_double)

@@ -197,6 +197,97 @@ static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result *
     return FR_OK;
 }
 
+static fr_status finish_json(cJSON *root, char **json, fr_error *err);
+
+/* fr_verify_judge_outputs: the caller's outputs handed to the judge through a callback IUT, the ones not given
+ * taken from the golden. */
+typedef struct given_ctx {
+    const fr_fwd_outputs *fo;
+    const fr_bwd_outputs *bo;
+    const fr_case_outputs *golden;
+} given_ctx;
+
+static fr_status given_cb(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
+    const given_ctx *g = ud;
+    fr_case_op op = c->op == FR_VERIFY_BWD ? FR_CASE_BWD : FR_CASE_FWD;
+    fr_case_outputs dst = {op, *fo, *bo}, src = {op, *g->fo, *g->bo}; /* views: the data pointers are shared */
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
+        const fr_tensor *d = fr_case_output_cslot(&dst, (fr_case_output)k);
+        const fr_tensor *s = fr_case_output_cslot(&src, (fr_case_output)k);
+        if (!fr_tensor_present(d) || !d->data) continue; /* not an output of this op */
+        if (!fr_tensor_present(s) || !s->data) s = fr_case_output_cslot(g->golden, (fr_case_output)k);
+        if (s->ndim != d->ndim || memcmp(s->shape, d->shape, sizeof(int64_t) * (size_t)d->ndim) != 0) {
+            char a[160] = "", b[160] = "";
+            for (int q = 0; q < s->ndim; q++) snprintf(a + strlen(a), sizeof a - strlen(a), "%s%lld", q ? "," : "", (long long)s->shape[q]);
+            for (int q = 0; q < d->ndim; q++) snprintf(b + strlen(b), sizeof b - strlen(b), "%s%lld", q ? "," : "", (long long)d->shape[q]);
+            return fr_fail(err, FR_E_OUTPUT, "shape: %s: shape [%s], the operator's is [%s]",
+                           fr_case_output_name((fr_case_output)k), a, b);
+        }
+        int64_t n = fr_tensor_numel(d);
+        for (int64_t q = 0; q < n; q++) /* d is contiguous (fr_iut_run allocated it); s any strides */
+            fr_store_f64(d, q, fr_load_f64(s, fr_tensor_offset_linear(s, q)));
+    }
+    return FR_OK;
+}
+
+fr_status fr_verify_judge_outputs(fr_verify_op op, const fr_params *p, const fr_bwd_inputs *in,
+                                  const fr_fwd_outputs *fwd, const fr_bwd_outputs *bwd, const fr_verify_opts *o_in,
+                                  char **json, fr_error *err) {
+    if (!p || !in || !json || (op == FR_VERIFY_FWD ? !fwd : !bwd))
+        return fr_fail(err, FR_E_NULL, "judge: NULL params, inputs, outputs or result");
+    if (op != FR_VERIFY_FWD && op != FR_VERIFY_BWD) return fr_fail(err, FR_E_INVALID_ARG, "judge: op %d", (int)op);
+    *json = NULL;
+    fr_verify_opts o = o_in ? *o_in : fr_verify_opts_default();
+    fr_status st = check_opts(&o, err);
+    if (st != FR_OK) return st;
+    fr_case c; /* a view of the caller's problem */
+    memset(&c, 0, sizeof c);
+    c.op = op == FR_VERIFY_FWD ? FR_CASE_FWD : FR_CASE_BWD;
+    c.dtype = in->fwd.query.dtype;
+    c.params = *p;
+    c.in = *in;
+    st = op == FR_VERIFY_FWD ? fr_validate_fwd(p, &in->fwd, NULL, err) : fr_validate_bwd(p, in, NULL, err);
+    if (st != FR_OK) return st;
+    fr_case_outputs golden; /* fp64, as the suite's */
+    if ((st = fr_case_alloc_outputs(&c, true, &golden, err)) != FR_OK) return st;
+    fr_engine ge = fr_engine_default(FR_ENGINE_GOLDEN);
+    ge.num_threads = o.threads;
+    st = op == FR_VERIFY_FWD ? fr_fwd(p, &in->fwd, &golden.fwd, &ge, err) : fr_bwd(p, in, &golden.bwd, &ge, err);
+    if (st != FR_OK) {
+        fr_case_outputs_free(&golden);
+        return st;
+    }
+    fr_bwd_outputs nob;
+    fr_fwd_outputs nof;
+    memset(&nob, 0, sizeof nob);
+    memset(&nof, 0, sizeof nof);
+    given_ctx g = {fwd ? fwd : &nof, bwd ? bwd : &nob, &golden};
+    fr_iut *iut;
+    if ((st = fr_iut_callback_open(given_cb, &g, o.impl_name ? o.impl_name : "given", &iut, err)) != FR_OK) {
+        fr_case_outputs_free(&golden);
+        return st;
+    }
+    fr_iut_callback_set_case(iut, "outputs", "equivalence");
+    fr_suite_opts so = fr_suite_opts_default();
+    so.threads = o.threads;
+    so.judge.k_out = o.k_out, so.judge.k_max = o.k_max, so.judge.k_grad = o.k_grad, so.judge.k_stats = o.k_stats;
+    so.judge.gain_warn = o.gain_warn, so.judge.growth_warn = o.growth_warn;
+    so.judge.external = o.external != 0;
+    fr_case_result cr;
+    memset(&cr, 0, sizeof cr);
+    snprintf(cr.name, sizeof cr.name, "outputs");
+    cr.cat = FR_CAT_EQUIVALENCE;
+    cr.dtype = c.dtype;
+    cr.bwd = c.op == FR_CASE_BWD;
+    st = fr_suite_judge_case(iut, &c, &golden, &so, &cr, err);
+    fr_iut_close(iut);
+    fr_case_outputs_free(&golden);
+    if (st != FR_OK) return st;
+    cJSON *root = fr_report_case_json(&cr);
+    fr_judgement_free(&cr.j);
+    return finish_json(root, json, err);
+}
+
 /* With opts.exact, the suite's substring filter also runs cases whose names contain the exact one: those are
  * skipped without calling the caller's function (and dropped from the result by keep_exact). */
 typedef struct exact_ctx {

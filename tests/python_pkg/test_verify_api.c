@@ -1,6 +1,7 @@
 /* The public verifier API (include/flashref_verify.h) from C, as the Python package uses it: a callback IUT that
  * runs the fast engine passes the quick set's equivalence cases, one that perturbs the output fails them, one that
- * returns FR_E_UNSUPPORTED skips them, one that changes its (const) inputs fails them; the exact-name option keeps one case; the JSON is the suite's; output specs
+ * returns FR_E_UNSUPPORTED skips them, one that changes its (const) inputs fails them; the exact-name option keeps
+ * one case; the JSON is the suite's; fr_verify_judge_outputs judges given outputs as the suite does; output specs
  * match the outputs the engines accept; bad options are rejected with a status. Also runs under the sanitizers
  * (the Python tests cannot). */
 #include "flashref_verify.h"
@@ -183,7 +184,36 @@ int main(void) {
                          fr_tensor_make(FR_F32, sm, 4, sp[2].shape)};
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
     CHECK(fr_fwd(&p, &in.fwd, &fo, &e, &err) == FR_OK, "fwd with the specs' shapes: %s", err.msg);
+    /* fr_verify_judge_outputs: the golden's own output (rounded to fp32) PASSes; 2% off FAILs with the judge's
+     * numbers; only attention_out given, the statistics are filled from the golden; a wrong shape is `shape` */
+    fr_fwd_outputs only;
+    memset(&only, 0, sizeof only);
+    only.attention_out = fo.attention_out;
+    char *jj = NULL;
+    CHECK(fr_verify_judge_outputs(FR_VERIFY_FWD, &p, &in, &only, NULL, NULL, &jj, &err) == FR_OK, "judge: %s", err.msg);
+    cJSON *jr = jj ? cJSON_Parse(jj) : NULL;
+    CHECK(jr && !strcmp(cJSON_GetObjectItem(jr, "verdict")->valuestring, "PASS"), "judge of the golden: %s", jj);
+    cJSON_Delete(jr);
+    fr_verify_free(jj);
+    for (int i = 0; i < 24; i++) out[i] *= 1.02f;
+    CHECK(fr_verify_judge_outputs(FR_VERIFY_FWD, &p, &in, &only, NULL, NULL, &jj, &err) == FR_OK, "judge: %s", err.msg);
+    jr = jj ? cJSON_Parse(jj) : NULL;
+    CHECK(jr && !strcmp(cJSON_GetObjectItem(jr, "verdict")->valuestring, "FAIL") &&
+              strstr(cJSON_GetObjectItem(jr, "why")->valuestring, "attention_out"),
+          "judge of a 2%% error: %s", jj);
+    cJSON_Delete(jr);
+    fr_verify_free(jj);
+    fr_fwd_outputs wrong;
+    memset(&wrong, 0, sizeof wrong);
+    wrong.attention_out = fr_tensor_make(FR_F32, out, 3, (int64_t[]){1, 3, 4});
+    CHECK(fr_verify_judge_outputs(FR_VERIFY_FWD, &p, &in, &wrong, NULL, NULL, &jj, &err) == FR_OK, "judge: %s", err.msg);
+    jr = jj ? cJSON_Parse(jj) : NULL;
+    CHECK(jr && !strcmp(cJSON_GetObjectItem(jr, "diagnosis")->valuestring, "shape"), "judge of a wrong shape: %s", jj);
+    cJSON_Delete(jr);
+    fr_verify_free(jj);
     p.head_num = 3;
+    CHECK(fr_verify_judge_outputs(FR_VERIFY_FWD, &p, &in, &only, NULL, NULL, &jj, &err) == FR_E_HEADS,
+          "judge: an invalid problem accepted");
     CHECK(fr_verify_output_specs(FR_VERIFY_FWD, &p, &in, sp, &err) == FR_E_HEADS, "bad head_num accepted");
 
     /* metrics */

@@ -187,7 +187,7 @@ static cJSON *metrics_json(const fr_metrics *m) {
     return o;
 }
 
-static cJSON *case_json(const fr_case_result *c) {
+cJSON *fr_report_case_json(const fr_case_result *c) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", c->name);
     cJSON_AddStringToObject(o, "category", fr_suite_cat_name(c->cat));
@@ -272,7 +272,7 @@ fr_status fr_report_json(const char *path, const fr_suite_result *r, const fr_re
     cJSON_AddItemToObject(root, "summary", sum);
     cJSON *cases = cJSON_CreateArray();
     for (int k = 0; k < r->n; k++)
-        cJSON_AddItemToArray(cases, case_json(&r->cases[k]));
+        cJSON_AddItemToArray(cases, fr_report_case_json(&r->cases[k]));
     cJSON_AddItemToObject(root, "cases", cases);
     fr_coverage_report cov;
     fr_status cst = fr_coverage_report_of(r, &cov, NULL);

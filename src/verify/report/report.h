@@ -19,6 +19,8 @@ typedef struct fr_report_meta {
 void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *m);
 /* One line for a case: "FAIL  name  [category]  diagnosis: why". */
 void fr_report_case_line(FILE *f, const fr_case_result *c);
+/* One case's record of the JSON result (cJSON object; the caller owns it). */
+struct cJSON *fr_report_case_json(const fr_case_result *c);
 /* The thresholds in force, one line each. */
 void fr_report_thresholds(FILE *f, const fr_judge_opts *o);
 

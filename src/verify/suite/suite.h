@@ -83,6 +83,11 @@ struct fr_suite_result {
 /* Runs the set against iut. FR_OK when the suite ran (whatever the verdicts); FR_E_INVALID_ARG for an unknown set. */
 fr_status fr_suite_run(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *res, fr_error *err);
 void fr_suite_result_free(fr_suite_result *r);
+/* One case judged as the suite judges it (the IUT, the golden (or stored_golden when non-NULL), the ideal pipeline,
+ * the plain reference and the judge), with no category extras: the verdict in *cr (name and category set by the
+ * caller). fr_verify_judge_outputs's way in. */
+fr_status fr_suite_judge_case(fr_iut *iut, const fr_case *c, const fr_case_outputs *stored_golden,
+                              const fr_suite_opts *o, fr_case_result *cr, fr_error *err);
 
 /* Writes the generated cases of a set as case directories DIR/NAME (inputs + case.json, golden fp64 outputs in
  * DIR/NAME/golden/, and DIR/NAME/suite.txt with the category and tags) so that an external implementation can run

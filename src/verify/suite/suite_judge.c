@@ -100,6 +100,11 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
     return st;
 }
 
+fr_status fr_suite_judge_case(fr_iut *iut, const fr_case *c, const fr_case_outputs *stored_golden,
+                              const fr_suite_opts *o, fr_case_result *cr, fr_error *err) {
+    return fr_suite_judge_one(iut, c, stored_golden, cr->tags, o, NULL, cr, err);
+}
+
 void fr_suite_downgrade(fr_case_result *cr, fr_verdict v, fr_diag d, const char *why) {
     if (cr->j.verdict == FR_FAIL || cr->j.verdict == FR_SKIP) return;
     if (v == FR_WARN && cr->j.verdict == FR_WARN) return;
