@@ -74,6 +74,8 @@ typedef struct fr_verify_opts {
     double k_out, k_max, k_grad, k_stats, gain_warn, growth_warn;
     int external;       /* fully masked rows implementation-defined: 1 yes, 0 only for built-ins, -1 auto */
     const char *impl_name; /* the implementation's name in the JSON and the report (NULL: "callback" / the spec) */
+    const char *standard;  /* precision standard (`--standard`): NULL or "flashref" (default), "ascend-L0",
+                              "ascend-L1", "ascend-L2", "fa" (FlashAttention's rule, against its own baseline) */
 } fr_verify_opts;
 
 FR_API fr_verify_opts fr_verify_opts_default(void);

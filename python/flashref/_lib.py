@@ -103,7 +103,7 @@ class VerifyOpts(C.Structure):
     _fields_ = [("set", C.c_char_p), ("filter", C.c_char_p), ("exact", C.c_char_p), ("seed", C.c_uint64),
                 ("threads", C.c_int), ("k_out", C.c_double), ("k_max", C.c_double), ("k_grad", C.c_double),
                 ("k_stats", C.c_double), ("gain_warn", C.c_double), ("growth_warn", C.c_double),
-                ("external", C.c_int), ("impl_name", C.c_char_p)]
+                ("external", C.c_int), ("impl_name", C.c_char_p), ("standard", C.c_char_p)]
 
 
 CALLBACK = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(VerifyCase), C.POINTER(FwdOutputs), C.POINTER(BwdOutputs),

@@ -416,7 +416,8 @@ class _Runner:
 
 
 def _opts(set: str, filter: Optional[str], case: Optional[str], seed: Optional[int], threads: int,
-          thresholds: Dict[str, float], external: Optional[bool], name: Optional[str], keep: list) -> L.VerifyOpts:
+          thresholds: Dict[str, float], external: Optional[bool], name: Optional[str], keep: list,
+          standard: Optional[str] = None) -> L.VerifyOpts:
     o = L.lib.fr_verify_opts_default()
 
     def s(x):
@@ -424,7 +425,7 @@ def _opts(set: str, filter: Optional[str], case: Optional[str], seed: Optional[i
         keep.append(b)
         return b
 
-    o.set, o.filter, o.exact, o.impl_name = s(set), s(filter), s(case), s(name)
+    o.set, o.filter, o.exact, o.impl_name, o.standard = s(set), s(filter), s(case), s(name), s(standard)
     if seed is not None:
         o.seed = L.c_int("seed", seed, "uint64")
     o.threads = L.c_int("threads", threads, "int32")
@@ -438,7 +439,8 @@ def _opts(set: str, filter: Optional[str], case: Optional[str], seed: Optional[i
 
 def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, filter: Optional[str] = None,
            case: Optional[str] = None, seed: Optional[int] = None, tensors: str = "numpy", threads: int = 0,
-           external: Optional[bool] = None, name: Optional[str] = None, **thresholds: float) -> VerifyResult:
+           external: Optional[bool] = None, name: Optional[str] = None, standard: Optional[str] = None,
+           **thresholds: float) -> VerifyResult:
     """Runs a suite set ("quick", "default", "long", "all") against impl and judges every case as `flashref suite`
     does. impl: a callable taking a flashref.Case and returning its outputs (forward: (attention_out, softmax_max,
     softmax_sum) or a dict of them; backward: (dq, dk, dv[, dq_rope, dk_rope, dsink]) or a dict), in the operator's
@@ -446,19 +448,20 @@ def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, fil
     (diagnosis error-status; the traceback in CaseResult.error). Or an --impl spec string ("fast", "golden",
     "emulate:PRESET", "exec:CMD", "plugin:PATH.so", "mutant:NAME"). filter: cases whose name contains it; case: only
     the case of exactly this name. tensors: "numpy" or "torch" (what the callable receives). thresholds: k_out,
-    k_max, k_grad, k_stats, gain_warn, growth_warn. The GIL is released while the verifier computes."""
+    k_max, k_grad, k_stats, gain_warn, growth_warn. standard: `--standard` ("flashref" default, "ascend-L0",
+    "ascend-L1", "ascend-L2", "fa"). The GIL is released while the verifier computes."""
     if tensors not in ("numpy", "torch"):
         raise ValueError("tensors: %r (expected 'numpy' or 'torch')" % tensors)
     keep: list = []
     h, err = C.c_void_p(), L.Error()
     if isinstance(impl, str):
-        o = _opts(set, filter, case, seed, threads, thresholds, external, name, keep)
+        o = _opts(set, filter, case, seed, threads, thresholds, external, name, keep, standard)
         L.check(L.lib.fr_verify_run_impl(C.byref(o), impl.encode(), C.byref(h), C.byref(err)), err)
         return VerifyResult(h, {})
     if not callable(impl):
         raise TypeError("verify: impl must be a callable or an --impl spec string")
     label = name or getattr(impl, "__qualname__", None) or getattr(impl, "__name__", None) or "callback"
-    o = _opts(set, filter, case, seed, threads, thresholds, external, label, keep)
+    o = _opts(set, filter, case, seed, threads, thresholds, external, label, keep, standard)
     r = _Runner(impl, tensors)
     st = L.lib.fr_verify_run_callback(C.byref(o), r.cb, None, C.byref(h), C.byref(err))
     if r.interrupt is not None:

@@ -130,7 +130,8 @@ static fr_status check_opts(const fr_verify_opts *o, fr_error *err) {
         return fr_fail(err, FR_E_INVALID_ARG, "threads: %d is not a count in 0..4096", o->threads);
     if (o->external < -1 || o->external > 1)
         return fr_fail(err, FR_E_INVALID_ARG, "external: %d (expected -1, 0 or 1)", o->external);
-    return FR_OK;
+    fr_standard s;
+    return o->standard ? fr_standard_parse(o->standard, &s, err) : FR_OK;
 }
 
 /* Keeps only the case named exactly `exact` (the suite's filter matches substrings). */
@@ -164,6 +165,7 @@ static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result *
     so.judge.k_stats = o.k_stats;
     so.judge.gain_warn = o.gain_warn;
     so.judge.growth_warn = o.growth_warn;
+    if (o.standard) fr_standard_parse(o.standard, &so.judge.standard, NULL); /* checked by check_opts */
     so.judge.external = o.external == 1 || (o.external == -1 && !fr_iut_is_builtin(iut));
     names nm;
     memset(&nm, 0, sizeof nm);
@@ -272,6 +274,7 @@ fr_status fr_verify_judge_outputs(fr_verify_op op, const fr_params *p, const fr_
     so.threads = o.threads;
     so.judge.k_out = o.k_out, so.judge.k_max = o.k_max, so.judge.k_grad = o.k_grad, so.judge.k_stats = o.k_stats;
     so.judge.gain_warn = o.gain_warn, so.judge.growth_warn = o.growth_warn;
+    if (o.standard) fr_standard_parse(o.standard, &so.judge.standard, NULL);
     so.judge.external = o.external != 0;
     fr_case_result cr;
     memset(&cr, 0, sizeof cr);

@@ -137,6 +137,38 @@ def test_an_implementation_that_changes_its_inputs_fails(how):
     assert all("query" in c.why and "modified" in c.why for c in judged), [c.why for c in judged]
 
 
+def test_a_textbook_16bit_attention_is_named_and_fa_accepts_it():
+    """Regression (issue 28 row 16): a textbook attention computed natively in bf16 / fp16 (scores and P in the input
+    dtype: FlashAttention's own test baseline) got 21 FAIL "unknown" and 23 WARN on the default set. The diagnosis
+    names it (native-dtype: the plain reference re-run in the input dtype matches it), and --standard fa, whose
+    baseline it is, accepts it (docs/verification-method.md, which pipelines the default bounds accept)."""
+    from conftest import torch_or_skip
+    torch = torch_or_skip()
+
+    def native(case):
+        case.require(op="fwd", dtypes=("fp16", "bf16"), allow=("atten_mask",))
+        q, k, v = (case.bnsd(n) for n in ("query", "key", "value"))
+        n1, n2, _ = case.heads()
+        if n1 != n2:
+            k, v = k.repeat_interleave(n1 // n2, 1), v.repeat_interleave(n1 // n2, 1)
+        masked = case.dense_mask()
+        masked = None if masked is None else torch.from_numpy(np.ascontiguousarray(masked))
+        s = torch.matmul(q, k.transpose(-1, -2)) * case.scale          # scores in the input dtype
+        if masked is not None:
+            s = s.masked_fill(masked, float("-inf"))
+        p = torch.nan_to_num(torch.softmax(s, dim=-1), nan=0.0)        # P in the input dtype
+        m, l = flashref.torch.softmax_stats(case.bnsd("query"), case.bnsd("key"), case.scale, masked, n1)
+        return case.from_bnsd(torch.matmul(p, v)), m, l
+
+    import flashref.torch  # noqa: F401
+    r = flashref.verify(native, set="quick", tensors="torch")
+    flagged = [c for c in r if c.verdict in ("FAIL", "WARN") and c.diagnosis != "nan-leak"]
+    assert flagged and all(c.diagnosis == "native-dtype" for c in flagged), [(c.name, c.diagnosis) for c in flagged]
+    assert any(c.verdict == "FAIL" for c in flagged), r.summary()
+    fa = flashref.verify(native, set="quick", tensors="torch", standard="fa")
+    assert all(c.verdict != "FAIL" or c.diagnosis == "nan-leak" for c in fa), fa.summary()
+
+
 def test_the_case_reaches_the_callable_intact():
     """Every quick case's inputs and params as the callable sees them give, through an independent numpy
     implementation of the spec, the outputs of the golden: the marshaling (dtypes, strides, params) is right."""

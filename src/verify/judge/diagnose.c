@@ -13,7 +13,8 @@
  * beside the case itself. */
 static const double kMaxWork = 1.5e9;
 /* Matching rule (diagnose.h): a candidate matches at rho <= kMatch (or <= rho_0 * kMatchRel); it must be kSeparate
- * times closer than the correct output and than every candidate of another diagnosis. */
+ * times closer than the correct output and than every candidate of another diagnosis that is itself kSeparate times
+ * closer than the correct output (one that is not explains nothing). */
 static const double kMatch = 1.5, kMatchRel = 0.05, kSeparate = 4.0;
 /* Numerics candidates only below this rel-L2 of the IUT (diagnose.c, fr_diagnose). */
 static const double kNumericsMax = 0.05;
@@ -201,8 +202,13 @@ fr_diag fr_diagnose(const fr_diag_in *x, const fr_judgement *j, fr_case_output k
                 best = rho[bi];
                 best_name = dg_cands[bi].name;
                 bool match = best <= fmax(kMatch, kMatchRel * rho0) && rho0 >= kSeparate * best;
+                /* Another diagnosis's candidate within reach makes it ambiguous, unless that candidate is itself no
+                 * nearer than the correct output by kSeparate (no alternative explanation: near the bound every small
+                 * numerics perturbation sits about as far as the correct output does). */
                 for (size_t c = 0; match && c < dg_ncands; c++)
-                    if (dg_cands[c].diag != dg_cands[bi].diag && rho[c] < fmax(kSeparate * best, kMatch)) match = false;
+                    if (dg_cands[c].diag != dg_cands[bi].diag && rho[c] < fmax(kSeparate * best, kMatch) &&
+                        kSeparate * rho[c] <= rho0)
+                        match = false;
                 if (match) named = dg_cands[bi].diag;
             }
         }
@@ -226,6 +232,26 @@ fr_diag fr_diagnose(const fr_diag_in *x, const fr_judgement *j, fr_case_output k
     }
     if (shape && n) snprintf(shape, n, "%s", buf);
     return named;
+}
+
+bool fr_diagnose_native(const fr_diag_in *x, const fr_judgement *j, char *why, size_t n) {
+    if ((x->pb->dtype != FR_BF16 && x->pb->dtype != FR_F16) || work_of(x->pb) > kMaxWork) return false;
+    dg_cres g;
+    if (!dg_copy_golden(x, &g)) return false;
+    double rho0 = rho_of(x, j, g.v, g.n), best = INFINITY;
+    dg_cres_free(&g);
+    const char *name = NULL;
+    for (size_t c = 0; c < dg_ncands; c++) {
+        if (dg_cands[c].diag != FR_DIAG_NATIVE_DTYPE) continue;
+        dg_cres co;
+        memset(&co, 0, sizeof co);
+        double r = dg_cands[c].fn(x, dg_cands[c].arg, &co) ? rho_of(x, j, co.v, co.n) : INFINITY;
+        dg_cres_free(&co);
+        if (r < best) best = r, name = dg_cands[c].name;
+    }
+    if (!(best <= kMatch && kSeparate * best <= rho0)) return false;
+    snprintf(why, n, "matches candidate '%s' (rho %.3g; correct %.3g)", name, best, rho0);
+    return true;
 }
 
 fr_diag fr_diagnose_stats(const fr_diag_in *x, fr_case_output k) {

@@ -45,5 +45,8 @@ fr_diag fr_diagnose(const fr_diag_in *in, const fr_judgement *j, fr_case_output 
 
 /* Why softmax_max / softmax_sum is beyond its bound (k: which one). */
 fr_diag fr_diagnose_stats(const fr_diag_in *in, fr_case_output k);
+/* For a 16-bit case inside its bounds but near them (WARN precision): whether the implementation is the textbook
+ * attention in the input dtype (the native-dtype candidates), by the same matching rule; why names the candidate. */
+bool fr_diagnose_native(const fr_diag_in *in, const fr_judgement *j, char *why, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * false: not applicable to this case. Adding a candidate = its function here and its row in dg_cands (a diagnosis
  * of its own also needs its FR_DIAG_* in verdict.h). */
 #include "verify/judge/diagnose_internal.h"
+#include "verify/judge/plain_ref.h"
 
 #include "core/core.h"
 #include "flashref_emulate.h"
@@ -438,6 +439,15 @@ static bool c_numerics(const fr_diag_in *x, int arg, dg_cres *out) {
     return dg_run_alt(x->c, &e, false, out);
 }
 
+/* A textbook attention in the input dtype (scores and P in bf16 / fp16, the softmax on 16-bit scores: FlashAttention's
+ * own test baseline, PyTorch's math attention on 16-bit tensors): the plain reference in the input dtype
+ * (fr_plain_fwd_native / _bwd_native). 16-bit inputs only (for fp32 it is the plain reference itself). */
+static bool c_native(const fr_diag_in *x, int style, dg_cres *out) {
+    if (x->pb->dtype != FR_BF16 && x->pb->dtype != FR_F16) return false;
+    if (style == FR_PLAIN_SCALE_Q && x->pb->has_pse && x->pb->pse_type == 1) return false; /* (s + pse) scale */
+    return dg_run_alt_native(x->c, NULL, style, false, out);
+}
+
 /* Backward outputs: dq (arg 0) or dk (arg 1) without the scale, or (arg 2, 3) with it twice. */
 static bool c_grad_scale(const fr_diag_in *x, int arg, dg_cres *out) {
     double s = x->c->params.scale_value;
@@ -642,6 +652,8 @@ const dg_cand dg_cands[] = {
     {"fp16 accumulator, key tiles of 128", FR_DIAG_ACCUMULATION, 5, c_numerics, 128 * 4},
     {"P rounded to fp16", FR_DIAG_P_ROUNDING, 5, c_numerics, 64 * 4 + 1},
     {"P rounded to bf16", FR_DIAG_P_ROUNDING, 5, c_numerics, 64 * 4 + 2},
+    {"scores in the dtype, (q.k)s", FR_DIAG_NATIVE_DTYPE, 7, c_native, FR_PLAIN_SCALE_AFTER},
+    {"scores in the dtype, (qs).k", FR_DIAG_NATIVE_DTYPE, 7, c_native, FR_PLAIN_SCALE_Q},
     {"dq without the scale", FR_DIAG_GRAD_SCALE, 2, c_grad_scale, 0},
     {"dk without the scale", FR_DIAG_GRAD_SCALE, 2, c_grad_scale, 1},
     {"dq scaled twice", FR_DIAG_GRAD_SCALE, 2, c_grad_scale, 2},

@@ -36,6 +36,8 @@ void dg_alt_free(dg_alt *a);
 
 /* Runs the (modified) case on engine e and loads the outputs the diagnosis compares (and the forward's stats). */
 bool dg_run_alt(const fr_case *c, const fr_engine *e, bool fp64, dg_cres *out);
+/* With e NULL: the plain reference in the input dtype of that style (plain_ref.h FR_PLAIN_SCALE_*). */
+bool dg_run_alt_native(const fr_case *c, const fr_engine *e, int style, bool fp64, dg_cres *out);
 /* The same on the golden, one thread (the re-runs are small). */
 bool dg_run_golden(const fr_case *c, dg_cres *out);
 /* The case re-run on the golden with parameters p. */

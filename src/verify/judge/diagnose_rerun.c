@@ -2,6 +2,7 @@
  * and the tensors it owns, the golden (or an engine) run on it, the outputs the diagnosis compares. Below both the
  * candidate table (diagnose_cands.c) and the matching (diagnose.c). */
 #include "verify/judge/diagnose_internal.h"
+#include "verify/judge/plain_ref.h"
 
 #include "core/core.h"
 
@@ -82,14 +83,24 @@ void dg_alt_free(dg_alt *a) {
         free(a->owned[k]);
 }
 
-/* Runs the (modified) case on engine e and loads the outputs the diagnosis compares (and the forward's stats). */
+/* Runs the (modified) case on engine e (NULL: the plain reference in the input dtype, fr_plain_*_native) and loads
+ * the outputs the diagnosis compares (and the forward's stats). */
 bool dg_run_alt(const fr_case *c, const fr_engine *e, bool fp64, dg_cres *out) {
+    return dg_run_alt_native(c, e, 0, fp64, out);
+}
+
+bool dg_run_alt_native(const fr_case *c, const fr_engine *e, int style, bool fp64, dg_cres *out) {
     fr_case_outputs g;
     fr_error err;
     memset(out, 0, sizeof *out);
     if (fr_case_alloc_outputs(c, fp64, &g, &err) != FR_OK) return false;
-    fr_status st = c->op == FR_CASE_FWD ? fr_fwd(&c->params, &c->in.fwd, &g.fwd, e, &err)
-                                        : fr_bwd(&c->params, &c->in, &g.bwd, e, &err);
+    fr_status st;
+    if (!e)
+        st = c->op == FR_CASE_FWD ? fr_plain_fwd_native(&c->params, &c->in.fwd, &g.fwd, style, &err)
+                                  : fr_plain_bwd_native(&c->params, &c->in, &g.bwd, style, &err);
+    else
+        st = c->op == FR_CASE_FWD ? fr_fwd(&c->params, &c->in.fwd, &g.fwd, e, &err)
+                                  : fr_bwd(&c->params, &c->in, &g.bwd, e, &err);
     bool ok = st == FR_OK;
     int first = c->op == FR_CASE_FWD ? FR_CO_ATTENTION_OUT : FR_CO_DQ;
     int last = c->op == FR_CASE_FWD ? FR_CO_SOFTMAX_SUM : FR_CO_DV;

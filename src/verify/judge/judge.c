@@ -44,11 +44,17 @@ fr_status fr_standard_parse(const char *name, fr_standard *s, fr_error *err) {
                    name ? name : "(null)");
 }
 
-fr_status fr_judge_run_plain(const fr_case *c, fr_case_outputs *o, fr_error *err) {
+fr_status fr_judge_run_plain(const fr_case *c, const fr_judge_opts *opt, fr_case_outputs *o, fr_error *err) {
     fr_status st = fr_case_alloc_outputs(c, false, o, err);
     if (st != FR_OK) return st;
-    st = c->op == FR_CASE_FWD ? fr_plain_fwd(&c->params, &c->in.fwd, &o->fwd, err)
-                              : fr_plain_bwd(&c->params, &c->in, &o->bwd, err);
+    /* --standard fa: FlashAttention's own baseline, attention_ref in the input dtype (plain_ref.h; 16-bit inputs) */
+    bool native = opt && opt->standard == FR_STD_FA && (c->dtype == FR_BF16 || c->dtype == FR_F16);
+    if (native)
+        st = c->op == FR_CASE_FWD ? fr_plain_fwd_native(&c->params, &c->in.fwd, &o->fwd, FR_PLAIN_SCALE_Q, err)
+                                  : fr_plain_bwd_native(&c->params, &c->in, &o->bwd, FR_PLAIN_SCALE_Q, err);
+    else
+        st = c->op == FR_CASE_FWD ? fr_plain_fwd(&c->params, &c->in.fwd, &o->fwd, err)
+                                  : fr_plain_bwd(&c->params, &c->in, &o->bwd, err);
     if (st != FR_OK) fr_case_outputs_free(o);
     return st;
 }
@@ -569,7 +575,8 @@ static void bound_stats(ctx *x, fr_judgement *j, fr_case_output k, bounds_state 
      * of rounding in any correct fp32 running sum (the ideal pipeline sums per tile). */
     double floor_ = k == FR_CO_SOFTMAX_MAX ? ldexp(1.0, -20)
                                            : fmax(ldexp(1.0, -18), 4.0 * sqrt((double)x->pb.S2) * ldexp(1.0, -24));
-    if (ep > 16 * fmax(ee, floor_)) ep = 0; /* far off: not a bound */
+    /* far off: not a bound, except under --standard fa, whose baseline it is (the statistics of scores in 16 bits) */
+    if (x->opt->standard != FR_STD_FA && ep > 16 * fmax(ee, floor_)) ep = 0;
     oj->bound_abs = fmax(x->opt->k_stats * fmax(ee, ep), floor_);
     oj->bound_l2 = 0;
     oj->x_plain = ratio_of(ea, ep);
@@ -665,7 +672,10 @@ static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype d
     const char *nm = fr_case_output_name(k);
     double fl = 0.25 * unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
-    bool pok = ref_usable(&oj->plain, oj->have_plain, 16.0 * fmax(iok ? oj->ideal.rel_l2 : 0, fl));
+    /* FlashAttention's rule is defined by its baseline (the textbook attention in the input dtype), however far
+     * that is from the golden: no cap there */
+    bool pok = ref_usable(&oj->plain, oj->have_plain,
+                          opt->standard == FR_STD_FA ? INFINITY : 16.0 * fmax(iok ? oj->ideal.rel_l2 : 0, fl));
     const fr_metrics *bm = pok ? &oj->plain : iok ? &oj->ideal : NULL;
     const char *bn = pok ? "plain" : "ideal";
     oj->x_plain = pok ? ratio_of(oj->m.rel_l2, oj->plain.rel_l2) : 0;
@@ -776,10 +786,13 @@ static void stage_bounds(ctx *x, fr_judgement *j, const fr_case_outputs *iut, co
         }
         if (bs.warn_k >= 0) {
             const fr_out_judgement *w = &j->out[bs.warn_k];
-            set(j, FR_WARN, FR_DIAG_PRECISION);
-            WHY(j, "%s: rel-L2 %.3g is %.2f of its bound %.3g (warn above %g): %.2f x plain, %.2f x ideal%s",
+            char nat[160] = "";
+            /* near the bound in 16 bits: a textbook attention in the input dtype is named when it matches */
+            bool native = fr_diagnose_native(&x->dx, j, nat, sizeof nat);
+            set(j, FR_WARN, native ? FR_DIAG_NATIVE_DTYPE : FR_DIAG_PRECISION);
+            WHY(j, "%s: rel-L2 %.3g is %.2f of its bound %.3g (warn above %g): %.2f x plain, %.2f x ideal%s%s%s",
                 fr_case_output_name((fr_case_output)bs.warn_k), w->m.rel_l2, bs.warn_ratio, w->bound_l2,
-                opt->warn_frac, w->x_plain, w->x_ideal, bs.note);
+                opt->warn_frac, w->x_plain, w->x_ideal, native ? "; " : "", nat, bs.note);
             return;
         }
     }

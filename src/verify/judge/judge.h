@@ -114,8 +114,9 @@ fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, cons
                          const fr_case_outputs *golden, const fr_case_outputs *ideal, const fr_case_outputs *plain,
                          fr_judgement *j, fr_error *err);
 /* The plain reference's outputs of case c, allocated in the operator's dtypes (FR_E_NOT_AVAILABLE where it is not
- * modelled: fp8 backward). */
-fr_status fr_judge_run_plain(const fr_case *c, fr_case_outputs *o, fr_error *err);
+ * modelled: fp8 backward); under --standard fa (opt->standard), for 16-bit inputs, the one in the input dtype
+ * throughout (fr_plain_fwd_native, q scaled first: FlashAttention's own test baseline). opt may be NULL. */
+fr_status fr_judge_run_plain(const fr_case *c, const fr_judge_opts *opt, fr_case_outputs *o, fr_error *err);
 
 /* Whether a stored golden (a case directory's golden/, which whoever wrote the outputs there could write too) agrees
  * with a fresh ideal pipeline run on the case's inputs (issue 28: all-zero golden files made all-zero outputs PASS):

@@ -57,7 +57,11 @@ typedef struct plain {
      * this reference wherever the score is qk * scale (+ pse): prescale. Else (pse_type 1, fp8) the score is
      * scaled after the product. gscale: the factor the gradients of q and k carry. */
     bool prescale;
-    float gscale;
+    float gscale;  /* of dq (and of dk unless gscale_k is set) */
+    float gscale_k;
+    /* fr_plain_*_native: 0 not; FR_PLAIN_SCALE_AFTER: x = dt(dt(q.k) scale); FR_PLAIN_SCALE_Q: q' = dt(q scale),
+     * x = dt(q'.k) (dt: rounded to the input dtype; + pse rounded the same way) */
+    int native;
 } plain;
 
 static int64_t qrow(const plain *c, const fr_sem_batch *sb, int64_t i) {
@@ -96,9 +100,12 @@ static void plain_free(plain *c) {
     free(c->dy);
 }
 
+static float round_p(const plain *c, float x);
+
 static fr_status plain_init(plain *c, const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
-                            const fr_tensor *dy, fr_error *err) {
+                            const fr_tensor *dy, int native, fr_error *err) {
     memset(c, 0, sizeof *c);
+    c->native = native;
     c->pb = pb;
     c->p = p;
     c->in = in;
@@ -124,11 +131,16 @@ static fr_status plain_init(plain *c, const fr_problem *pb, const fr_params *p, 
         return fr_fail(err, FR_E_NOMEM, "plain reference: fp32 copies of the operands");
     }
     c->p_dt = pb->dtype == FR_F32 || pb->dtype == FR_F64 ? FR_DT_NONE : pb->dtype;
-    c->prescale = !pb->fp8 && !(c->sem.pse && c->sem.pse_type == 1) && c->sem.scale > 0.0f;
-    c->gscale = c->sem.scale;
+    c->prescale = !native && !pb->fp8 && !(c->sem.pse && c->sem.pse_type == 1) && c->sem.scale > 0.0f;
+    c->gscale = c->gscale_k = c->sem.scale;
+    if (native == FR_PLAIN_SCALE_Q) { /* q' = dt(q scale): dq carries the scale, dk none (it is in q') */
+        for (int64_t n = 0; n < pb->N1 * c->Tq * pb->Dk; n++) c->q[n] = round_p(c, c->q[n] * c->sem.scale);
+        for (int64_t n = 0; c->qr && n < pb->N1 * c->Tq * pb->Drope; n++) c->qr[n] = round_p(c, c->qr[n] * c->sem.scale);
+        c->gscale_k = 1.0f;
+    }
     if (c->prescale) {
         float r = sqrtf(c->sem.scale);
-        c->gscale = r;
+        c->gscale = c->gscale_k = r;
         for (int64_t n = 0; n < pb->N1 * c->Tq * pb->Dk; n++) c->q[n] *= r;
         for (int64_t n = 0; n < pb->N2 * c->Tk * pb->Dk; n++) c->k[n] *= r;
         for (int64_t n = 0; c->qr && n < pb->N1 * c->Tq * pb->Drope; n++) c->qr[n] *= r;
@@ -217,6 +229,12 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
         float x = c->prescale ? sc + pse : !s->pse ? sc * s->scale
                                          : s->pse_type == 1 ? (sc + pse) * s->scale
                                                             : sc * s->scale + pse;
+        if (c->native) { /* each 16-bit op of a textbook attention rounds: the product, the scale, the bias */
+            float t = round_p(c, sc);
+            if (c->native == FR_PLAIN_SCALE_Q) x = !s->pse ? t : round_p(c, t + pse);
+            else if (s->pse && s->pse_type == 1) x = round_p(c, round_p(c, t + pse) * s->scale);
+            else x = s->pse ? round_p(c, round_p(c, t * s->scale) + pse) : round_p(c, t * s->scale);
+        }
         r->x[u] = x;
         if (x > m || isnan(x)) m = x;
         float z = 1.0f;
@@ -255,12 +273,13 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
 
 /* Alike plain_ref.c:fr_plain_bwd: kept apart because the forward works per (batch, query head) and the backward per
  * (batch, kv head) with other per-thread buffers; only the OpenMP allocate-or-flag frame is common. */
-fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
+static fr_status plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, int native,
+                           fr_error *err) {
     fr_problem pb;
     fr_status st = fr_problem_from_fwd(p, in, &pb, err);
     if (st != FR_OK) return st;
     plain c;
-    if ((st = plain_init(&c, &pb, p, in, NULL, err)) != FR_OK) return st;
+    if ((st = plain_init(&c, &pb, p, in, NULL, native, err)) != FR_OK) return st;
     int64_t S2max = 0;
     for (int64_t b = 0; b < pb.B; b++) S2max = c.sb[b].S2 > S2max ? c.sb[b].S2 : S2max;
     int64_t units = pb.B * pb.N1, Dv = pb.Dv;
@@ -318,13 +337,14 @@ fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd
 
 /* Alike plain_ref.c:fr_plain_fwd: kept apart because the backward works per (batch, kv head) and the forward per
  * (batch, query head) with other per-thread buffers; only the OpenMP allocate-or-flag frame is common. */
-fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
+static fr_status plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, int native,
+                           fr_error *err) {
     fr_problem pb;
     fr_status st = fr_problem_from_bwd(p, in, &pb, err);
     if (st != FR_OK) return st;
     if (pb.fp8) return fr_fail(err, FR_E_NOT_AVAILABLE, "plain reference: fp8 backward is not modelled");
     plain c;
-    if ((st = plain_init(&c, &pb, p, &in->fwd, &in->dy, err)) != FR_OK) return st;
+    if ((st = plain_init(&c, &pb, p, &in->fwd, &in->dy, native, err)) != FR_OK) return st;
     int64_t S2max = 0;
     for (int64_t b = 0; b < pb.B; b++) S2max = c.sb[b].S2 > S2max ? c.sb[b].S2 : S2max;
     const int64_t Dk = pb.Dk, Dv = pb.Dv, Dr = pb.Drope, G = pb.G, units = pb.B * pb.N2;
@@ -413,13 +433,13 @@ fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd
             for (int64_t j = 0; j < S2; j++) {
                 for (int64_t d = 0; d < Dk; d++)
                     store_rne(&out->dk, fr_layout_offset(&out->dk, pb.layout, Dk, sb->kv0, b, kvh, j, d),
-                              dk[j * Dk + d] * scale);
+                              dk[j * Dk + d] * c.gscale_k);
                 for (int64_t d = 0; d < Dv; d++)
                     store_rne(&out->dv, fr_layout_offset(&out->dv, pb.layout, Dv, sb->kv0, b, kvh, j, d),
                               dv[j * Dv + d]);
                 for (int64_t d = 0; d < Dr; d++)
                     store_rne(&out->dk_rope, fr_layout_offset(&out->dk_rope, pb.layout, Dr, sb->kv0, b, kvh, j, d),
-                              dkr[j * Dr + d] * scale);
+                              dkr[j * Dr + d] * c.gscale_k);
             }
         }
         prow_free(&r);
@@ -438,4 +458,23 @@ fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd
     free(dsink_part);
     plain_free(&c);
     return failed ? fr_fail(err, FR_E_NOMEM, "plain reference: row scratch") : FR_OK;
+}
+
+fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err) {
+    return plain_fwd(p, in, out, 0, err);
+}
+fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
+    return plain_bwd(p, in, out, 0, err);
+}
+fr_status fr_plain_fwd_native(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, int style,
+                              fr_error *err) {
+    if (style != FR_PLAIN_SCALE_AFTER && style != FR_PLAIN_SCALE_Q)
+        return fr_fail(err, FR_E_INVALID_ARG, "plain reference: native style %d", style);
+    return plain_fwd(p, in, out, style, err);
+}
+fr_status fr_plain_bwd_native(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, int style,
+                              fr_error *err) {
+    if (style != FR_PLAIN_SCALE_AFTER && style != FR_PLAIN_SCALE_Q)
+        return fr_fail(err, FR_E_INVALID_ARG, "plain reference: native style %d", style);
+    return plain_bwd(p, in, out, style, err);
 }

@@ -22,6 +22,19 @@
 fr_status fr_plain_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, fr_error *err);
 fr_status fr_plain_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err);
 
+/* The same in the input dtype throughout, as a textbook 16-bit attention computes it (FlashAttention's own test
+ * baseline, PyTorch's math attention on bf16 / fp16 tensors): the scores as 16-bit operations leave them, each
+ * rounded to the input dtype (style FR_PLAIN_SCALE_AFTER: dt(dt(q.k) scale), `(q @ k^T) * scale`; FR_PLAIN_SCALE_Q:
+ * dt(dt(q scale).k), FlashAttention's attention_ref `q / sqrt(d) @ k^T`; a bias added in the same way), the softmax
+ * in fp32 on those (as a 16-bit softmax does inside), P rounded to the input dtype, P.V and the output as above; the
+ * backward the autograd of that. For fp32 inputs the roundings are nothing. The judge's --standard fa bounds by it;
+ * the diagnosis names an implementation that matches it (native-dtype). */
+enum { FR_PLAIN_SCALE_AFTER = 1, FR_PLAIN_SCALE_Q = 2 };
+fr_status fr_plain_fwd_native(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, int style,
+                              fr_error *err);
+fr_status fr_plain_bwd_native(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, int style,
+                              fr_error *err);
+
 /* The plain reference's exp (exposed for its test): fp32 in, fp32 out, within a few ulp of exp. */
 float fr_plain_expf(float x);
 

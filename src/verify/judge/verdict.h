@@ -50,6 +50,8 @@ const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
     X(GRAD_SCALE, "grad-scale", "a gradient (dq or dk) missing the softmax scale or scaled twice")                 \
     X(DPSUM, "dpsum", "dpsum D = rowsum(dO * O) computed wrongly (from dO alone, or zero)")                        \
     X(DKDV_REDUCE, "dkdv-reduce", "dK/dV of a kv head not summed over its G query heads")                          \
+    X(NATIVE_DTYPE, "native-dtype", "scores or softmax computed in the input dtype (a textbook 16-bit attention: "  \
+                                    "scores and P rounded to bf16 / fp16), not in fp32 (see --standard fa)")        \
     X(INPUT, "input-error", "the case itself could not be used (an invalid or broken case directory, or a stored "  \
                             "golden that a fresh ideal pipeline contradicts): not the implementation's fault")      \
     X(UNKNOWN, "unknown", "beyond the bounds, but no candidate defect matches (see the error's shape)")

@@ -77,7 +77,7 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
         return FR_OK;
     }
     fr_case_outputs po;
-    fr_status pst = ist == FR_OK && est != FR_E_NOMEM ? fr_judge_run_plain(c, &po, &ee) : FR_E_UNSUPPORTED;
+    fr_status pst = ist == FR_OK && est != FR_E_NOMEM ? fr_judge_run_plain(c, &o->judge, &po, &ee) : FR_E_UNSUPPORTED;
     bool have_plain = pst == FR_OK;
     if (est == FR_E_NOMEM || pst == FR_E_NOMEM) {
         st = fr_fail(err, FR_E_NOMEM, "%s: %.400s", est == FR_E_NOMEM ? "ideal pipeline" : "plain reference", ee.msg);
