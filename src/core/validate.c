@@ -166,7 +166,7 @@ bool fr_problem_is_valid(const fr_problem *pb) {
     if (pb->Dv > pb->Dk || pb->N1 > FR_LIMIT_N1 || pb->Dk > FR_LIMIT_D) return false;
     if (pb->has_rope != (pb->Drope > 0) || (!pb->has_topk && pb->W != 0)) return false;
     if (!fr_pse_type_is_valid(pb->pse_type) || !fr_sparse_mode_is_valid(pb->sparse_mode)) return false;
-    if (!pb->has_mask && pb->sparse_mode != 0) return false;
+    if (!pb->has_mask && pb->sparse_mode != FR_SPARSE_DEFAULT_MASK) return false;
     if (pb->layout == FR_TND) {
         if (pb->B > 0 && (!pb->cu_q || !pb->cu_kv)) return false;
         if (pb->B > 0 && (pb->cu_q[pb->B - 1] != pb->T1 || pb->cu_kv[pb->B - 1] != pb->T2)) return false;

@@ -30,8 +30,19 @@ static inline bool fr_input_dtype_is_valid(fr_dtype t) {
 static inline bool fr_dtype_is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == FR_HIF8; }
 static inline bool fr_layout_is_valid(fr_layout l) { return l >= FR_BSH && l <= FR_TND; }
 static inline int fr_layout_rank(fr_layout l) { return (l == FR_BSND || l == FR_BNSD) ? 4 : 3; }
-static inline bool fr_sparse_mode_is_valid(int m) { return m >= 0 && m <= 8; }
-static inline bool fr_pse_type_is_valid(int t) { return t >= 0 && t <= 3; }
+static inline bool fr_sparse_mode_is_valid(int m) { return m >= 0 && m < FR_SPARSE_MODE_COUNT; }
+static inline bool fr_pse_type_is_valid(int t) { return t >= 0 && t < FR_PSE_TYPE_COUNT; }
+/* Modes 0, 1, 5 read the caller's atten_mask element by element; the others take a canonical compressed one. */
+static inline bool fr_sparse_mode_reads_mask(int m) {
+    return m == FR_SPARSE_DEFAULT_MASK || m == FR_SPARSE_ALL_MASK || m == FR_SPARSE_PREFIX;
+}
+/* Modes 5, 6 take a prefix; modes 7, 8 exist for TND only. */
+static inline bool fr_sparse_mode_has_prefix(int m) { return m == FR_SPARSE_PREFIX || m == FR_SPARSE_PREFIX_COMPRESS; }
+static inline bool fr_sparse_mode_tnd_only(int m) {
+    return m == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND || m == FR_SPARSE_BAND_LEFT_UP_CAUSAL;
+}
+/* pse types 2, 3 take fp32 ALiBi slopes; 0, 1 a tensor of scores. */
+static inline bool fr_pse_type_is_slopes(int t) { return t == FR_PSE_INNER_MUL_ADD || t == FR_PSE_INNER_MUL_ADD_SQRT; }
 /* keep_prob in (0, 1]; NaN fails both comparisons. */
 static inline bool fr_keep_prob_is_valid(double kp) { return kp > 0.0 && kp <= 1.0; }
 

@@ -177,19 +177,21 @@ fr_tensor gt_compressed_mask(int mode6) {
 void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max) {
     if (fr_test_below(r, 2)) {
         o->mask = 1;
-        c->p.sparse_mode = (int)fr_test_below(r, c->L == FR_TND ? 9 : 7);
+        /* modes 7 and 8 are TND only */
+        c->p.sparse_mode =
+            (int)fr_test_below(r, c->L == FR_TND ? FR_SPARSE_MODE_COUNT : FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND);
         o->mask_shape = (int)fr_test_below(r, 4);
         o->mask_density = 0.3;
-        if (c->p.sparse_mode == 0 || c->p.sparse_mode == 4) {
+        if (c->p.sparse_mode == FR_SPARSE_DEFAULT_MASK || c->p.sparse_mode == FR_SPARSE_BAND) {
             c->p.pre_tokens = fr_test_range(r, 0, band_max);
             c->p.next_tokens = fr_test_range(r, 0, band_max);
         }
     }
     if (fr_test_below(r, 3) == 0) {
         o->pse = 1;
-        c->p.pse_type = (int)fr_test_below(r, 4);
-        o->pse_shape = (int)fr_test_below(r, c->p.pse_type >= 2 ? 2 : 3);
-        if (c->p.pse_type >= 2) {
+        c->p.pse_type = (int)fr_test_below(r, FR_PSE_TYPE_COUNT);
+        o->pse_shape = (int)fr_test_below(r, c->p.pse_type >= FR_PSE_INNER_MUL_ADD ? 2 : 3);
+        if (c->p.pse_type >= FR_PSE_INNER_MUL_ADD) {
             c->S2 = c->S1;
             for (int64_t b = 0; b < c->B; b++) c->lkv[b] = c->lq[b] > 0 ? c->lq[b] : 1;
         }
@@ -244,10 +246,10 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
     }
     const int mode = c->p.sparse_mode;
     if (o->mask) {
-        if (mode == 0 || mode == 1 || mode == 5) {
+        if (mode == FR_SPARSE_DEFAULT_MASK || mode == FR_SPARSE_ALL_MASK || mode == FR_SPARSE_PREFIX) {
             int s = o->mask_shape;
             if (c->L == FR_TND && s > 1) s = 1;
-            if (mode == 5 && c->B != 1 && s < 2) s = 2;
+            if (mode == FR_SPARSE_PREFIX && c->B != 1 && s < 2) s = 2;
             if (s == 0) sh[0] = c->S1, sh[1] = c->S2, nd = 2;
             else sh[0] = s == 1 ? 1 : c->B, sh[1] = s == 3 ? c->N1 : 1, sh[2] = c->S1, sh[3] = c->S2, nd = 4;
             in->atten_mask = gt_tensor(fr_test_below(r, 2) ? FR_BOOL : FR_U8, nd, sh, c->strided, r);
@@ -262,15 +264,15 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
                 }
             }
         } else {
-            const fr_tensor *sm = mode == 6 ? o->cmask6 : o->cmask;
+            const fr_tensor *sm = mode == FR_SPARSE_PREFIX_COMPRESS ? o->cmask6 : o->cmask;
             if (sm) {
                 in->atten_mask = *sm;
                 c->mask_shared = 1;
             } else {
-                in->atten_mask = gt_compressed_mask(mode == 6);
+                in->atten_mask = gt_compressed_mask(mode == FR_SPARSE_PREFIX_COMPRESS);
             }
         }
-        if (mode == 5 || mode == 6) {
+        if (mode == FR_SPARSE_PREFIX || mode == FR_SPARSE_PREFIX_COMPRESS) {
             for (int64_t b = 0; b < c->B; b++) {
                 int64_t s1 = c->lq[b], s2 = c->lkv[b];
                 int64_t lo = s1 > s2 ? 0 : s2 - s1;
@@ -281,7 +283,7 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
         }
     }
     if (o->pse) {
-        if (c->p.pse_type >= 2) {
+        if (c->p.pse_type >= FR_PSE_INNER_MUL_ADD) {
             if (o->pse_shape == 0) sh[0] = c->B, sh[1] = c->N1, nd = 2;
             else sh[0] = c->N1, nd = 1;
             in->real_shift = gt_tensor(FR_F32, nd, sh, c->strided, r);

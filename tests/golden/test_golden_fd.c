@@ -137,19 +137,19 @@ int main(int argc, char **argv) {
         c.p.scale_value = 0.7;
         c.p.sparse_mode = g->mode;
         c.p.pse_type = g->pse_type;
-        if (g->mode == 0 && g->mask) c.p.pre_tokens = g->pre, c.p.next_tokens = g->next;
-        if (g->mode == 8) c.p.pre_tokens = 4, c.p.next_tokens = 0;
-        if (g->pse_type >= 2) c.p.q_start_idx = 1, c.p.kv_start_idx = -1;
+        if (g->mode == FR_SPARSE_DEFAULT_MASK && g->mask) c.p.pre_tokens = g->pre, c.p.next_tokens = g->next;
+        if (g->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL) c.p.pre_tokens = 4, c.p.next_tokens = 0;
+        if (g->pse_type >= FR_PSE_INNER_MUL_ADD) c.p.q_start_idx = 1, c.p.kv_start_idx = -1;
         if (g->drop) c.p.keep_prob = 0.7;
         o.mask = g->mask, o.mask_shape = 3, o.mask_density = 0.3, o.pse = g->pse, o.pse_shape = g->pse_shape;
-        if (g->L == FR_TND && g->pse && g->pse_type < 2) o.pse_shape = 3;
+        if (g->L == FR_TND && g->pse && g->pse_type < FR_PSE_INNER_MUL_ADD) o.pse_shape = 3;
         o.drop = g->drop, o.sink = g->sink, o.rope = g->Dr > 0, o.topk = g->W > 0, o.topk_kv = 0, o.amp = 1.0;
         gt_make_inputs(&c, &o, &r);
         gt_make_outputs(&c, 1, &r);
         fr_tensor *qt[] = {&c.in.query, &c.in.key, &c.in.value, &c.in.query_rope, &c.in.key_rope, &c.in.real_shift,
                            &c.in.sink, &c.dy};
         for (size_t q = 0; q < sizeof qt / sizeof qt[0]; q++)
-            if (qt[q] != &c.in.real_shift || c.p.pse_type < 2) quantize(qt[q]);
+            if (qt[q] != &c.in.real_shift || c.p.pse_type < FR_PSE_INNER_MUL_ADD) quantize(qt[q]);
         printf("case %zu: %s (%s)\n", k, g->what, fr_layout_name(c.L));
         fr_error err;
         fr_status st = gt_run_fwd(&c, 1, &err);

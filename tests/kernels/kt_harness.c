@@ -9,7 +9,8 @@
 
 const kt_case kt_base_case = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
                               .S2 = 130, .Dk = 32, .Dv = 32, .pre = FR_TOKENS_MAX, .next = FR_TOKENS_MAX,
-                              .mask_density = 0.3, .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
+                              .mask_density = 0.3, .pse_type = FR_PSE_OUTER_ADD_MUL, .keep_prob = 1.0, .scale = 0.25,
+                              .amp = 1.0};
 
 double kt_round_dt(fr_dtype dt, double v) {
     if (dt == FR_BF16) return fr_dec_bf16(fr_enc_bf16_away((float)v));
@@ -111,9 +112,9 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     }
     if (c->mask) {
         int64_t sh[4];
-        bool compressed = c->sparse_mode >= 2 && c->sparse_mode != 5;
+        bool compressed = c->sparse_mode >= FR_SPARSE_LEFT_UP_CAUSAL && c->sparse_mode != FR_SPARSE_PREFIX;
         if (compressed) { /* the canonical compressed masks: [2048, 2048], mode 6 [3072, 2048] */
-            sh[0] = c->sparse_mode == 6 ? 3072 : 2048, sh[1] = 2048;
+            sh[0] = c->sparse_mode == FR_SPARSE_PREFIX_COMPRESS ? 3072 : 2048, sh[1] = 2048;
             in->atten_mask = kt_alloc(FR_U8, 2, sh);
         } else if (c->layout == FR_TND) {
             sh[0] = S1, sh[1] = S2;
@@ -126,10 +127,11 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         uint8_t *m = (uint8_t *)in->atten_mask.data;
         /* compressed masks are never read (D12): their content is noise here to prove it */
         for (int64_t k = 0; k < n; k++) m[k] = fr_test_unif(&r) < (compressed ? 0.5 : c->mask_density);
-        if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
+        bool user = c->sparse_mode == FR_SPARSE_DEFAULT_MASK || c->sparse_mode == FR_SPARSE_ALL_MASK;
+        if (user && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
             for (int64_t bh = 0; bh < c->B * c->N1; bh++)
                 for (int64_t j = 0; j < S2; j++) m[(bh * S1 + 2) * S2 + j] = 1;
-        if (c->poison > 0 && c->sparse_mode <= 1 && c->layout != FR_TND) { /* masked everywhere, and poisoned */
+        if (c->poison > 0 && user && c->layout != FR_TND) { /* masked everywhere, and poisoned */
             for (int64_t bhi = 0; bhi < c->B * c->N1 * S1; bhi++) m[bhi * S2 + c->poison] = 1;
             for (int64_t b = 0; b < c->B; b++)
                 for (int64_t kvh = 0; kvh < c->N2; kvh++) {
@@ -314,32 +316,34 @@ bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j,
     const kt_case *c = &P->c;
     if (!c->mask) return true;
     int64_t mode = c->sparse_mode;
-    if (c->layout == FR_TND && (mode == 7 || mode == 8)) {
+    if (c->layout == FR_TND && (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND || mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL)) {
         int64_t special = -1; /* last (7) / first (8) batch with a non-empty query */
         for (int64_t k = 0; k < c->B; k++) {
-            int64_t kk = mode == 7 ? c->B - 1 - k : k;
+            int64_t kk = mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? c->B - 1 - k : k;
             if (c->lq[kk] != 0) {
                 special = kk;
                 break;
             }
         }
-        mode = b == special ? 4 : (mode == 7 ? 3 : 2);
+        mode = b == special                                ? FR_SPARSE_BAND
+               : mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? FR_SPARSE_RIGHT_DOWN_CAUSAL
+                                                          : FR_SPARSE_LEFT_UP_CAUSAL;
     }
     bool user = false;
-    if (mode == 0 || mode == 1 || mode == 5) {
+    if (mode == FR_SPARSE_DEFAULT_MASK || mode == FR_SPARSE_ALL_MASK || mode == FR_SPARSE_PREFIX) {
         if (P->in.atten_mask.ndim == 2) user = P->umask[i * P->in.atten_mask.shape[1] + j] != 0;
         else user = P->umask[((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j] != 0;
     }
     switch (mode) {
-    case 0: return !user && !(j - i > c->next) && !(i - j > c->pre);
-    case 1: return !user;
-    case 2: return !(j > i);
-    case 3: return !(j > i + S2b - S1b);
-    case 4: return !(j - i > c->next + (S2b - S1b)) && !(i - j > c->pre - (S2b - S1b));
-    case 5:
+    case FR_SPARSE_DEFAULT_MASK: return !user && !(j - i > c->next) && !(i - j > c->pre);
+    case FR_SPARSE_ALL_MASK: return !user;
+    case FR_SPARSE_LEFT_UP_CAUSAL: return !(j > i);
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL: return !(j > i + S2b - S1b);
+    case FR_SPARSE_BAND: return !(j - i > c->next + (S2b - S1b)) && !(i - j > c->pre - (S2b - S1b));
+    case FR_SPARSE_PREFIX:
         if (!c->prefix || c->prefix[b] > S2b) return !user;
         return !user && !(j > i + S2b - S1b && j >= c->prefix[b]);
-    case 6: return !(j > i + S2b - S1b && j >= c->prefix[b]);
+    case FR_SPARSE_PREFIX_COMPRESS: return !(j > i + S2b - S1b && j >= c->prefix[b]);
     default: return true;
     }
 }
@@ -356,9 +360,9 @@ double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int6
     case 6: {
         float slope = c->pse == 5 ? ((float *)t->data)[h] : ((float *)t->data)[b * c->N1 + h];
         int64_t qs = c->q_start, ks = c->kv_start;
-        if (c->layout == FR_TND && c->sparse_mode == 8 && c->mask && b != 0) qs = ks = 0;
+        if (c->layout == FR_TND && c->sparse_mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->mask && b != 0) qs = ks = 0;
         double d = fabs((double)((j + ks) - (i + qs)));
-        return -(double)slope * (c->pse_type == 3 ? sqrt(d) : d);
+        return -(double)slope * (c->pse_type == FR_PSE_INNER_MUL_ADD_SQRT ? sqrt(d) : d);
     }
     default: return 0.0;
     }
@@ -428,7 +432,7 @@ void kt_reference(const kt_prob *P, kt_ref *R) {
                     }
                     double pse = c->pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
                     float pse32 = (float)pse;
-                    if (c->pse && c->pse_type == 1) {
+                    if (c->pse && c->pse_type == FR_PSE_OUTER_ADD_MUL) {
                         x[j] = (s + pse) * scale;
                         float t = s32 + pse32;
                         x32[j] = t * scale32;

@@ -57,7 +57,7 @@ static void test_classify(void) {
                      .Dv = 48,
                      .seq_q = {0, 100, 5},
                      .seq_kv = {1500, 3073, 5},
-                     .sparse_mode = 4,
+                     .sparse_mode = FR_SPARSE_BAND,
                      .mask = FR_GEN_MASK_CANONICAL,
                      .set_band = true,
                      .pre_tokens = 100,
@@ -71,7 +71,8 @@ static void test_classify(void) {
     CHECK(c[FR_AX_QUERIES] == 1 && c[FR_AX_KEYS] == 2 && c[FR_AX_RESIDUE] == 1, "sizes %d %d %d", c[FR_AX_QUERIES],
           c[FR_AX_KEYS], c[FR_AX_RESIDUE]);
     fr_gen_spec t = {
-        .name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N, .pse_type = 3};
+        .name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N,
+        .pse_type = FR_PSE_INNER_MUL_ADD_SQRT};
     fr_matrix_classify(&t, c);
     CHECK(c[FR_AX_LAYOUT] == 3 && c[FR_AX_HEADS] == 2 && c[FR_AX_HEADDIM] == 2 && c[FR_AX_PSE] == 4 &&
               c[FR_AX_PSE_SHAPE] == 7 && c[FR_AX_QUERIES] == 0 && c[FR_AX_KEYS] == 1 && c[FR_AX_RESIDUE] == 0,

@@ -32,7 +32,8 @@ typedef enum fr_gen_mask {
     FR_GEN_MASK_SS,         /* random [S1,S2] (TND: [maxS1,maxS2]) */
     FR_GEN_MASK_11SS,       /* random [1,1,S1,S2] */
     FR_GEN_MASK_B1SS,       /* random [B,1,S1,S2] */
-    FR_GEN_MASK_BNSS        /* random [B,N1,S1,S2] */
+    FR_GEN_MASK_BNSS,       /* random [B,N1,S1,S2] */
+    FR_GEN_MASK_COUNT
 } fr_gen_mask;
 
 /* Shape of the generated real_shift (pse). Types 0/1 take a tensor of the input dtype (fp8 inputs: bf16); types
@@ -45,7 +46,8 @@ typedef enum fr_gen_pse {
     FR_GEN_PSE_COMP_B,   /* compressed Toeplitz [B,N1,1024,S2] (S1 == S2 > 1024, or TND) */
     FR_GEN_PSE_COMP_1,   /* compressed Toeplitz [1,N1,1024,S2] */
     FR_GEN_PSE_SLOPES_BN,/* fp32 slopes [B,N1] (types 2/3) */
-    FR_GEN_PSE_SLOPES_N  /* fp32 slopes [N1] (types 2/3) */
+    FR_GEN_PSE_SLOPES_N, /* fp32 slopes [N1] (types 2/3) */
+    FR_GEN_PSE_COUNT
 } fr_gen_pse;
 
 /* One case to generate. Zero fields take the defaults noted. */

@@ -124,7 +124,7 @@ static fr_status plain_init(plain *c, const fr_problem *pb, const fr_params *p, 
         return fr_fail(err, FR_E_NOMEM, "plain reference: fp32 copies of the operands");
     }
     c->p_dt = pb->dtype == FR_F32 || pb->dtype == FR_F64 ? FR_DT_NONE : pb->dtype;
-    c->prescale = !pb->fp8 && !(c->sem.pse && c->sem.pse_type == 1) && c->sem.scale > 0.0f;
+    c->prescale = !pb->fp8 && !(c->sem.pse && c->sem.pse_type == FR_PSE_OUTER_ADD_MUL) && c->sem.scale > 0.0f;
     c->gscale = c->sem.scale;
     if (c->prescale) {
         float r = sqrtf(c->sem.scale);
@@ -215,7 +215,7 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
             else pse = r->pse[j];
         }
         float x = c->prescale ? sc + pse : !s->pse ? sc * s->scale
-                                         : s->pse_type == 1 ? (sc + pse) * s->scale
+                                         : s->pse_type == FR_PSE_OUTER_ADD_MUL ? (sc + pse) * s->scale
                                                             : sc * s->scale + pse;
         r->x[u] = x;
         if (x > m || isnan(x)) m = x;
