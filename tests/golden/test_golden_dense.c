@@ -167,7 +167,7 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
     o->sink = fr_test_below(r, 4) == 0;
     o->topk = fr_test_below(r, 5) == 0;
     o->topk_kv = (int)fr_test_below(r, 2);
-    o->mask_shape = (int)fr_test_below(r, 4);
+    o->mask_shape = FR_GEN_MASK_SS + (int)fr_test_below(r, 4); /* SS, 11SS, B1SS, BNSS */
     o->mask_density = 0.25;
     if (o->rope) c->Dr = fr_test_range(r, 1, 6);
     if (o->topk) c->W = fr_test_range(r, 1, 6);
@@ -175,12 +175,14 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
     if (o->pse) {
         c->p.pse_type = pse;
         if (pse >= 2) {
-            o->pse_shape = (int)fr_test_below(r, 2);
+            o->pse_shape = FR_GEN_PSE_SLOPES_BN + (int)fr_test_below(r, 2); /* SLOPES_BN, SLOPES_N */
             c->S2 = c->S1;
             c->p.q_start_idx = fr_test_range(r, -3, 3);
             c->p.kv_start_idx = fr_test_range(r, -3, 3);
         } else {
-            o->pse_shape = tnd ? 3 + (int)fr_test_below(r, 2) : (int)fr_test_below(r, 3);
+            /* TND: COMP_B, COMP_1; else BNSS, BN1S, 1NSS */
+            o->pse_shape =
+                tnd ? FR_GEN_PSE_COMP_B + (int)fr_test_below(r, 2) : FR_GEN_PSE_BNSS + (int)fr_test_below(r, 3);
         }
         if (tnd) {
             /* TND pse: every batch S1_b == S2_b > 0; pse_type 0/1 (compressed) needs a causal pattern */
@@ -293,7 +295,7 @@ static int big_compressed_cases(uint64_t *r, const fr_tensor *cm, int64_t *ncase
         c.p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL + k % 2;
         c.p.pse_type = k / 2;
         c.p.scale_value = 0.5;
-        o.mask = 1, o.cmask = cm, o.pse = 1, o.pse_shape = 3 + k % 2, o.amp = 1.0;
+        o.mask = 1, o.cmask = cm, o.pse = 1, o.pse_shape = FR_GEN_PSE_COMP_B + k % 2, o.amp = 1.0;
         c.strided = k == 1;
         gt_make_inputs(&c, &o, r);
         gt_make_outputs(&c, 1, r);
@@ -309,7 +311,7 @@ int main(int argc, char **argv) {
     int64_t n = argc > 2 ? atoll(argv[2]) : 360;
     printf("test_golden_dense: seed %llu, %lld grid cases\n", (unsigned long long)seed, (long long)n);
     uint64_t r = seed;
-    fr_tensor cm = gt_compressed_mask(0), cm6 = gt_compressed_mask(1);
+    fr_tensor cm = gt_compressed_mask(FR_SPARSE_LEFT_UP_CAUSAL), cm6 = gt_compressed_mask(FR_SPARSE_PREFIX_COMPRESS);
     int64_t ncases = 0;
     for (int64_t k = 0; k < n; k++) {
         gt_case c;

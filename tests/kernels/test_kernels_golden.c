@@ -154,11 +154,12 @@ int main(int argc, char **argv) {
     ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX, k_->prefix = k_pref1,
         k_->mask_density = 0.1, k_->S1 = 100, k_->S2 = 130);
     ADD(k_->name = "TND mode8 alibi", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
-        k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30, k_->pse = 5,
+        k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30, k_->pse = FR_GEN_PSE_SLOPES_N,
         k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
-    ADD(k_->name = "pse0 full + dropout", k_->pse = 1, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->keep_prob = 0.7);
-    ADD(k_->name = "alibi2 + sink", k_->pse = 5, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->S1 = 130, k_->S2 = 130,
-        k_->q_start = 2, k_->sink = true);
+    ADD(k_->name = "pse0 full + dropout", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD,
+        k_->keep_prob = 0.7);
+    ADD(k_->name = "alibi2 + sink", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->S1 = 130,
+        k_->S2 = 130, k_->q_start = 2, k_->sink = true);
     ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
         k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
     ADD(k_->name = "bf16 causal", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,

@@ -247,19 +247,22 @@ int main(int argc, char **argv) {
     ADD(0, k_->name = "TND mode7", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
         k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND, k_->pre = 200, k_->next = 0);
     ADD(0, k_->name = "TND mode8 alibi2", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8,
-        k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30, k_->pse = 5,
-        k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
+        k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30,
+        k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
     /* pse types 0-3, every shape */
-    ADD(0, k_->name = "pse1 full", k_->pse = 1, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
-    ADD(0, k_->name = "pse0 full GQA", k_->pse = 1, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->N1 = 4, k_->N2 = 2);
-    ADD(0, k_->name = "pse1 row-bcast B=2", k_->pse = 2, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->B = 2);
-    ADD(0, k_->name = "pse0 [1,N1,S1,S2] B=2", k_->pse = 3, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->B = 2);
-    ADD(0, k_->name = "alibi2 slopes[N1]", k_->pse = 5, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->S1 = 130, k_->S2 = 130,
-        k_->q_start = 3, k_->kv_start = 1);
-    ADD(0, k_->name = "alibi3 slopes[B,N1] causal", k_->pse = 6, k_->pse_type = FR_PSE_INNER_MUL_ADD_SQRT, k_->B = 2,
-        k_->S1 = 100, k_->S2 = 100, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL);
-    ADD(0, k_->name = "pse compressed 1100 D8", k_->pse = 4, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->S1 = 1100,
-        k_->S2 = 1100, k_->Dk = 8, k_->Dv = 8, k_->N1 = 1, k_->mask = true,
+    ADD(0, k_->name = "pse1 full", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
+    ADD(0, k_->name = "pse0 full GQA", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->N1 = 4,
+        k_->N2 = 2);
+    ADD(0, k_->name = "pse1 row-bcast B=2", k_->pse = FR_GEN_PSE_BN1S, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->B = 2);
+    ADD(0, k_->name = "pse0 [1,N1,S1,S2] B=2", k_->pse = FR_GEN_PSE_1NSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD,
+        k_->B = 2);
+    ADD(0, k_->name = "alibi2 slopes[N1]", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD,
+        k_->S1 = 130, k_->S2 = 130, k_->q_start = 3, k_->kv_start = 1);
+    ADD(0, k_->name = "alibi3 slopes[B,N1] causal", k_->pse = FR_GEN_PSE_SLOPES_BN,
+        k_->pse_type = FR_PSE_INNER_MUL_ADD_SQRT, k_->B = 2, k_->S1 = 100, k_->S2 = 100, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL);
+    ADD(0, k_->name = "pse compressed 1100 D8", k_->pse = FR_GEN_PSE_COMP_B, k_->pse_type = FR_PSE_OUTER_ADD_MUL,
+        k_->S1 = 1100, k_->S2 = 1100, k_->Dk = 8, k_->Dv = 8, k_->N1 = 1, k_->mask = true,
         k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
     /* dropout, sink, rope, top-k */
     ADD(0, k_->name = "dropout 0.7", k_->keep_prob = 0.7, k_->S2 = 200);

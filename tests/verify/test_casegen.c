@@ -74,7 +74,7 @@ static void test_sets(uint64_t seed) {
 
 static void test_xcheck_coverage(void) {
     const fr_gen_set *x = fr_gen_set_find("xcheck");
-    bool mode[FR_SPARSE_MODE_COUNT] = {0}, ptype[FR_PSE_TYPE_COUNT] = {0}, pshape[FR_GEN_PSE_COUNT] = {0}, lay[6] = {0};
+    bool mode[FR_SPARSE_MODE_COUNT] = {0}, ptype[FR_PSE_TYPE_COUNT] = {0}, pshape[FR_GEN_PSE_COUNT] = {0}, lay[FR_TND + 1] = {0};
     bool dt[FR_DTYPE_COUNT] = {0}, mshape[FR_GEN_MASK_COUNT] = {0};
     bool bwd = false, drop = false, sink = false, topk = false, topk_kv = false, rope = false, beta = false,
          empty_seq = false, prefix = false, bwd_tnd = false, sml = false;

@@ -70,16 +70,8 @@ static fr_status talloc(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, const 
 }
 
 /* Shape of a q/k/v/out-like tensor: N heads of dim D, S rows per batch (T rows for TND). */
-/* Alike tests/golden/gt_case.c:gt_shape: kept apart because a test does not reuse the code it checks: the golden tests
- * spell the layouts out themselves. */
 static int qkv_shape(const dims *d, int64_t n, int64_t s, int64_t t, int64_t hd, int64_t *sh) {
-    switch (d->layout) {
-    case FR_BSH: sh[0] = d->B, sh[1] = s, sh[2] = n * hd; return 3;
-    case FR_SBH: sh[0] = s, sh[1] = d->B, sh[2] = n * hd; return 3;
-    case FR_BSND: sh[0] = d->B, sh[1] = s, sh[2] = n, sh[3] = hd; return 4;
-    case FR_BNSD: sh[0] = d->B, sh[1] = n, sh[2] = s, sh[3] = hd; return 4;
-    default: sh[0] = t, sh[1] = n, sh[2] = hd; return 3;
-    }
+    return fr_gen_qkv_shape(d->layout, d->B, n, s, t, hd, sh);
 }
 
 /* fp32 normal samples for a q/k/v-like tensor, kept as an fp32 tensor of the same shape (for layout indexing). */
@@ -132,27 +124,14 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, c
                            fr_error *err) {
     fr_gen_mask kind = s->mask;
     int mode = s->sparse_mode;
-    bool compressed = fr_sparse_mode_is_valid(mode) && !fr_sparse_mode_reads_mask(mode);
-    if (kind == FR_GEN_MASK_CANONICAL && compressed) {
-        int64_t sh[2] = {mode == FR_SPARSE_PREFIX_COMPRESS ? 3072 : 2048, 2048};
-        fr_status st = talloc(d->shapes, t, FR_BOOL, 2, sh, err);
-        if (st != FR_OK || d->shapes) return st;
-        uint8_t *m = (uint8_t *)t->data;
-        for (int64_t i = 0; i < sh[0]; i++)
-            for (int64_t j = 0; j < 2048; j++)
-                m[i * 2048 + j] = (uint8_t)(i < 2048 ? j > i : j >= 1024); /* mode 6 rows 2048..: [0 | 1] */
-        return FR_OK;
-    }
     int64_t sh[4];
-    int nd;
-    switch (kind) {
-    case FR_GEN_MASK_11SS: sh[0] = 1, sh[1] = 1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    case FR_GEN_MASK_B1SS: sh[0] = d->B, sh[1] = 1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    case FR_GEN_MASK_BNSS: sh[0] = d->B, sh[1] = d->N1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    default: sh[0] = d->S1, sh[1] = d->S2, nd = 2; break;
-    }
+    int nd = fr_gen_mask_shape(kind, mode, d->B, d->N1, d->S1, d->S2, sh);
     fr_status st = talloc(d->shapes, t, FR_BOOL, nd, sh, err);
     if (st != FR_OK || d->shapes) return st;
+    if (kind == FR_GEN_MASK_CANONICAL && fr_gen_mask_compressed(mode)) {
+        fr_gen_canonical_mask(sh, (uint8_t *)t->data);
+        return FR_OK;
+    }
     int64_t n = fr_tensor_numel(t);
     uint8_t *m = (uint8_t *)t->data;
     for (int64_t k = 0; k < n; k++) m[k] = mask_random(seed, (uint64_t)k);
@@ -171,10 +150,12 @@ void fr_gen_alibi_slopes(int64_t n, float *slopes) {
 
 static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_tensor *t, fr_error *err) {
     fr_status st;
+    int64_t sh[4];
+    int nd = fr_gen_pse_shape(s->pse, d->B, d->N1, d->S1, d->S2, sh);
+    fr_dtype pdt = fr_gen_pse_dtype(s->pse, d->dtype);
     if (s->pse == FR_GEN_PSE_SLOPES_BN || s->pse == FR_GEN_PSE_SLOPES_N) {
-        int64_t sh[2] = {d->B, d->N1};
         bool bn = s->pse == FR_GEN_PSE_SLOPES_BN;
-        if ((st = talloc(d->shapes, t, FR_F32, bn ? 2 : 1, bn ? sh : sh + 1, err)) != FR_OK || d->shapes) return st;
+        if ((st = talloc(d->shapes, t, pdt, nd, sh, err)) != FR_OK || d->shapes) return st;
         float *p = (float *)t->data;
         fr_gen_alibi_slopes(d->N1, p);
         if (bn) /* a distinct slope set per batch, so a batch-indexing error shows */
@@ -182,18 +163,9 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
                 for (int64_t h = 0; h < d->N1; h++) p[b * d->N1 + h] = p[h] * (float)(1.0 + 0.25 * (double)b);
         return FR_OK;
     }
-    fr_dtype pdt = (d->dtype == FR_E4M3FN || d->dtype == FR_E5M2 || d->dtype == FR_HIF8) ? FR_BF16 : d->dtype;
-    int64_t sh[4] = {d->B, d->N1, d->S1, d->S2};
-    switch (s->pse) {
-    case FR_GEN_PSE_BN1S: sh[2] = 1; break;
-    case FR_GEN_PSE_1NSS: sh[0] = 1; break;
-    case FR_GEN_PSE_COMP_B: sh[2] = 1024; break;
-    case FR_GEN_PSE_COMP_1: sh[0] = 1, sh[2] = 1024; break;
-    default: break;
-    }
     fr_tensor f;
-    if (d->shapes) return talloc(true, t, pdt, 4, sh, err);
-    if ((st = talloc(false, &f, FR_F32, 4, sh, err)) != FR_OK) return st;
+    if (d->shapes) return talloc(true, t, pdt, nd, sh, err);
+    if ((st = talloc(false, &f, FR_F32, nd, sh, err)) != FR_OK) return st;
     float *p = (float *)f.data;
     if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) {
         /* Toeplitz rows: element (bb, h, r, c) = f_{bb,h}(c - r), so every diagonal is constant (spec 5.2). */
@@ -214,13 +186,8 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
 
 static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_tensor *t, fr_error *err) {
     int64_t W = s->topk_w, sh[4];
-    int nd;
     bool kvh = s->topk_per_kv_head;
-    if (d->layout == FR_TND) {
-        sh[0] = d->T1, sh[1] = kvh ? d->N2 : W, sh[2] = W, nd = kvh ? 3 : 2;
-    } else {
-        sh[0] = d->B, sh[1] = kvh ? d->N2 : d->S1, sh[2] = kvh ? d->S1 : W, sh[3] = W, nd = kvh ? 4 : 3;
-    }
+    int nd = fr_gen_topk_shape(d->layout, kvh, d->B, d->N2, d->S1, d->T1, W, sh);
     fr_status st = talloc(d->shapes, t, FR_I32, nd, sh, err);
     if (st != FR_OK || d->shapes) return st;
     int32_t *p = (int32_t *)t->data;
@@ -255,8 +222,8 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
 
 static fr_status make_scales(const dims *d, int64_t n, int64_t s, int64_t blk, uint64_t seed, uint64_t stream,
                              fr_tensor *t, fr_error *err) {
-    int64_t sh[4] = {d->B, n, (s + blk - 1) / blk, 1};
-    fr_status st = talloc(d->shapes, t, FR_F32, 4, sh, err);
+    int64_t sh[4];
+    fr_status st = talloc(d->shapes, t, FR_F32, fr_gen_dscale_shape(d->B, n, s, blk, sh), sh, err);
     if (st == FR_OK && !d->shapes) fr_rng_uniform_f32((float *)t->data, fr_tensor_numel(t), seed, stream, 0, 0.5, 2.0);
     return st;
 }
@@ -300,14 +267,8 @@ static fr_status make_bwd_stats(fr_gen_case *c, const dims *d, fr_error *err) {
     int nd = qkv_shape(d, d->N1, d->S1, d->T1, d->Dv, sh);
     fr_status st = talloc(d->shapes, &c->in.attention_in, d->dtype, nd, sh, err);
     if (st != FR_OK) return st;
-    int64_t ss[4] = {d->B, d->N1, d->S1, 8};
-    int snd = 4;
-    if (d->layout == FR_TND) {
-        snd = 3;
-        if (c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT) ss[0] = d->T1, ss[1] = d->N1;
-        else ss[0] = d->N1, ss[1] = d->T1;
-        ss[2] = 8;
-    }
+    int64_t ss[4];
+    int snd = fr_gen_stats_shape(d->layout, c->params.softmax_layout, d->B, d->N1, d->S1, d->T1, ss);
     if ((st = talloc(d->shapes, &c->in.softmax_max, FR_F32, snd, ss, err)) != FR_OK) return st;
     if ((st = talloc(d->shapes, &c->in.softmax_sum, FR_F32, snd, ss, err)) != FR_OK || d->shapes) return st;
     fr_fwd_outputs o;
@@ -346,17 +307,7 @@ static fr_status build_dims(const fr_gen_spec *s, bool shapes, fr_gen_case *c, d
         c->cu_q = malloc(sizeof(int64_t) * (size_t)d->B);
         c->cu_kv = malloc(sizeof(int64_t) * (size_t)d->B);
         if (!c->cu_q || !c->cu_kv) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
-        int64_t aq = 0, ak = 0;
-        for (int64_t b = 0; b < d->B; b++) {
-            aq += s->seq_q[b];
-            ak += s->seq_kv[b];
-            c->cu_q[b] = aq;
-            c->cu_kv[b] = ak;
-            if (s->seq_q[b] > d->S1) d->S1 = s->seq_q[b];
-            if (s->seq_kv[b] > d->S2) d->S2 = s->seq_kv[b];
-        }
-        d->T1 = aq;
-        d->T2 = ak;
+        fr_gen_tnd_lengths(d->B, s->seq_q, s->seq_kv, c->cu_q, c->cu_kv, &d->S1, &d->S2, &d->T1, &d->T2);
         d->cu_q = c->cu_q;
         d->cu_kv = c->cu_kv;
     } else {
@@ -397,7 +348,8 @@ static fr_status build_params(const fr_gen_spec *s, const dims *d, uint64_t seed
         if (!c->prefix) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
         for (int64_t b = 0; b < d->B; b++) {
             int64_t s1 = q_len(d, b), s2 = kv_len(d, b);
-            int64_t lo = s1 > s2 ? 0 : s2 - s1, hi = s2; /* spec 4.2 prefix range */
+            int64_t lo, hi;
+            fr_gen_prefix_range(s1, s2, &lo, &hi);
             int64_t v = lo + (int64_t)(fr_rng_uniform01(seed, ST_PREFIX, (uint64_t)b) * (double)(hi - lo + 1));
             c->prefix[b] = v > hi ? hi : v;
         }
