@@ -52,9 +52,9 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
         return fr_fail(err, FR_E_MASK, "atten_mask: dtype %s, must be bool or uint8", dt_str(m->dtype));
 
     const int64_t B = pb->B, N1 = pb->N1, S1 = pb->S1, S2 = pb->S2;
-    bool ok;
-    const char *want;
-    switch (mode) {
+    bool ok = false;
+    const char *want = "a valid sparse_mode";
+    switch ((fr_sparse_mode)mode) { /* no default: -Wswitch names a mode without a rule */
     case FR_SPARSE_DEFAULT_MASK:
     case FR_SPARSE_ALL_MASK:
         if (tnd) {
@@ -76,11 +76,16 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
              vd_shape_eq4(m, 1, 1, FR_COMPRESSED_PREFIX_MASK_ROWS, FR_COMPRESSED_MASK_COLS);
         want = "the compressed [3072,2048]";
         break;
-    default: /* 2, 3, 4, 7, 8 */
+    case FR_SPARSE_LEFT_UP_CAUSAL:
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL:
+    case FR_SPARSE_BAND:
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND:
+    case FR_SPARSE_BAND_LEFT_UP_CAUSAL:
         ok = vd_shape_eq2(m, FR_COMPRESSED_MASK_ROWS, FR_COMPRESSED_MASK_COLS) ||
              vd_shape_eq4(m, 1, 1, FR_COMPRESSED_MASK_ROWS, FR_COMPRESSED_MASK_COLS);
         want = "the compressed [2048,2048]";
         break;
+    case FR_SPARSE_MODE_COUNT: break; /* refused earlier (validate_problem.c) */
     }
     if (!ok) {
         char a[128];

@@ -200,7 +200,7 @@ static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, in
         mode = bt->b == c->last_nonempty ? FR_SPARSE_BAND : FR_SPARSE_RIGHT_DOWN_CAUSAL;
     else if (mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL)
         mode = bt->b == c->first_nonempty ? FR_SPARSE_BAND : FR_SPARSE_LEFT_UP_CAUSAL;
-    switch (mode) {
+    switch ((fr_sparse_mode)mode) { /* no default: -Wswitch names a mode without a rule */
     case FR_SPARSE_DEFAULT_MASK: return j - i > next || i - j > pre || user_mask(c, bt, h, i, j);
     case FR_SPARSE_ALL_MASK: return user_mask(c, bt, h, i, j);
     case FR_SPARSE_LEFT_UP_CAUSAL: return j > i;
@@ -217,8 +217,11 @@ static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, in
         int64_t prefix = (pf && bt->b < c->p->prefix_len) ? pf[bt->b] : 0;
         return j > i + S2 - S1 && j >= prefix;
     }
-    default: return false;
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND: /* mapped to 2, 3 or 4 above */
+    case FR_SPARSE_BAND_LEFT_UP_CAUSAL:
+    case FR_SPARSE_MODE_COUNT: break;
     }
+    return false;
 }
 
 /* pse at (b, h, i, j) (section 5). */

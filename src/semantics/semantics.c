@@ -68,7 +68,7 @@ void fr_sem_batch_get(const fr_sem *s, int64_t b, fr_sem_batch *sb) {
     sb->prefix = 0;
     sb->user_mask = false;
     if (s->masked) {
-        switch (pb->sparse_mode) {
+        switch ((fr_sparse_mode)pb->sparse_mode) { /* no default: -Wswitch names a mode without a rule */
         case FR_SPARSE_DEFAULT_MASK:
             sb->user_mask = true;
             sb->band = true;
@@ -108,7 +108,7 @@ void fr_sem_batch_get(const fr_sem *s, int64_t b, fr_sem_batch *sb) {
             else band_causal(sb, last ? sb->S2 - sb->S1 : 0);
             break;
         }
-        default: break;
+        case FR_SPARSE_MODE_COUNT: break; /* not a mode (validation refuses it) */
         }
     }
     if (pb->layout == FR_TND) {

@@ -5,6 +5,7 @@
 #ifndef FR_TESTS_GOLDEN_DENSE_REF_H
 #define FR_TESTS_GOLDEN_DENSE_REF_H
 
+#include "common/check.h"
 #include "golden/gt_case.h"
 
 static int64_t qrow(const gt_case *c, int64_t b, int64_t i) { return (c->L == FR_TND ? gt_q0(c, b) : b * c->S1) + i; }
@@ -52,6 +53,9 @@ static void mask_matrix(const gt_case *c, int64_t b, int64_t h, int64_t S1, int6
             case FR_SPARSE_BAND: v = (k >= next + (S2 - S1) + 1) | (k <= -(pre - (S2 - S1)) - 1); break;
             case FR_SPARSE_PREFIX: v = user_mask(c, b, h, i, j) | (triu_c & (j >= pf)); break;
             case FR_SPARSE_PREFIX_COMPRESS: v = triu_c & (j >= pf); break;
+            default: /* a mode added to fr_sparse_mode without its rule here */
+                CHECK(false, "sparse_mode %d: mask_matrix (dense_ref.h) has no rule for it (spec 4.2)", mode);
+                break;
             }
             M[i * S2 + j] = (uint8_t)v;
         }

@@ -2,6 +2,8 @@
  * kt_harness.h). */
 #include "kt_harness.h"
 
+#include "common/check.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -313,7 +315,9 @@ bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j,
         if (!c->prefix || c->prefix[b] > S2b) return !user;
         return !user && !(j > i + S2b - S1b && j >= c->prefix[b]);
     case FR_SPARSE_PREFIX_COMPRESS: return !(j > i + S2b - S1b && j >= c->prefix[b]);
-    default: return true;
+    default: /* a mode added to fr_sparse_mode without its rule here */
+        CHECK(false, "sparse_mode %d: kt_takes_part (kt_harness.c) has no rule for it (spec 4.2)", (int)mode);
+        return true;
     }
 }
 

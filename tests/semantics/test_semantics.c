@@ -61,7 +61,9 @@ static bool spec_keeps(const setup *u, int64_t b, int64_t h, int64_t i, int64_t 
     case FR_SPARSE_PREFIX:
         return !user && (!(p->prefix && p->prefix[b] <= S2b) || !(j > i + S2b - S1b && j >= p->prefix[b]));
     case FR_SPARSE_PREFIX_COMPRESS: return !(j > i + S2b - S1b && j >= p->prefix[b]);
-    default: return true;
+    default: /* a mode added to fr_sparse_mode without its rule here */
+        CHECK(false, "sparse_mode %d: spec_keeps (test_semantics.c) has no rule for it (spec 4.2)", mode);
+        return true;
     }
 }
 

@@ -3,7 +3,7 @@
  * The builders draw their data their own way (casegen one Philox stream per tensor; the tests the kit's generator, so
  * that their seeds keep their cases), but what each option of the operator looks like as a tensor, which sparse
  * modes take the canonical compressed mask and what it holds, and the prefix range, live here. Adding an option or a
- * sparse mode changes this file, not three builders.
+ * sparse mode changes this file, not three builders (docs/adding-an-operator-option.md).
  *
  * The shape functions write at most 4 dimensions to sh and return how many. */
 #ifndef FR_VERIFY_CASE_SHAPES_H
