@@ -604,6 +604,8 @@ fr_status fr_k_fwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     int failed = 0;
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
     if (ntasks > 0) {
+        /* Alike verify/zoo/mutants_base.c:mb_fwd (its parallel region): kept apart because the mutant base is an
+         * implementation of its own that the verifier's tests break on purpose; only the OpenMP skeleton is alike. */
 #pragma omp parallel num_threads(nt)
         {
             fwd_ws w;

@@ -283,6 +283,8 @@ fr_bwd_inputs kt_bwd_inputs(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t
     return fr_test_bwd_inputs(&P->in, dy, fo->attention_out, fo->softmax_max, fo->softmax_sum);
 }
 
+/* Alike tests/semantics/test_semantics.c:spec_keeps: kept apart because each test spells the spec's mask rule out
+ * itself (this one for the kernels, that one for semantics.c); a shared rule would carry one misreading into both. */
 bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;

@@ -28,7 +28,7 @@ import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs"))
-from check_links import repo_files  # noqa: E402
+from check_links import checker_main, joined, read_text as read, repo_files, selftest_verdict  # noqa: E402
 
 RUNNERS = "runners"
 MAKEFILE = "Makefile"
@@ -37,14 +37,6 @@ CHECK_PANEL = "tests/panel/check_panel.py"
 CMAKE = "tests/panel/CMakeLists.txt"
 USAGE = re.compile(r"^\s*usage:\s*(\w+\.py)\b(.*)$", re.M)
 RUNNER_ID = re.compile(r"\b(\w+\.py)(?::(\w+))?")
-
-
-def read(root, rel):
-    try:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def runners(root, files):
@@ -180,11 +172,8 @@ def check(root):
 
 
 def selftest():
-    """A tree with one planted defect per rule (and a clean twin of each): each must be reported, nothing else.
-    Paths are joined from parts: tests/docs/check_links.py reads this file, and planted files are not references."""
-    def P(*parts):
-        return "/".join(parts)
-    R = RUNNERS
+    """A clean tree must pass; the same tree with one planted defect per rule must report each, and nothing else."""
+    P, R = joined, RUNNERS
     good = {
         P(R, "helper.py"): '"""Plumbing for the panel runners (no usage line)."""\n',
         P(R, "fw_a.py"): '"""Framework A (the panel, docs).\n\nusage: fw_a.py x|y [CASE_DIR]\n"""\n',
@@ -217,32 +206,15 @@ def selftest():
             CHECK_PANEL + ": NEEDS has no import check for fw_c.py", P(R, "orphan.py:"),
             MAKEFILE + ": PANEL_RUNNERS names gone.py", DOC + ": the panel table names fw_a.py:z",
             CHECK_PANEL + ": EXPECTED names old.py:v", CMAKE + ": runs fw_x.py"]
-    missing = [w for w in want if not any(p.startswith(w) for p in got)]
-    extra = [p for p in got if not any(p.startswith(w) for w in want)]
-    for p in got:
-        print("  selftest found: " + p)
-    if clean or missing or extra:
-        print("check_runners selftest: FAIL (clean tree: %s; not found: %s; unexpected: %s)" % (clean, missing, extra))
-        return 1
-    print("check_runners selftest: PASS (%d planted defects found, the clean tree passes)" % len(want))
-    return 0
+    return selftest_verdict("check_runners", got, want, clean)
 
 
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--selftest":
-        return selftest()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    found = runners(argv[1], repo_files(argv[1]))
-    print("check_runners: %s (%d runners: %s)" % (
+def summary(root, problems):
+    found = runners(root, repo_files(root))
+    return "check_runners: %s (%d runners: %s)" % (
         "FAIL" if problems else "PASS", len(found),
-        " ".join("%s%s" % (" ".join(ids), "" if panel else " (not panel)") for ids, panel, _ in found.values())))
-    return 1 if problems else 0
+        " ".join("%s%s" % (" ".join(ids), "" if panel else " (not panel)") for ids, panel, _ in found.values()))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(checker_main(sys.argv, __doc__, check, selftest, summary))

@@ -28,7 +28,9 @@ typedef struct setup {
     uint8_t *mask;
 } setup;
 
-/* The spec's mask rule for batch b (lengths S1b, S2b), written independently of semantics.c. */
+/* The spec's mask rule for batch b (lengths S1b, S2b), written independently of semantics.c.
+ * Alike tests/kernels/kt_harness.c:kt_takes_part: kept apart because each test spells the rule out itself (this one for
+ * semantics.c, that one for the kernels); a shared rule would carry one misreading into both. */
 static bool spec_keeps(const setup *u, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const fr_params *p = &u->p;
     int mode = p->sparse_mode;

@@ -17,6 +17,8 @@ void fr_gen_tnd_lengths(int64_t B, const int64_t *seq_q, const int64_t *seq_kv, 
     *S1 = mq, *S2 = mk, *T1 = aq, *T2 = ak;
 }
 
+/* Alike src/core/validate.c:vd_layout_shape: kept apart because the cases built here are what that check is tested
+ * with: shapes taken from the validator could not catch a validator that accepts a wrong one. */
 int fr_gen_qkv_shape(fr_layout l, int64_t B, int64_t n, int64_t s, int64_t t, int64_t hd, int64_t *sh) {
     switch (l) {
     case FR_BSH: sh[0] = B, sh[1] = s, sh[2] = n * hd; return 3;

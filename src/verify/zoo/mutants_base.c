@@ -456,8 +456,8 @@ fr_status mb_fwd(mb_bug bug, const fr_params *p, const fr_fwd_inputs *in, const 
         return fr_fail(err, FR_E_OVERFLOW, "mutant base: %lld query tiles x N1 = %lld overflows", (long long)TB,
                        (long long)c.pb.N1);
     }
-    /* Alike kernels/bwd.c:bwd_topk (its parallel region): kept apart, the mutant base shares no code with the kernels
-     * it stands in for; only the OpenMP skeleton is alike. */
+    /* Alike kernels/bwd.c:bwd_topk and kernels/fwd.c:fr_k_fwd (their parallel regions): kept apart, the mutant base
+     * shares no code with the kernels it stands in for; only the OpenMP skeleton is alike. */
     int nomem = 0;
 #pragma omp parallel
     {
