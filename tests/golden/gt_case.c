@@ -152,6 +152,22 @@ fr_tensor gt_compressed_mask(int mode) {
     return t;
 }
 
+void gt_draw_start(gt_case *c, gt_opts *o, uint64_t *r) {
+    memset(c, 0, sizeof *c);
+    memset(o, 0, sizeof *o);
+    c->p = fr_params_default();
+    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    c->L = Ls[fr_test_below(r, 5)];
+}
+
+void gt_draw_topk(gt_case *c, gt_opts *o, uint64_t *r, int64_t w_max) {
+    if (fr_test_below(r, 4) == 0) {
+        o->topk = 1;
+        o->topk_kv = (int)fr_test_below(r, 2);
+        c->W = fr_test_range(r, 1, w_max);
+    }
+}
+
 void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max) {
     if (fr_test_below(r, 2)) {
         o->mask = 1;

@@ -98,9 +98,16 @@ typedef struct gt_opts {
  * never read by the golden but are the canonical ones. */
 fr_tensor gt_compressed_mask(int mode);
 
+/* Starts a random case: c and o zeroed, the default params, and a layout drawn (the first draw of r). Shared by the
+ * random-case tests (golden per ISA, emulator vs golden, the mutants' base); each then draws its own ranges. */
+void gt_draw_start(gt_case *c, gt_opts *o, uint64_t *r);
+
 /* Draws the semantics of a random case: mask and sparse mode (band up to band_max), pse type and shape, dropout,
  * sink and rope. Shared by the random-case tests (emulator vs golden, the mutants' base vs golden). */
 void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max);
+
+/* One time in four, a top-k gather of 1..w_max slots (shared by all heads of a kv group, or per kv head). */
+void gt_draw_topk(gt_case *c, gt_opts *o, uint64_t *r, int64_t w_max);
 
 /* Allocates and fills q, k, v and every optional input the options ask for. The params (layout, head_num, modes,
  * band, keep_prob, scale) must be set before. */

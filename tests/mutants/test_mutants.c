@@ -122,18 +122,15 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, uint64_t *r) 
 static const double kFtol = 1e-6, kGtol = 2e-6;
 
 /* Alike emulate/test_emulate_golden.c:one_case and golden/test_golden_isa.c:one_case: kept apart because each test
- * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must keep
- * reproducing its cases. */
+ * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must
+ * keep reproducing its cases. Their common start (zeroed case, default params, the layout) is
+ * gt_case.c:gt_draw_start. */
 static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skipped) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
-    memset(&c, 0, sizeof c);
     gt_opts o;
-    memset(&o, 0, sizeof o);
-    c.p = fr_params_default();
-    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    gt_draw_start(&c, &o, r);
     const fr_dtype dts[3] = {FR_F32, FR_BF16, FR_F16};
-    c.L = Ls[fr_test_below(r, 5)];
     c.dt = dts[fr_test_below(r, 3)];
     c.strided = (int)fr_test_below(r, 2);
     c.B = fr_test_range(r, 1, 2);
