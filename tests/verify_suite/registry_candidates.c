@@ -10,7 +10,7 @@
  *     something that has the defect; every diagnosis those expect is one of verdict.h.
  * Usage: test_candidate_registry REPO_ROOT */
 #include "common/check.h"
-#include "verify/judge/diagnose_internal.h"
+#include "verify/judge/diagnose_cands.h"
 #include "verify/zoo/mutants.h"
 
 #include <ctype.h>

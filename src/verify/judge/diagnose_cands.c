@@ -1,8 +1,8 @@
-/* The diagnosis's candidate table (diagnose_internal.h): each candidate builds the outputs the implementation would
+/* The diagnosis's candidate table (diagnose_cands.h): each candidate builds the outputs the implementation would
  * give with one defect, by re-running the case modified (diagnose_rerun.c) or transforming the golden's outputs;
  * false: not applicable to this case. Adding a candidate = its function here and its row in dg_cands (a diagnosis
  * of its own also needs its FR_DIAG_* in verdict.h). */
-#include "verify/judge/diagnose_internal.h"
+#include "verify/judge/diagnose_cands.h"
 
 #include "core/core.h"
 #include "core/validate.h"
