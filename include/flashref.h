@@ -166,6 +166,29 @@ typedef enum fr_softmax_layout {
 
 #define FR_TOKENS_MAX INT64_C(2147483647)
 
+/* sparse_mode (spec 4.2): how atten_mask and pre_tokens/next_tokens make the pattern of positions that take part. */
+typedef enum fr_sparse_mode {
+    FR_SPARSE_DEFAULT_MASK = 0,           /* defaultMask: the user mask, and the band when pre/next are set */
+    FR_SPARSE_ALL_MASK = 1,               /* allMask: the user mask as given (pre/next ignored) */
+    FR_SPARSE_LEFT_UP_CAUSAL = 2,         /* leftUpCausal: j > i masked (compressed mask) */
+    FR_SPARSE_RIGHT_DOWN_CAUSAL = 3,      /* rightDownCausal: j > i + S2 - S1 masked (compressed mask) */
+    FR_SPARSE_BAND = 4,                   /* band with a bottom-right origin (compressed mask) */
+    FR_SPARSE_PREFIX = 5,                 /* prefix, the user's full mask; not with TND */
+    FR_SPARSE_PREFIX_COMPRESS = 6,        /* prefix, the compressed 3072 x 2048 mask */
+    FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND = 7, /* TND only: mode 3, the last non-empty batch a mode-4 band */
+    FR_SPARSE_BAND_LEFT_UP_CAUSAL = 8,    /* TND only: mode 2, the first non-empty batch a mode-4 band */
+    FR_SPARSE_MODE_COUNT
+} fr_sparse_mode;
+
+/* pse_type (spec 5.1): where real_shift comes from and where it enters the scores. */
+typedef enum fr_pse_type {
+    FR_PSE_OUTER_MUL_ADD = 0,      /* a pse tensor: scale * QK^T + pse */
+    FR_PSE_OUTER_ADD_MUL = 1,      /* the default: a pse tensor: scale * (QK^T + pse) */
+    FR_PSE_INNER_MUL_ADD = 2,      /* slopes: scale * QK^T - slope * |j + kv_start - i - q_start| */
+    FR_PSE_INNER_MUL_ADD_SQRT = 3, /* slopes: scale * QK^T - slope * sqrt(|j + kv_start - i - q_start|) */
+    FR_PSE_TYPE_COUNT
+} fr_pse_type;
+
 typedef struct fr_params {
     int64_t head_num;         /* N1, required */
     fr_layout input_layout;   /* required */
@@ -174,8 +197,8 @@ typedef struct fr_params {
     int64_t pre_tokens;       /* default 2147483647 */
     int64_t next_tokens;      /* default 2147483647 */
     int inner_precise;        /* default 0; 0, 1, 2 (fully masked rows follow D1 in every mode) */
-    int sparse_mode;          /* default 0; 0..8 */
-    int pse_type;             /* default 1; 0..3 */
+    int sparse_mode;          /* an fr_sparse_mode; default FR_SPARSE_DEFAULT_MASK */
+    int pse_type;             /* an fr_pse_type; default FR_PSE_OUTER_ADD_MUL (ints: validation sees any value) */
     const int64_t *prefix;    /* modes 5/6: per-batch prefix lengths (length prefix_len) */
     int64_t prefix_len;
     const int64_t *actual_seq_qlen;  /* TND: cumulative end offsets, length actual_seq_len */

@@ -1,5 +1,6 @@
-/* The flashref command: one file per subcommand (cmd_NAME.c), dispatched by flashref.c. Exit status: 0 success,
- * 1 a verdict failed (suite/verify/selftest), 2 usage or input error. */
+/* The flashref command: one file per subcommand (cmd_NAME.c), dispatched by flashref.c; the helpers they share are
+ * cli_util.c (below the commands, so that nothing calls back up into flashref.c). Exit status: 0 success, 1 a verdict
+ * failed (suite/verify/selftest), 2 usage or input error. */
 #ifndef FR_TOOLS_CLI_H
 #define FR_TOOLS_CLI_H
 
@@ -20,6 +21,8 @@ int cli_size(void);
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
 const fr_dist *cli_dist(void);
+/* The state main() initialises with fr_dist_init (flashref.c) and the commands read through cli_dist(). */
+fr_dist *cli_dist_state(void);
 /* With FLASHREF_DIST_STATS=1: "flashref WHAT: dist: rank r of R wrote N bytes" on stderr (tests/dist checks that
  * ranks other than 0 write their part of the outputs). */
 void cli_dist_stats(const char *what, int64_t bytes);

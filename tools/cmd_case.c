@@ -1,6 +1,7 @@
 /* flashref case check DIR: load a case directory, validate it, print what it describes. */
 #include "cli.h"
 #include "core/problem.h"
+#include "core/validate.h"
 #include "io/casedir.h"
 
 #include <stdio.h>
@@ -42,7 +43,7 @@ static void describe(const char *dir, const fr_case *c, const fr_problem *pb) {
     printf("\n");
     if (pb->has_pse)
         printf("  pse       type %d (%s)  q_start_idx %lld  kv_start_idx %lld\n", p->pse_type,
-               p->pse_type >= 2 ? "ALiBi slopes" : "external real_shift", (long long)p->q_start_idx,
+               fr_pse_type_is_slopes(p->pse_type) ? "ALiBi slopes" : "external real_shift", (long long)p->q_start_idx,
                (long long)p->kv_start_idx);
     else
         printf("  pse       none\n");

@@ -275,6 +275,36 @@ static int golden_one_dist(fr_gen_spec *one, const char *name, uint64_t seed, co
 }
 #endif
 
+/* A verifier's set (quick, default, long, all): the same case directories `flashref suite --write` makes, golden
+ * outputs in NAME/golden/, so a team can run them and come back with flashref verify. */
+static int golden_suite_set(const char *set, const char *only, uint64_t seed, const char *out, bool force) {
+    struct stat sb0;
+    bool made = lstat(out, &sb0) != 0;
+    if (!prepare_out(out, true, force)) return 2;
+    fr_error err;
+    int written = 0;
+    /* Under mpirun each rank writes its share of the cases (case k on rank k % R), in parallel. */
+    fr_status st = fr_suite_write_cases_part(set, only, seed, out, cli_rank(), cli_size(), &written, &err);
+    if (st != FR_OK) fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
+#ifdef FR_HAVE_MPI
+    if (fr_dist_any(cli_dist(), st != FR_OK)) {
+        if (made && !written && cli_rank() == 0) rmdir(out);
+        return 2;
+    }
+    written = (int)fr_dist_sum(cli_dist(), written);
+    if (cli_rank() != 0) return 0;
+#else
+    if (st != FR_OK) {
+        if (made && !written) rmdir(out);
+        return 2;
+    }
+#endif
+    printf("flashref golden: seed %llu, suite set %s: %d case(s) written to %s (golden outputs in each "
+           "CASE/golden/)\n",
+           (unsigned long long)seed, set, written, out);
+    return 0;
+}
+
 int cmd_golden(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         golden_usage(stdout);
@@ -342,36 +372,8 @@ int cmd_golden(int argc, char **argv) {
     int count = 1;
     if (set) {
         const fr_gen_set *gs = fr_gen_set_find(set);
-        if (!gs && fr_suite_set_known(set)) {
-            /* The verifier's sets (quick, default, long, all): the same case directories `flashref suite --write`
-             * makes, golden outputs in NAME/golden/, so a team can run them and come back with flashref verify. */
-            if (!have_seed) seed = fr_suite_opts_default().seed;
-            struct stat sb0;
-            bool made = lstat(out, &sb0) != 0;
-            fr_error err;
-            int written = 0;
-            if (!prepare_out(out, true, force)) return 2;
-            /* Under mpirun each rank writes its share of the cases (case k on rank k % R), in parallel. */
-            fr_status st = fr_suite_write_cases_part(set, only, seed, out, cli_rank(), cli_size(), &written, &err);
-            if (st != FR_OK) fprintf(stderr, "flashref golden: set %s: %s: %s\n", set, fr_status_name(st), err.msg);
-#ifdef FR_HAVE_MPI
-            if (fr_dist_any(cli_dist(), st != FR_OK)) {
-                if (made && !written && cli_rank() == 0) rmdir(out);
-                return 2;
-            }
-            written = (int)fr_dist_sum(cli_dist(), written);
-            if (cli_rank() != 0) return 0;
-#else
-            if (st != FR_OK) {
-                if (made && !written) rmdir(out);
-                return 2;
-            }
-#endif
-            printf("flashref golden: seed %llu, suite set %s: %d case(s) written to %s (golden outputs in each "
-                   "CASE/golden/)\n",
-                   (unsigned long long)seed, set, written, out);
-            return 0;
-        }
+        if (!gs && fr_suite_set_known(set))
+            return golden_suite_set(set, only, have_seed ? seed : fr_suite_opts_default().seed, out, force);
         if (!gs) {
             fprintf(stderr, "flashref golden: --set: unknown set '%s' (see --list)\n", set);
             return 2;

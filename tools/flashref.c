@@ -1,32 +1,10 @@
-/* flashref: the command-line tool. */
+/* flashref: the command-line tool: main and the dispatch to the commands (cmd_*.c), above them; what the commands
+ * share (help flags, the rank) is cli_util.c, below them. */
 #include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef FR_HAVE_MPI
-#include "dist/dist.h"
-static fr_dist g_dist = {0, 1, 0};
-int cli_rank(void) { return g_dist.rank; }
-int cli_size(void) { return g_dist.size; }
-const fr_dist *cli_dist(void) { return &g_dist; }
-void cli_dist_stats(const char *what, int64_t bytes) {
-    const char *v = getenv("FLASHREF_DIST_STATS");
-    if (v && !strcmp(v, "1"))
-        fprintf(stderr, "flashref %s: dist: rank %d of %d wrote %lld bytes\n", what, g_dist.rank, g_dist.size,
-                (long long)bytes);
-}
-void cli_dist_read_stats(const char *what, int64_t read, int64_t total) {
-    const char *v = getenv("FLASHREF_DIST_STATS");
-    if (v && !strcmp(v, "1"))
-        fprintf(stderr, "flashref %s: dist: rank %d of %d read %lld of %lld query bytes\n", what, g_dist.rank,
-                g_dist.size, (long long)read, (long long)total);
-}
-#else
-int cli_rank(void) { return 0; }
-int cli_size(void) { return 1; }
-#endif
 
 static const struct {
     const char *name;
@@ -43,12 +21,6 @@ static const struct {
     {"study", cmd_study, "study order-invariance|seqlen: numerics studies"},
 };
 
-int cli_wants_help(int argc, char **argv) {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
-    return 0;
-}
-
 static void usage(FILE *f) {
     fprintf(f, "usage: flashref COMMAND [ARGS]   (flashref COMMAND --help for details)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
@@ -59,9 +31,9 @@ static int dispatch(int argc, char **argv);
 
 int main(int argc, char **argv) {
 #ifdef FR_HAVE_MPI
-    fr_dist_init(&argc, &argv, &g_dist); /* MPI only under mpirun */
+    fr_dist_init(&argc, &argv, cli_dist_state()); /* MPI only under mpirun */
     int rc = dispatch(argc, argv);
-    fr_dist_finalize(&g_dist);
+    fr_dist_finalize(cli_dist_state());
     return rc;
 #else
     return dispatch(argc, argv);

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     in.key = make(FR_F32, 4, B, N1, S2, D, &seed);
     in.value = make(FR_F32, 4, B, N1, S2, D, &seed);
     if (causal) {
-        p.sparse_mode = 3;
+        p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
         in.atten_mask = make(FR_U8, 2, 2048, 2048, 0, 0, &seed);
     }
     fr_fwd_outputs out;

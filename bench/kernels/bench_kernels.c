@@ -190,7 +190,7 @@ static void build(bufs *b, const shape *s, fr_dtype dt, bool bwd) {
         for (int64_t i = 0; i < 2048; i++)
             for (int64_t j = 0; j < 2048; j++) m[i * 2048 + j] = j > i;
         b->in.atten_mask = fr_tensor_make(FR_U8, m, 2, sh);
-        b->p.sparse_mode = 3;
+        b->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
     }
     int64_t shs[4] = {1, s->N1, s->S1, 8};
     b->out.attention_out = tensor4(b, dt, 1, s->N1, s->S1, s->D, 4);

@@ -73,6 +73,9 @@ def encode(x, dtype):
 
 # ---- layouts: everything is computed as [B, N, S, D] --------------------------------------------------------------
 
+# Alike tests/python/ref_attention.py:from_bnsd and tests/python_pkg/test_npu.py:to_bnsd / from_bnsd (torch), for both
+# functions below: kept apart because this example must run standalone (a runner users copy) and those are the tests'
+# independent references.
 def to_bnsd(x, layout, n):
     if layout == "BNSD":
         return x
@@ -85,8 +88,6 @@ def to_bnsd(x, layout, n):
     return x.reshape(s, b, n, h // n).transpose(1, 2, 0, 3)
 
 
-# Alike tests/python/ref_attention.py:from_bnsd: kept apart because this example must run standalone (a runner users
-# copy) and that one is the tests' independent reference. Alike tests/python_pkg/test_npu.py:to_bnsd too (torch).
 def from_bnsd(x, layout):
     b, n, s, d = x.shape
     if layout == "BNSD":

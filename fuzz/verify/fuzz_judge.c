@@ -41,8 +41,8 @@ static void init(void) {
     done = true;
     setenv("OMP_NUM_THREADS", "1", 0); /* tiny cases: a thread team per golden re-run only costs time */
     const fr_gen_spec specs[2] = {
-        {.name = "fz_fwd", .layout = FR_BNSD, .B = 1, .N1 = 2, .S1 = 3, .S2 = 5, .D = 4, .sparse_mode = 0,
-         .mask = FR_GEN_MASK_SS},
+        {.name = "fz_fwd", .layout = FR_BNSD, .B = 1, .N1 = 2, .S1 = 3, .S2 = 5, .D = 4,
+         .sparse_mode = FR_SPARSE_DEFAULT_MASK, .mask = FR_GEN_MASK_SS},
         {.name = "fz_bwd", .bwd = true, .layout = FR_BNSD, .B = 1, .N1 = 1, .S1 = 4, .S2 = 3, .D = 2},
     };
     for (int k = 0; k < 2; k++) {

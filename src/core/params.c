@@ -13,8 +13,8 @@ fr_params fr_params_default(void) {
     p.pre_tokens = FR_TOKENS_MAX;
     p.next_tokens = FR_TOKENS_MAX;
     p.inner_precise = 0;
-    p.sparse_mode = 0;
-    p.pse_type = 1;
+    p.sparse_mode = FR_SPARSE_DEFAULT_MASK;
+    p.pse_type = FR_PSE_OUTER_ADD_MUL;
     p.out_dtype = FR_DT_NONE;
     p.softmax_layout = FR_SOFTMAX_DEFAULT;
     return p;

@@ -82,8 +82,9 @@ vd_lay_dims vd_dims_of(const fr_tensor *t, fr_layout l) {
 }
 
 /* The shape a q-like (rows S1/T1) or kv-like (rows S2/T2) tensor with N heads of dim D has in pb's layout.
- * tests/golden spells it out again (gt_shape) on purpose: a test does not reuse the code it checks. */
-/* Alike tests/golden/gt_case.c:gt_shape: kept apart for the reason above. */
+ * Alike src/verify/cases/case_shapes.c:fr_gen_qkv_shape: kept apart because every case the builders make (casegen,
+ * the kernel and golden tests) goes through this check: a builder using the validator's own shapes could not catch a
+ * validator that accepts a wrong one. */
 int vd_layout_shape(const fr_problem *pb, bool kv, int64_t N, int64_t D, int64_t *s) {
     int64_t S = kv ? pb->S2 : pb->S1, T = kv ? pb->T2 : pb->T1;
     switch (pb->layout) {
@@ -166,7 +167,7 @@ bool fr_problem_is_valid(const fr_problem *pb) {
     if (pb->Dv > pb->Dk || pb->N1 > FR_LIMIT_N1 || pb->Dk > FR_LIMIT_D) return false;
     if (pb->has_rope != (pb->Drope > 0) || (!pb->has_topk && pb->W != 0)) return false;
     if (!fr_pse_type_is_valid(pb->pse_type) || !fr_sparse_mode_is_valid(pb->sparse_mode)) return false;
-    if (!pb->has_mask && pb->sparse_mode != 0) return false;
+    if (!pb->has_mask && pb->sparse_mode != FR_SPARSE_DEFAULT_MASK) return false;
     if (pb->layout == FR_TND) {
         if (pb->B > 0 && (!pb->cu_q || !pb->cu_kv)) return false;
         if (pb->B > 0 && (pb->cu_q[pb->B - 1] != pb->T1 || pb->cu_kv[pb->B - 1] != pb->T2)) return false;

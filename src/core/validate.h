@@ -30,8 +30,33 @@ static inline bool fr_input_dtype_is_valid(fr_dtype t) {
 static inline bool fr_dtype_is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == FR_HIF8; }
 static inline bool fr_layout_is_valid(fr_layout l) { return l >= FR_BSH && l <= FR_TND; }
 static inline int fr_layout_rank(fr_layout l) { return (l == FR_BSND || l == FR_BNSD) ? 4 : 3; }
-static inline bool fr_sparse_mode_is_valid(int m) { return m >= 0 && m <= 8; }
-static inline bool fr_pse_type_is_valid(int t) { return t >= 0 && t <= 3; }
+static inline bool fr_sparse_mode_is_valid(int m) { return m >= 0 && m < FR_SPARSE_MODE_COUNT; }
+static inline bool fr_pse_type_is_valid(int t) { return t >= 0 && t < FR_PSE_TYPE_COUNT; }
+/* The properties of each sparse mode the rules need (spec 4.2), one switch per property with no default, so that a new
+ * mode of fr_sparse_mode is a -Wswitch warning (an error with -DFR_WERROR=ON) in each until it is classified. */
+enum { FR_SM_READS_MASK = 1, FR_SM_PREFIX = 2, FR_SM_TND_ONLY = 4 };
+static inline unsigned fr_sparse_mode_props(int m) {
+    switch ((fr_sparse_mode)m) {
+    case FR_SPARSE_DEFAULT_MASK: return FR_SM_READS_MASK;
+    case FR_SPARSE_ALL_MASK: return FR_SM_READS_MASK;
+    case FR_SPARSE_LEFT_UP_CAUSAL: return 0;
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL: return 0;
+    case FR_SPARSE_BAND: return 0;
+    case FR_SPARSE_PREFIX: return FR_SM_READS_MASK | FR_SM_PREFIX;
+    case FR_SPARSE_PREFIX_COMPRESS: return FR_SM_PREFIX;
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND: return FR_SM_TND_ONLY;
+    case FR_SPARSE_BAND_LEFT_UP_CAUSAL: return FR_SM_TND_ONLY;
+    case FR_SPARSE_MODE_COUNT: break;
+    }
+    return 0;
+}
+/* Modes 0, 1, 5 read the caller's atten_mask element by element; the others take a canonical compressed one. */
+static inline bool fr_sparse_mode_reads_mask(int m) { return (fr_sparse_mode_props(m) & FR_SM_READS_MASK) != 0; }
+/* Modes 5, 6 take a prefix; modes 7, 8 exist for TND only. */
+static inline bool fr_sparse_mode_has_prefix(int m) { return (fr_sparse_mode_props(m) & FR_SM_PREFIX) != 0; }
+static inline bool fr_sparse_mode_tnd_only(int m) { return (fr_sparse_mode_props(m) & FR_SM_TND_ONLY) != 0; }
+/* pse types 2, 3 take fp32 ALiBi slopes; 0, 1 a tensor of scores. */
+static inline bool fr_pse_type_is_slopes(int t) { return t == FR_PSE_INNER_MUL_ADD || t == FR_PSE_INNER_MUL_ADD_SQRT; }
 /* keep_prob in (0, 1]; NaN fails both comparisons. */
 static inline bool fr_keep_prob_is_valid(double kp) { return kp > 0.0 && kp <= 1.0; }
 

@@ -11,7 +11,7 @@
 /* prefix for sparse modes 5/6 (spec 4.2): length B, prefix[b] in [0, S2_b] if S1_b > S2_b, else [S2_b - S1_b, S2_b]. */
 static fr_status check_prefix(const fr_params *p, const fr_problem *pb, fr_error *err) {
     /* Mode 5: an absent prefix, or prefix[b] > S2, means "full compute" (spec 4.2): only the user mask applies. */
-    const bool optional = p->sparse_mode == 5;
+    const bool optional = p->sparse_mode == FR_SPARSE_PREFIX;
     if (optional && (!p->prefix || p->prefix_len == 0)) return FR_OK;
     if (pb->B > 0 && (!p->prefix || p->prefix_len == 0))
         return fr_fail(err, FR_E_PREFIX, "prefix: required with sparse_mode %d (length B = %lld)", p->sparse_mode,
@@ -40,23 +40,23 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
     const int mode = p->sparse_mode;
     const bool tnd = pb->layout == FR_TND;
     pb->has_mask = fr_tensor_present(m);
-    pb->sparse_mode = pb->has_mask ? mode : 0;
+    pb->sparse_mode = pb->has_mask ? mode : FR_SPARSE_DEFAULT_MASK;
     if (!pb->has_mask) return FR_OK;
     if (pb->fp8) return fr_fail(err, FR_E_FP8, "atten_mask: not allowed with %s inputs", dt_str(pb->dtype));
-    if ((mode == 7 || mode == 8) && !tnd)
+    if (fr_sparse_mode_tnd_only(mode) && !tnd)
         return fr_fail(err, FR_E_SPARSE_MODE, "sparse_mode: %d requires input_layout TND (got %s)", mode,
                        layout_str(pb->layout));
-    if (mode == 5 && tnd)
+    if (mode == FR_SPARSE_PREFIX && tnd)
         return fr_fail(err, FR_E_SPARSE_MODE, "sparse_mode: 5 is not allowed with input_layout TND (use 6)");
     if (m->dtype != FR_BOOL && m->dtype != FR_U8)
         return fr_fail(err, FR_E_MASK, "atten_mask: dtype %s, must be bool or uint8", dt_str(m->dtype));
 
     const int64_t B = pb->B, N1 = pb->N1, S1 = pb->S1, S2 = pb->S2;
-    bool ok;
-    const char *want;
-    switch (mode) {
-    case 0:
-    case 1:
+    bool ok = false;
+    const char *want = "a valid sparse_mode";
+    switch ((fr_sparse_mode)mode) { /* no default: -Wswitch names a mode without a rule */
+    case FR_SPARSE_DEFAULT_MASK:
+    case FR_SPARSE_ALL_MASK:
         if (tnd) {
             ok = vd_shape_eq2(m, S1, S2) || vd_shape_eq4(m, 1, 1, S1, S2);
             want = "[maxS1,maxS2] or [1,1,maxS1,maxS2]";
@@ -66,21 +66,26 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
             want = "[S1,S2], [1,1,S1,S2], [B,1,S1,S2] or [B,N1,S1,S2]";
         }
         break;
-    case 5:
+    case FR_SPARSE_PREFIX:
         ok = vd_shape_eq4(m, B, 1, S1, S2) || vd_shape_eq4(m, B, N1, S1, S2) ||
              (B == 1 && (vd_shape_eq2(m, S1, S2) || vd_shape_eq4(m, 1, 1, S1, S2)));
         want = "[B,N1,S1,S2] or [B,1,S1,S2] (any full shape when B = 1)";
         break;
-    case 6:
+    case FR_SPARSE_PREFIX_COMPRESS:
         ok = vd_shape_eq2(m, FR_COMPRESSED_PREFIX_MASK_ROWS, FR_COMPRESSED_MASK_COLS) ||
              vd_shape_eq4(m, 1, 1, FR_COMPRESSED_PREFIX_MASK_ROWS, FR_COMPRESSED_MASK_COLS);
         want = "the compressed [3072,2048]";
         break;
-    default: /* 2, 3, 4, 7, 8 */
+    case FR_SPARSE_LEFT_UP_CAUSAL:
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL:
+    case FR_SPARSE_BAND:
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND:
+    case FR_SPARSE_BAND_LEFT_UP_CAUSAL:
         ok = vd_shape_eq2(m, FR_COMPRESSED_MASK_ROWS, FR_COMPRESSED_MASK_COLS) ||
              vd_shape_eq4(m, 1, 1, FR_COMPRESSED_MASK_ROWS, FR_COMPRESSED_MASK_COLS);
         want = "the compressed [2048,2048]";
         break;
+    case FR_SPARSE_MODE_COUNT: break; /* refused earlier (validate_problem.c) */
     }
     if (!ok) {
         char a[128];
@@ -91,15 +96,15 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
     fr_status st = vd_check_view(m, "atten_mask", err);
     if (st != FR_OK) return st;
 
-    if (mode == 5 || mode == 6) return check_prefix(p, pb, err);
+    if (fr_sparse_mode_has_prefix(mode)) return check_prefix(p, pb, err);
 
     const int64_t pre = vd_clamp_band(p->pre_tokens), next = vd_clamp_band(p->next_tokens);
     char what[96];
-    if (mode == 0) {
+    if (mode == FR_SPARSE_DEFAULT_MASK) {
         snprintf(what, sizeof what, "sparse_mode 0");
         return vd_band_rules(pre, next, S1, S2, what, err);
     }
-    if (mode == 4) {
+    if (mode == FR_SPARSE_BAND) {
         for (int64_t b = 0; b < (tnd ? B : 1); b++) {
             int64_t s1 = S1, s2 = S2;
             if (tnd) vd_batch_lens(pb, b, &s1, &s2);
@@ -114,7 +119,7 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
         }
         return FR_OK;
     }
-    if (mode == 7 || mode == 8) {
+    if (fr_sparse_mode_tnd_only(mode)) {
         /* mode 7: the last batch with S1_b != 0; mode 8: the first one */
         int64_t sel = -1;
         for (int64_t b = 0; b < B; b++) {
@@ -122,7 +127,7 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
             vd_batch_lens(pb, b, &s1, &s2);
             if (s1 != 0) {
                 sel = b;
-                if (mode == 8) break;
+                if (mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL) break;
             }
         }
         if (sel < 0) return FR_OK;
@@ -131,12 +136,14 @@ fr_status vd_check_mask(const fr_params *p, const fr_fwd_inputs *in, fr_problem 
         if (pre < s2)
             return fr_fail(err, FR_E_BAND, "pre_tokens = %lld must be >= S2 = %lld of the %s batch (%lld) in "
                                            "sparse_mode %d",
-                           LL(p->pre_tokens), LL(s2), mode == 7 ? "last" : "first", LL(sel), mode);
+                           LL(p->pre_tokens), LL(s2), mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? "last" : "first",
+                           LL(sel), mode);
         if (next < s1 - s2)
             return fr_fail(err, FR_E_BAND, "next_tokens = %lld must be >= S1 - S2 = %lld of the %s batch (%lld) in "
                                            "sparse_mode %d",
-                           LL(p->next_tokens), LL(s1 - s2), mode == 7 ? "last" : "first", LL(sel), mode);
-        if (mode == 7 && next > 0)
+                           LL(p->next_tokens), LL(s1 - s2), mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? "last" : "first",
+                           LL(sel), mode);
+        if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND && next > 0)
             return fr_fail(err, FR_E_BAND, "next_tokens = %lld must be <= 0 in sparse_mode 7", LL(p->next_tokens));
     }
     return FR_OK; /* modes 1, 2, 3: pre/next ignored */
@@ -150,7 +157,7 @@ fr_status vd_check_pse(const fr_params *p, const fr_fwd_inputs *in, fr_problem *
     pb->pse_type = p->pse_type;
     if (!pb->has_pse) return FR_OK;
     if (pb->fp8) return fr_fail(err, FR_E_FP8, "real_shift: not allowed with %s inputs", dt_str(pb->dtype));
-    if (pb->has_mask && pb->sparse_mode == 7)
+    if (pb->has_mask && pb->sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND)
         return fr_fail(err, FR_E_PSE, "real_shift: not allowed with sparse_mode 7");
     if (tnd) {
         for (int64_t b = 0; b < pb->B; b++) {
@@ -167,7 +174,7 @@ fr_status vd_check_pse(const fr_params *p, const fr_fwd_inputs *in, fr_problem *
     const int64_t B = pb->B, N1 = pb->N1, S1 = pb->S1, S2 = pb->S2;
     char a[128];
     fr_status st;
-    if (p->pse_type == 2 || p->pse_type == 3) {
+    if (fr_pse_type_is_slopes(p->pse_type)) {
         if (t->dtype != FR_F32)
             return fr_fail(err, FR_E_PSE, "real_shift: dtype %s, pse_type %d needs fp32 slopes", dt_str(t->dtype),
                            p->pse_type);
@@ -204,7 +211,10 @@ fr_status vd_check_pse(const fr_params *p, const fr_fwd_inputs *in, fr_problem *
             return fr_fail(err, FR_E_PSE, "real_shift: compressed shape needs S1 == S2 (got %lld, %lld)", LL(S1),
                            LL(S2));
         const int md = pb->sparse_mode;
-        const bool causal = pb->has_mask && (md == 2 || md == 3 || ((md == 0 || md == 8) && p->next_tokens <= 0));
+        const bool next_causal =
+            (md == FR_SPARSE_DEFAULT_MASK || md == FR_SPARSE_BAND_LEFT_UP_CAUSAL) && p->next_tokens <= 0;
+        const bool causal =
+            pb->has_mask && (md == FR_SPARSE_LEFT_UP_CAUSAL || md == FR_SPARSE_RIGHT_DOWN_CAUSAL || next_causal);
         if (!causal)
             return fr_fail(err, FR_E_PSE,
                            "real_shift: compressed shape needs a causal pattern (atten_mask with sparse_mode 2 or 3, "

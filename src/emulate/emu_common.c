@@ -225,7 +225,7 @@ void emu_row_scores(const emu_ctx *c, const fr_sem_batch *sb, int64_t h, int64_t
                     }
                 }
                 double scale = (double)s->scale;
-                if (s->pse && s->pse_type == 1) x = emu_rc(c, emu_rc(c, sc + pse) * scale);
+                if (s->pse && s->pse_type == FR_PSE_OUTER_ADD_MUL) x = emu_rc(c, emu_rc(c, sc + pse) * scale);
                 else if (s->pse) x = emu_rc(c, emu_rc(c, sc * scale) + pse);
                 else x = emu_rc(c, sc * scale);
                 if (b2) x = emu_rc(c, x * LOG2E);

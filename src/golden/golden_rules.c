@@ -1,6 +1,7 @@
 /* Golden engine: the per-element semantics, written straight from the spec (docs/operator-spec.md sections 2-7
  * and 0b, docs/semantics-decisions.md), and the block score routine. fp64 throughout. */
 #include "golden/golden_internal.h"
+#include "core/validate.h"
 
 #include <float.h>
 #include <math.h>
@@ -195,41 +196,47 @@ static bool user_mask(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i,
 static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const int64_t S1 = bt->S1, S2 = bt->S2, pre = c->p->pre_tokens, next = c->p->next_tokens;
     int mode = c->mode;
-    if (mode == 7) mode = bt->b == c->last_nonempty ? 4 : 3;
-    else if (mode == 8) mode = bt->b == c->first_nonempty ? 4 : 2;
-    switch (mode) {
-    case 0: return j - i > next || i - j > pre || user_mask(c, bt, h, i, j);
-    case 1: return user_mask(c, bt, h, i, j);
-    case 2: return j > i;
-    case 3: return j > i + S2 - S1;
-    case 4: return j - i > next + (S2 - S1) || i - j > pre - (S2 - S1);
-    case 5: {
+    if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND)
+        mode = bt->b == c->last_nonempty ? FR_SPARSE_BAND : FR_SPARSE_RIGHT_DOWN_CAUSAL;
+    else if (mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL)
+        mode = bt->b == c->first_nonempty ? FR_SPARSE_BAND : FR_SPARSE_LEFT_UP_CAUSAL;
+    switch ((fr_sparse_mode)mode) { /* no default: -Wswitch names a mode without a rule */
+    case FR_SPARSE_DEFAULT_MASK: return j - i > next || i - j > pre || user_mask(c, bt, h, i, j);
+    case FR_SPARSE_ALL_MASK: return user_mask(c, bt, h, i, j);
+    case FR_SPARSE_LEFT_UP_CAUSAL: return j > i;
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL: return j > i + S2 - S1;
+    case FR_SPARSE_BAND: return j - i > next + (S2 - S1) || i - j > pre - (S2 - S1);
+    case FR_SPARSE_PREFIX: {
         if (user_mask(c, bt, h, i, j)) return true;
         const int64_t *pf = c->p->prefix;
         if (!pf || bt->b >= c->p->prefix_len || pf[bt->b] > S2) return false;
         return j > i + S2 - S1 && j >= pf[bt->b];
     }
-    case 6: {
+    case FR_SPARSE_PREFIX_COMPRESS: {
         const int64_t *pf = c->p->prefix;
         int64_t prefix = (pf && bt->b < c->p->prefix_len) ? pf[bt->b] : 0;
         return j > i + S2 - S1 && j >= prefix;
     }
-    default: return false;
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND: /* mapped to 2, 3 or 4 above */
+    case FR_SPARSE_BAND_LEFT_UP_CAUSAL:
+    case FR_SPARSE_MODE_COUNT: break;
     }
+    return false;
 }
 
 /* pse at (b, h, i, j) (section 5). */
 static double pse_value(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const fr_tensor *t = &c->in->real_shift;
-    if (c->pse_type == 2 || c->pse_type == 3) {
+    if (fr_pse_type_is_slopes(c->pse_type)) {
         double slope = t->ndim == 2 ? fr_load_f64(t, bt->b * t->strides[0] + h * t->strides[1])
                                     : fr_load_f64(t, h * t->strides[0]);
         int64_t qs = c->p->q_start_idx, ks = c->p->kv_start_idx;
         /* TND sparse mode 8: the start offsets apply to batch 0 only (spec 5.1). */
-        if (c->has_mask && c->mode == 8 && c->pb->layout == FR_TND && bt->b != 0) qs = ks = 0;
+        if (c->has_mask && c->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->pb->layout == FR_TND && bt->b != 0)
+            qs = ks = 0;
         int64_t dist = j + ks - i - qs;
         double a = (double)(dist < 0 ? -dist : dist);
-        if (c->pse_type == 3) a = sqrt(a);
+        if (c->pse_type == FR_PSE_INNER_MUL_ADD_SQRT) a = sqrt(a);
         return -slope * a;
     }
     /* External tensor [B|1, N1, S1|1|1024, S2]. */
@@ -345,7 +352,7 @@ static int64_t live_positions(const gd_ctx *c, const gd_batch *bt, int64_t h, in
 static void finish_scores(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0, int64_t nr, int64_t j0,
                           int64_t nc, int64_t rs, int64_t cs, const double *qs, const double *ks, double *x,
                           const int32_t *cnt) {
-    const bool pse1 = c->has_pse && c->pse_type == 1;
+    const bool pse1 = c->has_pse && c->pse_type == FR_PSE_OUTER_ADD_MUL;
     if (!c->has_pse && !c->fp8) {
         const double sc = c->scale;
         for (int64_t k = 0; k < nr * nc; k++) x[k] *= sc;

@@ -5,6 +5,7 @@
 #include "io/casedir.h"
 
 #include "core/core.h"
+#include "core/validate.h"
 #include "core/problem.h"
 #include "core/validate.h"
 #include "io/io_util.h"
@@ -419,7 +420,7 @@ static int allowed_dtypes(const fr_case *c, int k, fr_dtype *out) {
         }
         break;
     case FR_CI_REAL_SHIFT:
-        if (c->params.pse_type == 2 || c->params.pse_type == 3) {
+        if (fr_pse_type_is_slopes(c->params.pse_type)) {
             out[n++] = FR_F32; /* slopes */
         } else if (is_fp8(dt)) {
             out[n++] = FR_F16;

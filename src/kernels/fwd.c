@@ -618,6 +618,8 @@ fr_status fr_k_fwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, c
     fr_progress_start(&c.pr, e, nwork);
     int nt = num_threads > 0 ? num_threads : omp_get_max_threads();
     if (ntasks > 0) {
+        /* Alike verify/zoo/mutants_base.c:mb_fwd (its parallel region): kept apart because the mutant base is an
+         * implementation of its own that the verifier's tests break on purpose; only the OpenMP skeleton is alike. */
 #pragma omp parallel num_threads(nt)
         {
             fwd_ws w;

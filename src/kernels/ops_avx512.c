@@ -142,7 +142,9 @@ void fr_k_transpose_f32_16x16_avx512(int64_t rows, int64_t cols, const float *sr
 }
 
 /* What avx512 overrides; the bf16 slots stay avx2's (scalar: only the reference, bf16 inputs are widened for
- * gemm_f32). */
+ * gemm_f32).
+ * Alike ops_scalar.c:fr_kops_over_scalar and the other variants' tables: kept apart because each table is one variant's
+ * own overrides (style.md 1); what they share is the slot names. */
 const fr_kops fr_kops_over_avx512 = {
     .gemm_f32 = fr_k_gemm_f32_6x64_avx512,
     .max_f32 = fr_k_max_f32_avx512,

@@ -141,7 +141,9 @@ void fr_k_axpy_rows_bf16_avx512bf16(int64_t m, int64_t n, int64_t dv, const uint
         }
 }
 
-/* What avx512bf16 overrides: the bf16 slots; the fp32 ones stay avx512's. */
+/* What avx512bf16 overrides: the bf16 slots; the fp32 ones stay avx512's.
+ * Alike ops_scalar.c:fr_kops_over_scalar and the other variants' tables: kept apart because each table is one variant's
+ * own overrides (style.md 1); what they share is the slot names. */
 const fr_kops fr_kops_over_avx512bf16 = {
     .pack_bf16_away = fr_k_pack_bf16_away_avx512bf16,
     .interleave_bf16 = fr_k_interleave_bf16_avx512bf16,

@@ -16,7 +16,7 @@ void fr_k_scores(const fr_sem *sem, const fr_sem_batch *sb, int64_t h, int64_t k
         float *x = S + r * FR_K_BN;
         const float *ps = pse + r * FR_K_BN;
         if (fp8) {
-            if (sem->pse && sem->pse_type == 1) {
+            if (sem->pse && sem->pse_type == FR_PSE_OUTER_ADD_MUL) {
                 for (int64_t j = 0; j < nj; j++) {
                     float t = x[j] * dq[r];
                     t = t * dk;
@@ -31,7 +31,7 @@ void fr_k_scores(const fr_sem *sem, const fr_sem_batch *sb, int64_t h, int64_t k
                     x[j] = sem->pse ? t + ps[j] : t;
                 }
             }
-        } else if (sem->pse && sem->pse_type == 1) {
+        } else if (sem->pse && sem->pse_type == FR_PSE_OUTER_ADD_MUL) {
             for (int64_t j = 0; j < nj; j++) {
                 float t = x[j] + ps[j];
                 x[j] = t * scale;

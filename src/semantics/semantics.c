@@ -3,6 +3,7 @@
 #include "semantics/semantics.h"
 
 #include "core/core.h"
+#include "core/validate.h"
 #include "semantics/dtype_inline.h"
 
 #include <math.h>
@@ -26,7 +27,7 @@ fr_status fr_sem_init(fr_sem *s, const fr_problem *pb, const fr_params *p, const
     s->pse_compressed = false;
     s->topk = pb->has_topk;
     s->sink = pb->has_sink;
-    if (s->pse && (s->pse_type == 0 || s->pse_type == 1)) {
+    if (s->pse && (s->pse_type == FR_PSE_OUTER_MUL_ADD || s->pse_type == FR_PSE_OUTER_ADD_MUL)) {
         const fr_tensor *t = &in->real_shift;
         if (t->ndim != 4) return fr_fail(err, FR_E_INTERNAL, "real_shift: ndim %d, expected 4", t->ndim);
         if (t->dtype != FR_F32 && t->dtype != FR_F16 && t->dtype != FR_BF16)
@@ -35,7 +36,7 @@ fr_status fr_sem_init(fr_sem *s, const fr_problem *pb, const fr_params *p, const
          * only accepts the compressed shapes (spec 5.2). */
         s->pse_compressed = t->shape[2] == 1024 && (pb->layout == FR_TND || pb->S1 > 1024);
     }
-    if (s->pse && (s->pse_type == 2 || s->pse_type == 3) && in->real_shift.dtype != FR_F32)
+    if (s->pse && fr_pse_type_is_slopes(s->pse_type) && in->real_shift.dtype != FR_F32)
         return fr_fail(err, FR_E_INTERNAL, "real_shift: ALiBi slopes must be fp32, got %s",
                        fr_dtype_name(in->real_shift.dtype));
     if (s->masked && in->atten_mask.ndim != 2 && in->atten_mask.ndim != 4)
@@ -67,46 +68,47 @@ void fr_sem_batch_get(const fr_sem *s, int64_t b, fr_sem_batch *sb) {
     sb->prefix = 0;
     sb->user_mask = false;
     if (s->masked) {
-        switch (pb->sparse_mode) {
-        case 0:
+        switch ((fr_sparse_mode)pb->sparse_mode) { /* no default: -Wswitch names a mode without a rule */
+        case FR_SPARSE_DEFAULT_MASK:
             sb->user_mask = true;
             sb->band = true;
             sb->lo = -p->pre_tokens;
             sb->hi = p->next_tokens;
             break;
-        case 1: sb->user_mask = true; break;
-        case 2: band_causal(sb, 0); break;
-        case 3: band_causal(sb, sb->S2 - sb->S1); break;
-        case 4: band_mode4(p, sb); break;
-        case 5:
+        case FR_SPARSE_ALL_MASK: sb->user_mask = true; break;
+        case FR_SPARSE_LEFT_UP_CAUSAL: band_causal(sb, 0); break;
+        case FR_SPARSE_RIGHT_DOWN_CAUSAL: band_causal(sb, sb->S2 - sb->S1); break;
+        case FR_SPARSE_BAND: band_mode4(p, sb); break;
+        case FR_SPARSE_PREFIX:
             sb->user_mask = true;
             if (p->prefix && b < p->prefix_len && p->prefix[b] <= sb->S2) {
                 band_causal(sb, sb->S2 - sb->S1);
                 sb->prefix = p->prefix[b] > 0 ? p->prefix[b] : 0;
             }
             break;
-        case 6:
+        case FR_SPARSE_PREFIX_COMPRESS:
             band_causal(sb, sb->S2 - sb->S1);
             if (p->prefix && b < p->prefix_len) sb->prefix = p->prefix[b] > 0 ? p->prefix[b] : 0;
             break;
-        case 7:
-        case 8: {
+        case FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND:
+        case FR_SPARSE_BAND_LEFT_UP_CAUSAL: {
             /* TND outer split: mode 3 (7) or mode 2 (8) everywhere, except the last (7) / first (8) batch with
              * S1_b != 0, which uses the mode-4 band. */
+            const bool last = pb->sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND;
             int64_t special = -1;
             for (int64_t k = 0; k < pb->B; k++) {
                 int64_t k0, kl;
-                fr_problem_q_rows(pb, pb->sparse_mode == 7 ? pb->B - 1 - k : k, &k0, &kl);
+                fr_problem_q_rows(pb, last ? pb->B - 1 - k : k, &k0, &kl);
                 if (kl != 0) {
-                    special = pb->sparse_mode == 7 ? pb->B - 1 - k : k;
+                    special = last ? pb->B - 1 - k : k;
                     break;
                 }
             }
             if (b == special) band_mode4(p, sb);
-            else band_causal(sb, pb->sparse_mode == 7 ? sb->S2 - sb->S1 : 0);
+            else band_causal(sb, last ? sb->S2 - sb->S1 : 0);
             break;
         }
-        default: break;
+        case FR_SPARSE_MODE_COUNT: break; /* not a mode (validation refuses it) */
         }
     }
     if (pb->layout == FR_TND) {
@@ -123,7 +125,8 @@ void fr_sem_batch_get(const fr_sem *s, int64_t b, fr_sem_batch *sb) {
     }
     sb->q_start = p->q_start_idx;
     sb->kv_start = p->kv_start_idx;
-    if (pb->layout == FR_TND && pb->sparse_mode == 8 && s->masked && b != 0) sb->q_start = sb->kv_start = 0;
+    if (pb->layout == FR_TND && pb->sparse_mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && s->masked && b != 0)
+        sb->q_start = sb->kv_start = 0;
 }
 
 /* atten_mask element (i, j) of batch b, head h: nonzero = masked. TND: the top-left corner of [maxS1, maxS2]. */
@@ -233,12 +236,12 @@ void fr_sem_tile_pse_f32(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int
             for (int64_t c = 0; c < nj; c++) pse[r * ld + c] = 0.0f;
         return;
     }
-    if (s->pse_type == 2 || s->pse_type == 3) {
+    if (fr_pse_type_is_slopes(s->pse_type)) {
         float nslope = -slope_of(s, sb, h);
         for (int64_t r = 0; r < ni; r++)
             for (int64_t c = 0; c < nj; c++) {
                 float d = (float)alibi_dist(sb, i0 + r, j0 + c);
-                pse[r * ld + c] = nslope * (s->pse_type == 3 ? sqrtf(d) : d);
+                pse[r * ld + c] = nslope * (s->pse_type == FR_PSE_INNER_MUL_ADD_SQRT ? sqrtf(d) : d);
             }
         return;
     }
@@ -259,12 +262,12 @@ void fr_sem_tile_pse_f64(const fr_sem *s, const fr_sem_batch *sb, int64_t h, int
             for (int64_t c = 0; c < nj; c++) pse[r * ld + c] = 0.0;
         return;
     }
-    if (s->pse_type == 2 || s->pse_type == 3) {
+    if (fr_pse_type_is_slopes(s->pse_type)) {
         double nslope = -(double)slope_of(s, sb, h);
         for (int64_t r = 0; r < ni; r++)
             for (int64_t c = 0; c < nj; c++) {
                 double d = (double)alibi_dist(sb, i0 + r, j0 + c);
-                pse[r * ld + c] = nslope * (s->pse_type == 3 ? sqrt(d) : d);
+                pse[r * ld + c] = nslope * (s->pse_type == FR_PSE_INNER_MUL_ADD_SQRT ? sqrt(d) : d);
             }
         return;
     }

@@ -220,8 +220,8 @@ enum { FWD_IN, FWD_OUT, BWD };
       c->p.actual_seq_qlen = zeros; c->p.actual_seq_kvlen = zeros)                                                     \
     X(fp8_d_over_128, FP8, FWD_IN, FR_E_FP8, "query", c->in.query.shape[3] = 192; c->in.key.shape[3] = 192)            \
     X(prefix_b_over_2k, BNSD, FWD_IN, FR_E_RANGE, "prefix", c->in.query.shape[0] = 2049; c->in.key.shape[0] = 2049;    \
-      c->in.value.shape[0] = 2049; c->p.sparse_mode = 6; c->in.atten_mask = MK(FR_BOOL, 3072, 2048);                   \
-      c->p.prefix = zeros; c->p.prefix_len = 2049)                                                                     \
+      c->in.value.shape[0] = 2049; c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;                                       \
+      c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = zeros; c->p.prefix_len = 2049)                         \
     /* attributes */                                                                                                   \
     X(scale_nan, BNSD, FWD_IN, FR_E_SCALE, "scale_value", c->p.scale_value = NAN)                                      \
     X(scale_inf, BSH, FWD_IN, FR_E_SCALE, "scale_value", c->p.scale_value = -INFINITY)                                 \
@@ -230,9 +230,9 @@ enum { FWD_IN, FWD_OUT, BWD };
     X(keep_prob_nan, BNSD, FWD_IN, FR_E_KEEP_PROB, "keep_prob", c->p.keep_prob = NAN)                                  \
     X(keep_prob_negative, TND, FWD_IN, FR_E_KEEP_PROB, "keep_prob", c->p.keep_prob = -0.5)                             \
     X(keep_prob_inf, TND, FWD_IN, FR_E_KEEP_PROB, "keep_prob", c->p.keep_prob = INFINITY)                              \
-    X(pse_type_4, BNSD, FWD_IN, FR_E_PSE, "pse_type", c->p.pse_type = 4)                                               \
+    X(pse_type_4, BNSD, FWD_IN, FR_E_PSE, "pse_type", c->p.pse_type = FR_PSE_TYPE_COUNT)                               \
     X(pse_type_neg, BNSD, FWD_IN, FR_E_PSE, "pse_type", c->p.pse_type = -1)                                            \
-    X(sparse_mode_9, BNSD, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = 9)                              \
+    X(sparse_mode_9, BNSD, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = FR_SPARSE_MODE_COUNT)           \
     X(sparse_mode_neg_no_mask, BNSD, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = -1)                   \
     X(inner_precise_3, BNSD, FWD_IN, FR_E_INVALID_ARG, "inner_precise", c->p.inner_precise = 3)                        \
     X(softmax_layout_5, TND, FWD_IN, FR_E_INVALID_ARG, "softmax_layout", c->p.softmax_layout = (fr_softmax_layout)5)   \
@@ -241,28 +241,31 @@ enum { FWD_IN, FWD_OUT, BWD };
     X(prefix_len_negative, BNSD, FWD_IN, FR_E_PREFIX, "prefix_len", c->p.prefix_len = -1)                              \
     X(actual_seq_len_negative, TND, FWD_IN, FR_E_SEQLEN, "actual_seq_len", c->p.actual_seq_len = -1)                   \
     /* sparse modes with layouts, masks */                                                                             \
-    X(mode7_non_tnd, BNSD, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = 7;                              \
+    X(mode7_non_tnd, BNSD, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode",                                                    \
+      c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                 \
+    X(mode8_non_tnd, BSH, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL;   \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                                                                      \
-    X(mode8_non_tnd, BSH, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = 8;                               \
-      c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                                                                      \
-    X(mode5_tnd, TND, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = 5;                                   \
+    X(mode5_tnd, TND, FWD_IN, FR_E_SPARSE_MODE, "sparse_mode", c->p.sparse_mode = FR_SPARSE_PREFIX;                    \
       c->in.atten_mask = MK(FR_BOOL, 4, 5))                                                                            \
     X(mask_dtype_f16, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_F16, 8, 6))                      \
     X(mask_dtype_i32, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_I32, 8, 6))                      \
     X(mask0_bad_cols, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_BOOL, 8, 7))                     \
     X(mask0_bad_heads, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_U8, 2, 2, 8, 6))                \
     X(mask0_transposed, BSH, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_U8, 6, 8))                      \
-    X(mask1_rank3, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 1;                                        \
+    X(mask1_rank3, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_ALL_MASK;                       \
       c->in.atten_mask = MK(FR_BOOL, 2, 8, 6))                                                                         \
-    X(mask2_full, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 2; c->in.atten_mask = MK(FR_BOOL, 8, 6))   \
-    X(mask3_half, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 3;                                         \
+    X(mask2_full, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL;                  \
+      c->in.atten_mask = MK(FR_BOOL, 8, 6))                                                                            \
+    X(mask3_half, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;               \
       c->in.atten_mask = MK(FR_BOOL, 2048, 1024))                                                                      \
-    X(mask4_full, BSND, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 4; c->in.atten_mask = MK(FR_BOOL, 8, 6))   \
-    X(mask6_2048, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 6;                                         \
+    X(mask4_full, BSND, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_BAND;                            \
+      c->in.atten_mask = MK(FR_BOOL, 8, 6))                                                                            \
+    X(mask6_2048, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;                 \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                                                                      \
-    X(mask5_2d_b2, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 8, 6))  \
+    X(mask5_2d_b2, BNSD, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_PREFIX;                         \
+      c->in.atten_mask = MK(FR_BOOL, 8, 6))                                                                            \
     X(mask0_tnd_b1ss, TND, FWD_IN, FR_E_MASK, "atten_mask", c->in.atten_mask = MK(FR_BOOL, 3, 1, 4, 5))                \
-    X(mask7_tnd_full, TND, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = 7;                                      \
+    X(mask7_tnd_full, TND, FWD_IN, FR_E_MASK, "atten_mask", c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND;       \
       c->in.atten_mask = MK(FR_BOOL, 4, 5))                                                                            \
     /* band rules (4.1) */                                                                                             \
     X(band_both_negative, BNSD, FWD_IN, FR_E_BAND, "pre_tokens", c->in.atten_mask = MK(FR_BOOL, 8, 6);                 \
@@ -279,33 +282,37 @@ enum { FWD_IN, FWD_OUT, BWD };
       c->p.pre_tokens = -6; c->p.next_tokens = 10)                                                                     \
     X(band_int64_min, BNSD, FWD_IN, FR_E_BAND, "pre_tokens", c->in.atten_mask = MK(FR_BOOL, 8, 6);                     \
       c->p.pre_tokens = INT64_MIN; c->p.next_tokens = INT64_MIN)                                                       \
-    X(band4_converted_both_negative, BNSD, FWD_IN, FR_E_BAND, "pre_tokens", c->p.sparse_mode = 4;                      \
+    X(band4_converted_both_negative, BNSD, FWD_IN, FR_E_BAND, "pre_tokens", c->p.sparse_mode = FR_SPARSE_BAND;         \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = -3; c->p.next_tokens = 1)                          \
-    X(band4_tnd_batch, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = 4;                                    \
+    X(band4_tnd_batch, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = FR_SPARSE_BAND;                       \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 10; c->p.next_tokens = -3)                         \
-    X(band7_next_positive, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = 7;                                \
+    X(band7_next_positive, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 5; c->p.next_tokens = 1)                           \
-    X(band7_pre_below_last_s2, TND, FWD_IN, FR_E_BAND, "pre_tokens", c->p.sparse_mode = 7;                             \
-      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 4; c->p.next_tokens = 0)                           \
-    X(band7_next_below_s1_minus_s2, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = 7;                       \
-      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 5; c->p.next_tokens = -2)                          \
-    X(band8_pre_below_first_s2, TND, FWD_IN, FR_E_BAND, "pre_tokens", c->p.sparse_mode = 8;                            \
-      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 1; c->p.next_tokens = 1)                           \
-    X(band8_next_below_s1_minus_s2, TND, FWD_IN, FR_E_BAND, "next_tokens", c->p.sparse_mode = 8;                       \
-      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 2; c->p.next_tokens = 0)                           \
+    X(band7_pre_below_last_s2, TND, FWD_IN, FR_E_BAND, "pre_tokens",                                                   \
+      c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                 \
+      c->p.pre_tokens = 4; c->p.next_tokens = 0)                                                                       \
+    X(band7_next_below_s1_minus_s2, TND, FWD_IN, FR_E_BAND, "next_tokens",                                             \
+      c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                 \
+      c->p.pre_tokens = 5; c->p.next_tokens = -2)                                                                      \
+    X(band8_pre_below_first_s2, TND, FWD_IN, FR_E_BAND, "pre_tokens",                                                  \
+      c->p.sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                    \
+      c->p.pre_tokens = 1; c->p.next_tokens = 1)                                                                       \
+    X(band8_next_below_s1_minus_s2, TND, FWD_IN, FR_E_BAND, "next_tokens",                                             \
+      c->p.sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                    \
+      c->p.pre_tokens = 2; c->p.next_tokens = 0)                                                                       \
     /* prefix (modes 5/6) */                                                                                           \
-    X(prefix_missing_mode6, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                 \
+    X(prefix_missing_mode6, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;         \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048))                                                                      \
-    X(prefix_wrong_length, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 5;                                  \
+    X(prefix_wrong_length, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX;                   \
       c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6); c->p.prefix = c->prefix; c->p.prefix_len = 3)                        \
-    X(prefix_above_s2, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                      \
+    X(prefix_above_s2, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;              \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[1] = 7)      \
-    X(prefix_negative, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                      \
+    X(prefix_negative, BNSD, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;              \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = -1)     \
-    X(prefix_below_s2_minus_s1, BIG, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                              \
+    X(prefix_below_s2_minus_s1, BIG, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;      \
       c->in.key.shape[2] = 2100; c->in.value.shape[2] = 2100; c->in.atten_mask = MK(FR_BOOL, 3072, 2048);              \
       c->p.prefix = c->prefix; c->p.prefix_len = 1; c->prefix[0] = 51)                                                 \
-    X(prefix_tnd_batch_range, TND, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = 6;                                \
+    X(prefix_tnd_batch_range, TND, FWD_IN, FR_E_PREFIX, "prefix", c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;        \
       c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix; c->p.prefix_len = 3; c->prefix[0] = 1;      \
       c->prefix[1] = 4; c->prefix[2] = 6)                                                                              \
     /* pse (5) */                                                                                                      \
@@ -315,30 +322,34 @@ enum { FWD_IN, FWD_OUT, BWD };
     X(pse_bad_heads, BSH, FWD_IN, FR_E_PSE, "real_shift", c->in.real_shift = MK(FR_BF16, 2, 2, 8, 6))                  \
     X(pse_b1_n1_1_s2, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->in.real_shift = MK(FR_F16, 1, 4, 1, 6))                 \
     X(pse_compressed_small_s, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->in.atten_mask = MK(FR_BOOL, 2048, 2048);        \
-      c->p.sparse_mode = 2; c->in.real_shift = MK(FR_F16, 2, 4, 1024, 6))                                              \
+      c->p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL; c->in.real_shift = MK(FR_F16, 2, 4, 1024, 6))                       \
     X(pse_compressed_no_mask, BIG, FWD_IN, FR_E_PSE, "real_shift", c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))    \
     X(pse_compressed_s1_ne_s2, BIG, FWD_IN, FR_E_PSE, "real_shift", c->in.key.shape[2] = 2050;                         \
-      c->in.value.shape[2] = 2050; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.sparse_mode = 3;                   \
-      c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2050))                                                                 \
+      c->in.value.shape[2] = 2050; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                                         \
+      c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL; c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2050))                 \
     X(pse_compressed_mode0_not_causal, BIG, FWD_IN, FR_E_PSE, "real_shift",                                            \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                     \
-    X(pse_compressed_mode4, BIG, FWD_IN, FR_E_PSE, "real_shift", c->p.sparse_mode = 4;                                 \
+    X(pse_compressed_mode4, BIG, FWD_IN, FR_E_PSE, "real_shift", c->p.sparse_mode = FR_SPARSE_BAND;                    \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                     \
-    X(pse2_dtype_f16, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = 2; c->in.real_shift = MK(FR_F16, 2, 4))    \
-    X(pse2_full_shape, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = 2;                                        \
+    X(pse2_dtype_f16, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = FR_PSE_INNER_MUL_ADD;                      \
+      c->in.real_shift = MK(FR_F16, 2, 4))                                                                             \
+    X(pse2_full_shape, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = FR_PSE_INNER_MUL_ADD;                     \
       c->in.real_shift = MK(FR_F32, 2, 4, 8, 6))                                                                       \
-    X(pse3_s1_ne_s2, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = 3; c->in.real_shift = MK(FR_F32, 4))        \
-    X(pse3_slopes_wrong_n, BSH, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = 3; c->in.real_shift = MK(FR_F32, 3))   \
-    X(pse_mode7_tnd, TNDEQ, FWD_IN, FR_E_PSE, "real_shift", c->p.sparse_mode = 7;                                      \
+    X(pse3_s1_ne_s2, BNSD, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = FR_PSE_INNER_MUL_ADD_SQRT;                  \
+      c->in.real_shift = MK(FR_F32, 4))                                                                                \
+    X(pse3_slopes_wrong_n, BSH, FWD_IN, FR_E_PSE, "real_shift", c->p.pse_type = FR_PSE_INNER_MUL_ADD_SQRT;             \
+      c->in.real_shift = MK(FR_F32, 3))                                                                                \
+    X(pse_mode7_tnd, TNDEQ, FWD_IN, FR_E_PSE, "real_shift", c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND;       \
       c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 2; c->p.next_tokens = 0;                           \
       c->in.real_shift = MK(FR_BF16, 3, 2, 1024, 5))                                                                   \
     X(pse_tnd_empty_batch, TNDEQ, FWD_IN, FR_E_PSE, "real_shift", c->cq[1] = c->ck[1] = 3; c->cq[2] = c->ck[2] = 5;    \
-      c->in.query.shape[0] = c->in.key.shape[0] = c->in.value.shape[0] = 5; c->p.pse_type = 2;                         \
+      c->in.query.shape[0] = c->in.key.shape[0] = c->in.value.shape[0] = 5; c->p.pse_type = FR_PSE_INNER_MUL_ADD;      \
       c->in.real_shift = MK(FR_F32, 2))                                                                                \
     X(pse_tnd_s1_ne_s2, TNDEQ, FWD_IN, FR_E_PSE, "real_shift", c->ck[0] = 4; c->ck[1] = 9; c->ck[2] = 11;              \
-      c->in.key.shape[0] = 11; c->in.value.shape[0] = 11; c->p.pse_type = 2; c->in.real_shift = MK(FR_F32, 2))         \
+      c->in.key.shape[0] = 11; c->in.value.shape[0] = 11; c->p.pse_type = FR_PSE_INNER_MUL_ADD;                        \
+      c->in.real_shift = MK(FR_F32, 2))                                                                                \
     X(pse_tnd_full_shape, TNDEQ, FWD_IN, FR_E_PSE, "real_shift", c->in.atten_mask = MK(FR_BOOL, 2048, 2048);           \
-      c->p.sparse_mode = 3; c->in.real_shift = MK(FR_BF16, 3, 2, 5, 5))                                                \
+      c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL; c->in.real_shift = MK(FR_BF16, 3, 2, 5, 5))                      \
     X(pse_fp8, FP8, FWD_IN, FR_E_FP8, "real_shift", c->in.real_shift = MK(FR_F16, 1, 2, 200, 300))                     \
     /* dropout (6) */                                                                                                  \
     X(drop_missing, BNSD, FWD_IN, FR_E_DROPOUT, "drop_mask", c->p.keep_prob = 0.9)                                     \
@@ -506,49 +517,52 @@ enum { FWD_IN, FWD_OUT, BWD };
     X(mode0_tnd, TND, c->in.atten_mask = MK(FR_BOOL, 4, 5))                                                            \
     X(mode0_negative_next_empty_S2, BNSD, dense(c, FR_BNSD, FR_F16, 2, 4, 2, 8, 0, 16, 8);                             \
       c->in.atten_mask = MK(FR_BOOL, 8, 0); c->p.pre_tokens = 5; c->p.next_tokens = -3)                                \
-    X(mode1, BNSD, c->p.sparse_mode = 1; c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6); c->p.pre_tokens = -100;           \
-      c->p.next_tokens = -100)                                                                                         \
-    X(mode2, BNSD, c->p.sparse_mode = 2; c->in.atten_mask = MK(FR_BOOL, 2048, 2048))                                   \
-    X(mode3, BSH, c->p.sparse_mode = 3; c->in.atten_mask = MK(FR_U8, 2048, 2048))                                      \
-    X(mode3_tnd, TND, c->p.sparse_mode = 3; c->in.atten_mask = MK(FR_BOOL, 1, 1, 2048, 2048))                          \
-    X(mode4, BNSD, c->p.sparse_mode = 4; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 2;              \
+    X(mode1, BNSD, c->p.sparse_mode = FR_SPARSE_ALL_MASK; c->in.atten_mask = MK(FR_BOOL, 2, 4, 8, 6);                  \
+      c->p.pre_tokens = -100; c->p.next_tokens = -100)                                                                 \
+    X(mode2, BNSD, c->p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL; c->in.atten_mask = MK(FR_BOOL, 2048, 2048))            \
+    X(mode3, BSH, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL; c->in.atten_mask = MK(FR_U8, 2048, 2048))            \
+    X(mode3_tnd, TND, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;                                                  \
+      c->in.atten_mask = MK(FR_BOOL, 1, 1, 2048, 2048))                                                                \
+    X(mode4, BNSD, c->p.sparse_mode = FR_SPARSE_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 2; \
       c->p.next_tokens = 1)                                                                                            \
-    X(mode4_tnd, TND, c->p.sparse_mode = 4; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 3;           \
-      c->p.next_tokens = 0)                                                                                            \
-    X(mode5, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6); c->p.prefix = c->prefix;          \
-      c->p.prefix_len = 2; c->prefix[0] = 0; c->prefix[1] = 6)                                                         \
+    X(mode4_tnd, TND, c->p.sparse_mode = FR_SPARSE_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                   \
+      c->p.pre_tokens = 3; c->p.next_tokens = 0)                                                                       \
+    X(mode5, BNSD, c->p.sparse_mode = FR_SPARSE_PREFIX; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6);                    \
+      c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = 0; c->prefix[1] = 6)                                \
     /* mode 5: an absent prefix or prefix[b] > S2 means full compute (spec 4.2): only the user mask applies */        \
-    X(mode5_no_prefix, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6))                        \
-    X(mode5_prefix_above_s2, BNSD, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6);                   \
+    X(mode5_no_prefix, BNSD, c->p.sparse_mode = FR_SPARSE_PREFIX; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6))          \
+    X(mode5_prefix_above_s2, BNSD, c->p.sparse_mode = FR_SPARSE_PREFIX; c->in.atten_mask = MK(FR_BOOL, 2, 1, 8, 6);    \
       c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = 7; c->prefix[1] = 6)                                \
-    X(mode5_b1_2d, BIG, c->p.sparse_mode = 5; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.prefix = c->prefix;     \
-      c->p.prefix_len = 1; c->prefix[0] = 100)                                                                         \
-    X(mode6, BSND, c->p.sparse_mode = 6; c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix;          \
-      c->p.prefix_len = 2; c->prefix[0] = 3; c->prefix[1] = 5)                                                         \
-    X(mode6_tnd, TND, c->p.sparse_mode = 6; c->in.atten_mask = MK(FR_BOOL, 3072, 2048); c->p.prefix = c->prefix;       \
-      c->p.prefix_len = 3; c->prefix[0] = 1; c->prefix[1] = 4; c->prefix[2] = 2)                                       \
-    X(mode7_tnd, TND, c->p.sparse_mode = 7; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 5;           \
-      c->p.next_tokens = -1)                                                                                           \
-    X(mode8_tnd, TND, c->p.sparse_mode = 8; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 2;           \
-      c->p.next_tokens = 1)                                                                                            \
-    X(no_mask_mode7_bad_band_ignored, BNSD, c->p.sparse_mode = 7; c->p.pre_tokens = -5; c->p.next_tokens = -5)         \
-    X(no_mask_mode6_no_prefix_ignored, BSH, c->p.sparse_mode = 6)                                                      \
+    X(mode5_b1_2d, BIG, c->p.sparse_mode = FR_SPARSE_PREFIX; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);               \
+      c->p.prefix = c->prefix; c->p.prefix_len = 1; c->prefix[0] = 100)                                                \
+    X(mode6, BSND, c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS; c->in.atten_mask = MK(FR_BOOL, 3072, 2048);           \
+      c->p.prefix = c->prefix; c->p.prefix_len = 2; c->prefix[0] = 3; c->prefix[1] = 5)                                \
+    X(mode6_tnd, TND, c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS; c->in.atten_mask = MK(FR_BOOL, 3072, 2048);        \
+      c->p.prefix = c->prefix; c->p.prefix_len = 3; c->prefix[0] = 1; c->prefix[1] = 4; c->prefix[2] = 2)              \
+    X(mode7_tnd, TND, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); \
+      c->p.pre_tokens = 5; c->p.next_tokens = -1)                                                                      \
+    X(mode8_tnd, TND, c->p.sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);    \
+      c->p.pre_tokens = 2; c->p.next_tokens = 1)                                                                       \
+    X(no_mask_mode7_bad_band_ignored, BNSD, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND; c->p.pre_tokens = -5; \
+      c->p.next_tokens = -5)                                                                                           \
+    X(no_mask_mode6_no_prefix_ignored, BSH, c->p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS)                              \
     X(pse1_full, BNSD, c->in.real_shift = MK(FR_F16, 2, 4, 8, 6))                                                      \
-    X(pse0_row, BSH, c->p.pse_type = 0; c->in.real_shift = MK(FR_BF16, 2, 4, 1, 6))                                    \
+    X(pse0_row, BSH, c->p.pse_type = FR_PSE_OUTER_MUL_ADD; c->in.real_shift = MK(FR_BF16, 2, 4, 1, 6))                 \
     X(pse1_b1, SBH, c->in.real_shift = MK(FR_F32, 1, 4, 8, 6))                                                         \
-    X(pse2_slopes_bn, BIG, c->p.pse_type = 2; c->in.real_shift = MK(FR_F32, 1, 1); c->p.q_start_idx = 3;               \
-      c->p.kv_start_idx = -2)                                                                                          \
-    X(pse3_slopes_n, BNSD, dense(c, FR_BNSD, FR_F16, 2, 4, 2, 8, 8, 16, 8); c->p.pse_type = 3;                         \
+    X(pse2_slopes_bn, BIG, c->p.pse_type = FR_PSE_INNER_MUL_ADD; c->in.real_shift = MK(FR_F32, 1, 1);                  \
+      c->p.q_start_idx = 3; c->p.kv_start_idx = -2)                                                                    \
+    X(pse3_slopes_n, BNSD, dense(c, FR_BNSD, FR_F16, 2, 4, 2, 8, 8, 16, 8); c->p.pse_type = FR_PSE_INNER_MUL_ADD_SQRT; \
       c->in.real_shift = MK(FR_F32, 4))                                                                                \
-    X(pse_compressed_mode3, BIG, c->p.sparse_mode = 3; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                     \
-      c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                                                                 \
+    X(pse_compressed_mode3, BIG, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;                                       \
+      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                     \
     X(pse_compressed_mode0_causal, BIG, c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.next_tokens = 0;              \
-      c->p.pse_type = 0; c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                                              \
-    X(pse_tnd_compressed, TNDEQ, c->p.sparse_mode = 3; c->in.atten_mask = MK(FR_BOOL, 2048, 2048);                     \
-      c->in.real_shift = MK(FR_BF16, 3, 2, 1024, 5))                                                                   \
-    X(pse_tnd_slopes, TNDEQ, c->p.pse_type = 2; c->in.real_shift = MK(FR_F32, 3, 2))                                   \
-    X(pse_mode8_tnd, TNDEQ, c->p.sparse_mode = 8; c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 3;     \
-      c->p.next_tokens = 0; c->in.real_shift = MK(FR_BF16, 1, 2, 1024, 5))                                             \
+      c->p.pse_type = FR_PSE_OUTER_MUL_ADD; c->in.real_shift = MK(FR_F16, 1, 1, 1024, 2048))                           \
+    X(pse_tnd_compressed, TNDEQ, c->p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;                                       \
+      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->in.real_shift = MK(FR_BF16, 3, 2, 1024, 5))                       \
+    X(pse_tnd_slopes, TNDEQ, c->p.pse_type = FR_PSE_INNER_MUL_ADD; c->in.real_shift = MK(FR_F32, 3, 2))                \
+    X(pse_mode8_tnd, TNDEQ, c->p.sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL;                                          \
+      c->in.atten_mask = MK(FR_BOOL, 2048, 2048); c->p.pre_tokens = 3; c->p.next_tokens = 0;                           \
+      c->in.real_shift = MK(FR_BF16, 1, 2, 1024, 5))                                                                   \
     X(dropout_exact_length, BNSD, c->p.keep_prob = 0.5; c->in.drop_mask = MK(FR_U8, 48))                               \
     X(dropout_odd_bits, BSH, dense(c, FR_BSH, FR_BF16, 1, 1, 1, 3, 3, 4, 4); c->p.keep_prob = 0.25;                    \
       c->in.drop_mask = MK(FR_U8, 2))                                                                                  \
@@ -674,20 +688,22 @@ static void test_resolution(void) {
     CHECK(pb.Dk == 16 && pb.Dv == 8 && pb.Drope == 0 && pb.T1 == 16 && pb.T2 == 12, "BSH head dims / T");
     CHECK(pb.cu_q == NULL && pb.cu_kv == NULL && pb.W == 0, "BSH cu / W");
     CHECK(!pb.has_pse && !pb.has_mask && !pb.has_drop && !pb.has_rope && !pb.has_sink && !pb.has_topk, "BSH flags");
-    CHECK(pb.pse_type == 1 && pb.sparse_mode == 0, "BSH pse_type / sparse_mode");
+    CHECK(pb.pse_type == FR_PSE_OUTER_ADD_MUL && pb.sparse_mode == FR_SPARSE_DEFAULT_MASK,
+          "BSH pse_type / sparse_mode");
 
     base(&c, TND);
     c.in.topk_indices = MK(FR_I32, 7, 1, 3);
     c.in.query_rope = MK(FR_F32, 7, 4, 2);
     c.in.key_rope = MK(FR_F32, 11, 1, 2);
-    c.p.sparse_mode = 3;
+    c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
     c.in.atten_mask = MK(FR_BOOL, 2048, 2048);
     CHECK(fr_problem_from_fwd(&c.p, &c.in, &pb, &e) == FR_OK, "TND: %s", e.msg);
     CHECK(pb.B == 3 && pb.S1 == 4 && pb.S2 == 5 && pb.T1 == 7 && pb.T2 == 11, "TND dims S1=%lld S2=%lld",
           (long long)pb.S1, (long long)pb.S2);
     CHECK(pb.N1 == 4 && pb.N2 == 1 && pb.G == 4 && pb.cu_q == c.cq && pb.cu_kv == c.ck, "TND heads / cu");
     CHECK(pb.has_topk && pb.W == 3 && pb.topk_per_kv_head, "TND topk");
-    CHECK(pb.has_rope && pb.Drope == 2 && pb.has_mask && pb.sparse_mode == 3, "TND rope / mask");
+    CHECK(pb.has_rope && pb.Drope == 2 && pb.has_mask && pb.sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL,
+          "TND rope / mask");
     int64_t st, len;
     fr_problem_q_rows(&pb, 1, &st, &len);
     CHECK(st == 3 && len == 0, "TND batch 1 rows");
@@ -696,11 +712,12 @@ static void test_resolution(void) {
 
     /* no mask: sparse_mode is ignored and reported as 0 */
     base(&c, BNSD);
-    c.p.sparse_mode = 3;
+    c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
     c.p.keep_prob = 0.5;
     c.in.drop_mask = MK(FR_U8, 48);
     CHECK(fr_problem_from_fwd(&c.p, &c.in, &pb, &e) == FR_OK, "BNSD no mask: %s", e.msg);
-    CHECK(!pb.has_mask && pb.sparse_mode == 0 && pb.has_drop, "no mask -> sparse_mode 0; dropout flag");
+    CHECK(!pb.has_mask && pb.sparse_mode == FR_SPARSE_DEFAULT_MASK && pb.has_drop,
+          "no mask -> sparse_mode 0; dropout flag");
 
     base(&c, FP8);
     c.p.out_dtype = FR_BF16;
@@ -787,7 +804,7 @@ static void mutate_random(cfg *c) {
         break;
     case 6: t->data = NULL; break;
     case 7: add_optional(c); break;
-    case 8: c->p.sparse_mode = (int)(rnd() % 11) - 1; add_optional(c); break;
+    case 8: c->p.sparse_mode = (int)(rnd() % (FR_SPARSE_MODE_COUNT + 2)) - 1; add_optional(c); break;
     case 9: c->p.pre_tokens = rnd_dim() * (rnd() % 2 ? 1 : -1); c->p.next_tokens = rnd_dim() * (rnd() % 3 ? 1 : -1); break;
     case 10: c->p.head_num = rnd_dim(); break;
     case 11: {
@@ -801,7 +818,7 @@ static void mutate_random(cfg *c) {
         c->prefix[rnd() % 16] = rnd_dim();
         break;
     default:
-        c->p.pse_type = (int)(rnd() % 6) - 1;
+        c->p.pse_type = (int)(rnd() % (FR_PSE_TYPE_COUNT + 2)) - 1;
         c->p.input_layout = (fr_layout)(rnd() % 7);
         c->p.actual_seq_len = (int64_t)(rnd() % 17); /* the arrays hold 16 entries */
         break;

@@ -44,6 +44,7 @@ DEFECTS = {
     "dk-no-scale": ("bwd", "grad-scale", "held-out"),
     "bwd-scale-missing": ("bwd", "scale", "held-out"),
     "dv-no-dropout": ("bwd", "unknown", "held-out"),
+    "p-fp16": ("fwd", "p-rounding", "held-out"),
 }
 
 
@@ -142,6 +143,8 @@ def forward_batch(bat, sink, defect, tile):
         else:
             l = l * alpha + p.sum(axis=2)
         pz = p if z is None else p * z[:, :, j0:j1]
+        if defect == "p-fp16":  # P rounded to fp16 before P.V (the sum l keeps the unrounded P)
+            pz = pz.astype(np.float16).astype(np.float64)
         pv = ra._excl_matmul(pz, vh[:, j0:j1], pt)
         if defect in ("no-rescale-64", "no-rescale-128-both"):
             acc = acc + pv

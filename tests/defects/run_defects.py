@@ -38,6 +38,7 @@ FILTERS = {
     "dk-no-scale": ["bwd_bsh", "gr_fp32_tail"],
     "bwd-scale-missing": ["bwd_bsh", "gr_fp32_tail"],
     "dv-no-dropout": ["bwd_tnd_fp16_drop", "gr_fp16_dropout"],
+    "p-fp16": ["gw_fp32_s256"],
 }
 
 

@@ -65,6 +65,51 @@ def repo_files(root):
     return sorted(files)
 
 
+def joined(*parts):
+    """A path of a selftest's planted tree, joined from parts so that this checker does not read the selftest's
+    source as references to files of the repository."""
+    return "/".join(parts)
+
+
+def read_text(root, rel):
+    """A repository file's text, or None when it cannot be read as UTF-8."""
+    try:
+        with open(os.path.join(root, rel), encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def selftest_verdict(name, got, want, clean=(), more_missing=(), more_checks=0):
+    """The end of a checker's selftest (this one's and the registry checkers' that import repo_files from here):
+    every problem found on the planted tree is printed; it passes when each planted defect (a prefix in want) was
+    reported, nothing else was, the clean tree gave no problem and the extra checks missed nothing."""
+    missing = [w for w in want if not any(p.startswith(w) for p in got)] + list(more_missing)
+    extra = [p for p in got if not any(p.startswith(w) for w in want)]
+    for p in got:
+        print("  selftest found: " + p)
+    if clean or missing or extra:
+        print("%s selftest: FAIL (clean tree: %s; not found: %s; unexpected: %s)" % (name, list(clean), missing, extra))
+        return 1
+    print("%s selftest: PASS (%d planted defects found, the clean tree passes)" % (name, len(want) + more_checks))
+    return 0
+
+
+def checker_main(argv, doc, check, selftest, summary):
+    """main() of a checker of the tree: --selftest, or REPO_ROOT: one line per problem of check(root), then the line
+    summary(root, problems); exit 1 on a problem, 2 on a usage error."""
+    if len(argv) == 2 and argv[1] == "--selftest":
+        return selftest()
+    if len(argv) != 2:
+        print(doc)
+        return 2
+    problems = check(argv[1])
+    for p in problems:
+        print(p)
+    print(summary(argv[1], problems))
+    return 1 if problems else 0
+
+
 def slug(heading):
     """GitHub's anchor of a Markdown heading."""
     h = re.sub(r"[`*_]", "", heading.strip().lower())

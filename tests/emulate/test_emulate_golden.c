@@ -60,19 +60,15 @@ static fr_status run_bwd(gt_case *c, const fr_bwd_inputs *bi, const fr_engine *e
     return fr_bwd(&c->p, bi, &bo, e, err);
 }
 
-/* Alike golden/test_golden_isa.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws its
- * own ranges (here 5 dtypes with hif8, S up to 40) in its own order, and the seed each prints must keep reproducing its
- * cases. */
+/* Alike golden/test_golden_isa.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws
+ * its own ranges (here 5 dtypes with hif8, S up to 40) in its own order, and the seed each prints must keep
+ * reproducing its cases. Their common start (zeroed case, default params, the layout) is gt_case.c:gt_draw_start. */
 static void one_case(uint64_t seed, int id) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
-    memset(&c, 0, sizeof c);
     gt_opts o;
-    memset(&o, 0, sizeof o);
-    c.p = fr_params_default();
-    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    gt_draw_start(&c, &o, r);
     const fr_dtype dts[5] = {FR_F32, FR_BF16, FR_F16, FR_E4M3FN, FR_HIF8};
-    c.L = Ls[fr_test_below(r, 5)];
     c.dt = dts[fr_test_below(r, 5)];
     int fp8 = c.dt == FR_E4M3FN || c.dt == FR_HIF8;
     c.B = fr_test_range(r, 1, 3);
@@ -88,11 +84,7 @@ static void one_case(uint64_t seed, int id) {
     if (!fp8) {
         gt_draw_semantics(&c, &o, r, 20);
     }
-    if (fr_test_below(r, 4) == 0) {
-        o.topk = 1;
-        o.topk_kv = (int)fr_test_below(r, 2);
-        c.W = fr_test_range(r, 1, 12);
-    }
+    gt_draw_topk(&c, &o, r, 12);
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
     gt_make_outputs(&c, 1, r);

@@ -5,6 +5,7 @@
 #ifndef FR_TESTS_GOLDEN_DENSE_REF_H
 #define FR_TESTS_GOLDEN_DENSE_REF_H
 
+#include "common/check.h"
 #include "golden/gt_case.h"
 
 static int64_t qrow(const gt_case *c, int64_t b, int64_t i) { return (c->L == FR_TND ? gt_q0(c, b) : b * c->S1) + i; }
@@ -36,8 +37,8 @@ static void mask_matrix(const gt_case *c, int64_t b, int64_t h, int64_t S1, int6
             if (first < 0) first = bb;
             last = bb;
         }
-    if (mode == 7) mode = b == last ? 4 : 3;
-    if (mode == 8) mode = b == first ? 4 : 2;
+    if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND) mode = b == last ? FR_SPARSE_BAND : FR_SPARSE_RIGHT_DOWN_CAUSAL;
+    if (mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL) mode = b == first ? FR_SPARSE_BAND : FR_SPARSE_LEFT_UP_CAUSAL;
     int64_t pre = c->p.pre_tokens, next = c->p.next_tokens, pf = c->p.prefix ? c->p.prefix[b] : 0;
     for (int64_t i = 0; i < S1; i++)
         for (int64_t j = 0; j < S2; j++) {
@@ -45,13 +46,16 @@ static void mask_matrix(const gt_case *c, int64_t b, int64_t h, int64_t S1, int6
             int triu_c = k >= S2 - S1 + 1; /* causal, bottom-right */
             int v = 0;
             switch (mode) {
-            case 0: v = user_mask(c, b, h, i, j) | (k >= next + 1) | (k <= -pre - 1); break;
-            case 1: v = user_mask(c, b, h, i, j); break;
-            case 2: v = k >= 1; break;
-            case 3: v = triu_c; break;
-            case 4: v = (k >= next + (S2 - S1) + 1) | (k <= -(pre - (S2 - S1)) - 1); break;
-            case 5: v = user_mask(c, b, h, i, j) | (triu_c & (j >= pf)); break;
-            case 6: v = triu_c & (j >= pf); break;
+            case FR_SPARSE_DEFAULT_MASK: v = user_mask(c, b, h, i, j) | (k >= next + 1) | (k <= -pre - 1); break;
+            case FR_SPARSE_ALL_MASK: v = user_mask(c, b, h, i, j); break;
+            case FR_SPARSE_LEFT_UP_CAUSAL: v = k >= 1; break;
+            case FR_SPARSE_RIGHT_DOWN_CAUSAL: v = triu_c; break;
+            case FR_SPARSE_BAND: v = (k >= next + (S2 - S1) + 1) | (k <= -(pre - (S2 - S1)) - 1); break;
+            case FR_SPARSE_PREFIX: v = user_mask(c, b, h, i, j) | (triu_c & (j >= pf)); break;
+            case FR_SPARSE_PREFIX_COMPRESS: v = triu_c & (j >= pf); break;
+            default: /* a mode added to fr_sparse_mode without its rule here */
+                CHECK(false, "sparse_mode %d: mask_matrix (dense_ref.h) has no rule for it (spec 4.2)", mode);
+                break;
             }
             M[i * S2 + j] = (uint8_t)v;
         }
@@ -63,14 +67,15 @@ static void pse_matrix(const gt_case *c, int64_t b, int64_t h, int64_t S1, int64
     for (int64_t i = 0; i < S1; i++)
         for (int64_t j = 0; j < S2; j++) {
             double v;
-            if (pt >= 2) {
+            if (pt == FR_PSE_INNER_MUL_ADD || pt == FR_PSE_INNER_MUL_ADD_SQRT) {
                 int64_t idx[2] = {t->ndim == 2 ? b : h, h};
                 double slope = gt_get(t, idx);
                 int64_t qs = c->p.q_start_idx, ks = c->p.kv_start_idx;
-                if (c->L == FR_TND && c->p.sparse_mode == 8 && fr_tensor_present(&c->in.atten_mask) && b > 0)
+                if (c->L == FR_TND && c->p.sparse_mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL &&
+                    fr_tensor_present(&c->in.atten_mask) && b > 0)
                     qs = ks = 0;
                 double dist = fabs((double)((j + ks) - (i + qs)));
-                v = -slope * (pt == 3 ? sqrt(dist) : dist);
+                v = -slope * (pt == FR_PSE_INNER_MUL_ADD_SQRT ? sqrt(dist) : dist);
             } else {
                 int64_t idx[4] = {t->shape[0] > 1 ? b : 0, h, 0, 0};
                 int64_t R = t->shape[2], S = t->shape[3];
@@ -153,7 +158,7 @@ static void scores(const gt_case *c, int64_t b, int64_t h, int64_t S1, int64_t S
             }
             double x;
             if (!fr_tensor_present(&in->real_shift)) x = s * sc;
-            else if (c->p.pse_type == 1) x = (s + P[i * S2 + j]) * sc;
+            else if (c->p.pse_type == FR_PSE_OUTER_ADD_MUL) x = (s + P[i * S2 + j]) * sc;
             else x = s * sc + P[i * S2 + j];
             X[i * S2 + j] = x;
         }

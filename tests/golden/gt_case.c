@@ -110,17 +110,8 @@ void gt_lidx(const gt_case *c, int kv, int64_t b, int64_t n, int64_t i, int64_t 
     }
 }
 
-/* Alike src/core/validate.c:vd_layout_shape and src/verify/cases/casegen.c:qkv_shape: kept apart because a test does
- * not reuse the code it checks: the golden tests spell the layouts out themselves. */
 int gt_shape(const gt_case *c, int kv, int64_t N, int64_t D, int64_t *sh) {
-    int64_t S = kv ? c->S2 : c->S1, T = kv ? c->T2 : c->T1;
-    switch (c->L) {
-    case FR_BSH: sh[0] = c->B, sh[1] = S, sh[2] = N * D; return 3;
-    case FR_SBH: sh[0] = S, sh[1] = c->B, sh[2] = N * D; return 3;
-    case FR_BSND: sh[0] = c->B, sh[1] = S, sh[2] = N, sh[3] = D; return 4;
-    case FR_BNSD: sh[0] = c->B, sh[1] = N, sh[2] = S, sh[3] = D; return 4;
-    default: sh[0] = T, sh[1] = N, sh[2] = D; return 3;
-    }
+    return fr_gen_qkv_shape(c->L, c->B, N, kv ? c->S2 : c->S1, kv ? c->T2 : c->T1, D, sh);
 }
 
 double gt_qkv(const gt_case *c, const fr_tensor *t, int kv, int64_t b, int64_t n, int64_t i, int64_t d,
@@ -140,16 +131,9 @@ void gt_sidx(const gt_case *c, int64_t b, int64_t h, int64_t i, int64_t k, int64
 }
 
 void gt_set_lengths(gt_case *c) {
-    int64_t aq = 0, ak = 0, mq = 0, mk = 0;
-    for (int64_t b = 0; b < c->B; b++) {
-        if (c->L != FR_TND) c->lq[b] = c->S1, c->lkv[b] = c->S2;
-        aq += c->lq[b];
-        ak += c->lkv[b];
-        c->cuq[b] = aq;
-        c->cukv[b] = ak;
-        if (c->lq[b] > mq) mq = c->lq[b];
-        if (c->lkv[b] > mk) mk = c->lkv[b];
-    }
+    int64_t aq, ak, mq, mk;
+    for (int64_t b = 0; c->L != FR_TND && b < c->B; b++) c->lq[b] = c->S1, c->lkv[b] = c->S2;
+    fr_gen_tnd_lengths(c->B, c->lq, c->lkv, c->cuq, c->cukv, &mq, &mk, &aq, &ak);
     if (c->L == FR_TND) {
         c->S1 = mq, c->S2 = mk, c->T1 = aq, c->T2 = ak;
         c->p.actual_seq_qlen = c->cuq;
@@ -160,36 +144,50 @@ void gt_set_lengths(gt_case *c) {
     }
 }
 
-fr_tensor gt_compressed_mask(int mode6) {
-    int64_t sh[2] = {mode6 ? 3072 : 2048, 2048};
-    fr_tensor t = gt_tensor(FR_U8, 2, sh, 0, NULL);
-    uint8_t *m = (uint8_t *)t.data;
-    for (int64_t i = 0; i < sh[0]; i++)
-        for (int64_t j = 0; j < 2048; j++) {
-            uint8_t v;
-            if (i < 2048) v = j > i;
-            else v = j >= 1024;
-            m[i * 2048 + j] = v;
-        }
+fr_tensor gt_compressed_mask(int mode) {
+    int64_t sh[2];
+    int nd = fr_gen_mask_shape(FR_GEN_MASK_CANONICAL, mode, 0, 0, 0, 0, sh);
+    fr_tensor t = gt_tensor(FR_U8, nd, sh, 0, NULL);
+    fr_gen_canonical_mask(sh, (uint8_t *)t.data);
     return t;
+}
+
+void gt_draw_start(gt_case *c, gt_opts *o, uint64_t *r) {
+    memset(c, 0, sizeof *c);
+    memset(o, 0, sizeof *o);
+    c->p = fr_params_default();
+    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    c->L = Ls[fr_test_below(r, 5)];
+}
+
+void gt_draw_topk(gt_case *c, gt_opts *o, uint64_t *r, int64_t w_max) {
+    if (fr_test_below(r, 4) == 0) {
+        o->topk = 1;
+        o->topk_kv = (int)fr_test_below(r, 2);
+        c->W = fr_test_range(r, 1, w_max);
+    }
 }
 
 void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max) {
     if (fr_test_below(r, 2)) {
         o->mask = 1;
-        c->p.sparse_mode = (int)fr_test_below(r, c->L == FR_TND ? 9 : 7);
-        o->mask_shape = (int)fr_test_below(r, 4);
+        /* modes 7 and 8 are TND only */
+        c->p.sparse_mode =
+            (int)fr_test_below(r, c->L == FR_TND ? FR_SPARSE_MODE_COUNT : FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND);
+        o->mask_shape = FR_GEN_MASK_SS + (int)fr_test_below(r, 4); /* SS, 11SS, B1SS, BNSS */
         o->mask_density = 0.3;
-        if (c->p.sparse_mode == 0 || c->p.sparse_mode == 4) {
+        if (c->p.sparse_mode == FR_SPARSE_DEFAULT_MASK || c->p.sparse_mode == FR_SPARSE_BAND) {
             c->p.pre_tokens = fr_test_range(r, 0, band_max);
             c->p.next_tokens = fr_test_range(r, 0, band_max);
         }
     }
     if (fr_test_below(r, 3) == 0) {
         o->pse = 1;
-        c->p.pse_type = (int)fr_test_below(r, 4);
-        o->pse_shape = (int)fr_test_below(r, c->p.pse_type >= 2 ? 2 : 3);
-        if (c->p.pse_type >= 2) {
+        c->p.pse_type = (int)fr_test_below(r, FR_PSE_TYPE_COUNT);
+        /* types 2/3: SLOPES_BN, SLOPES_N; 0/1: BNSS, BN1S, 1NSS */
+        bool slopes = c->p.pse_type >= FR_PSE_INNER_MUL_ADD;
+        o->pse_shape = (slopes ? FR_GEN_PSE_SLOPES_BN : FR_GEN_PSE_BNSS) + (int)fr_test_below(r, slopes ? 2 : 3);
+        if (c->p.pse_type >= FR_PSE_INNER_MUL_ADD) {
             c->S2 = c->S1;
             for (int64_t b = 0; b < c->B; b++) c->lkv[b] = c->lq[b] > 0 ? c->lq[b] : 1;
         }
@@ -232,11 +230,10 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
         c->Dr = 0;
     }
     if (fp8) {
-        int64_t s4[4] = {c->B, c->N1, (c->S1 + 127) / 128, 1};
-        in->d_scale_q = gt_tensor(FR_F32, 4, s4, 0, r);
+        int64_t s4[4];
+        in->d_scale_q = gt_tensor(FR_F32, fr_gen_dscale_shape(c->B, c->N1, c->S1, 128, s4), s4, 0, r);
         gt_fill_uniform(&in->d_scale_q, r, 0.5, 2.0);
-        s4[1] = c->N2;
-        s4[2] = (c->S2 + 255) / 256;
+        fr_gen_dscale_shape(c->B, c->N2, c->S2, 256, s4);
         in->d_scale_k = gt_tensor(FR_F32, 4, s4, 0, r);
         gt_fill_uniform(&in->d_scale_k, r, 0.5, 2.0);
         in->d_scale_v = gt_tensor(FR_F32, 4, s4, 0, r);
@@ -244,12 +241,11 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
     }
     const int mode = c->p.sparse_mode;
     if (o->mask) {
-        if (mode == 0 || mode == 1 || mode == 5) {
-            int s = o->mask_shape;
-            if (c->L == FR_TND && s > 1) s = 1;
-            if (mode == 5 && c->B != 1 && s < 2) s = 2;
-            if (s == 0) sh[0] = c->S1, sh[1] = c->S2, nd = 2;
-            else sh[0] = s == 1 ? 1 : c->B, sh[1] = s == 3 ? c->N1 : 1, sh[2] = c->S1, sh[3] = c->S2, nd = 4;
+        if (!fr_gen_mask_compressed(mode)) {
+            fr_gen_mask s = o->mask_shape >= FR_GEN_MASK_SS ? o->mask_shape : FR_GEN_MASK_SS;
+            if (c->L == FR_TND && s > FR_GEN_MASK_11SS) s = FR_GEN_MASK_11SS;
+            if (mode == FR_SPARSE_PREFIX && c->B != 1 && s < FR_GEN_MASK_B1SS) s = FR_GEN_MASK_B1SS;
+            nd = fr_gen_mask_shape(s, mode, c->B, c->N1, c->S1, c->S2, sh);
             in->atten_mask = gt_tensor(fr_test_below(r, 2) ? FR_BOOL : FR_U8, nd, sh, c->strided, r);
             int64_t idx[4] = {0}, n = gt_numel(&in->atten_mask);
             int64_t full_row = fr_test_below(r, c->S1 + 1); /* one row fully masked now and then (D1) */
@@ -262,52 +258,47 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
                 }
             }
         } else {
-            const fr_tensor *sm = mode == 6 ? o->cmask6 : o->cmask;
+            const fr_tensor *sm = mode == FR_SPARSE_PREFIX_COMPRESS ? o->cmask6 : o->cmask;
             if (sm) {
                 in->atten_mask = *sm;
                 c->mask_shared = 1;
             } else {
-                in->atten_mask = gt_compressed_mask(mode == 6);
+                in->atten_mask = gt_compressed_mask(mode);
             }
         }
-        if (mode == 5 || mode == 6) {
+        if (mode == FR_SPARSE_PREFIX || mode == FR_SPARSE_PREFIX_COMPRESS) {
             for (int64_t b = 0; b < c->B; b++) {
-                int64_t s1 = c->lq[b], s2 = c->lkv[b];
-                int64_t lo = s1 > s2 ? 0 : s2 - s1;
-                c->prefix[b] = fr_test_range(r, lo, s2);
+                int64_t lo, hi;
+                fr_gen_prefix_range(c->lq[b], c->lkv[b], &lo, &hi);
+                c->prefix[b] = fr_test_range(r, lo, hi);
             }
             c->p.prefix = c->prefix;
             c->p.prefix_len = c->B;
         }
     }
     if (o->pse) {
-        if (c->p.pse_type >= 2) {
-            if (o->pse_shape == 0) sh[0] = c->B, sh[1] = c->N1, nd = 2;
-            else sh[0] = c->N1, nd = 1;
-            in->real_shift = gt_tensor(FR_F32, nd, sh, c->strided, r);
+        const bool slopes = c->p.pse_type >= FR_PSE_INNER_MUL_ADD;
+        fr_gen_pse s = o->pse_shape != FR_GEN_PSE_NONE ? o->pse_shape
+                       : slopes                         ? FR_GEN_PSE_SLOPES_BN
+                                                        : FR_GEN_PSE_BNSS;
+        nd = fr_gen_pse_shape(s, c->B, c->N1, c->S1, c->S2, sh);
+        in->real_shift = gt_tensor(fr_gen_pse_dtype(s, c->dt), nd, sh, c->strided, r);
+        if (slopes) {
             gt_fill_uniform(&in->real_shift, r, 0.0, 1.0);
+        } else if (s == FR_GEN_PSE_COMP_B || s == FR_GEN_PSE_COMP_1) {
+            /* compressed ALiBi: the last 1024 rows of a Toeplitz [S, S] matrix, value f(j - i) */
+            int64_t S = c->S2, R = 1024;
+            double *f = (double *)malloc((size_t)(S + R + 1) * sizeof(double));
+            for (int64_t k = 0; k <= S + R; k++) f[k] = -amp * fr_test_unif(r);
+            int64_t idx[4];
+            for (idx[0] = 0; idx[0] < sh[0]; idx[0]++)
+                for (idx[1] = 0; idx[1] < sh[1]; idx[1]++)
+                    for (idx[2] = 0; idx[2] < R; idx[2]++)
+                        for (idx[3] = 0; idx[3] < S; idx[3]++)
+                            gt_put(&in->real_shift, idx, f[idx[3] - (S - R + idx[2]) + S]);
+            free(f);
         } else {
-            int s = o->pse_shape;
-            sh[0] = (s == 2 || s == 4) ? 1 : c->B;
-            sh[1] = c->N1;
-            sh[2] = s == 1 ? 1 : s >= 3 ? 1024 : c->S1;
-            sh[3] = c->S2;
-            in->real_shift = gt_tensor(c->dt, 4, sh, c->strided, r);
-            if (s >= 3) {
-                /* compressed ALiBi: the last 1024 rows of a Toeplitz [S, S] matrix, value f(j - i) */
-                int64_t S = c->S2, R = 1024;
-                double *f = (double *)malloc((size_t)(S + R + 1) * sizeof(double));
-                for (int64_t k = 0; k <= S + R; k++) f[k] = -amp * fr_test_unif(r);
-                int64_t idx[4];
-                for (idx[0] = 0; idx[0] < sh[0]; idx[0]++)
-                    for (idx[1] = 0; idx[1] < sh[1]; idx[1]++)
-                        for (idx[2] = 0; idx[2] < R; idx[2]++)
-                            for (idx[3] = 0; idx[3] < S; idx[3]++)
-                                gt_put(&in->real_shift, idx, f[idx[3] - (S - R + idx[2]) + S]);
-                free(f);
-            } else {
-                gt_fill_uniform(&in->real_shift, r, -amp, amp);
-            }
+            gt_fill_uniform(&in->real_shift, r, -amp, amp);
         }
     }
     if (o->drop) {
@@ -323,16 +314,7 @@ void gt_make_inputs(gt_case *c, const gt_opts *o, uint64_t *r) {
     }
     if (o->topk) {
         c->topk_kv = o->topk_kv;
-        if (c->L == FR_TND) {
-            sh[0] = c->T1;
-            nd = 1;
-        } else {
-            sh[0] = c->B;
-            nd = 1;
-        }
-        if (o->topk_kv) sh[nd++] = c->N2;
-        if (c->L != FR_TND) sh[nd++] = c->S1;
-        sh[nd++] = c->W;
+        nd = fr_gen_topk_shape(c->L, o->topk_kv, c->B, c->N2, c->S1, c->T1, c->W, sh);
         in->topk_indices = gt_tensor(FR_I32, nd, sh, c->strided, r);
         int64_t idx[4] = {0}, n = gt_numel(&in->topk_indices);
         for (int64_t e = 0; e < n; e++) {
@@ -375,15 +357,7 @@ void gt_make_outputs(gt_case *c, int bwd, uint64_t *r) {
     int64_t sh[FR_MAX_DIMS];
     int nd = gt_shape(c, 0, c->N1, c->Dv, sh);
     c->out = gt_tensor(FR_F64, nd, sh, c->strided, r);
-    if (c->L == FR_TND) {
-        if (c->p.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT) sh[0] = c->T1, sh[1] = c->N1;
-        else sh[0] = c->N1, sh[1] = c->T1;
-        sh[2] = 8;
-        nd = 3;
-    } else {
-        sh[0] = c->B, sh[1] = c->N1, sh[2] = c->S1, sh[3] = 8;
-        nd = 4;
-    }
+    nd = fr_gen_stats_shape(c->L, c->p.softmax_layout, c->B, c->N1, c->S1, c->T1, sh);
     c->smax = gt_tensor(FR_F64, nd, sh, c->strided, r);
     c->ssum = gt_tensor(FR_F64, nd, sh, c->strided, r);
     gt_fill_nan_raw(&c->out);

@@ -2,12 +2,14 @@
  * the golden): tensors over the test's own buffers with contiguous or permuted-and-padded strides, element access by
  * logical index (the test's own stride arithmetic, not src/core's layout helpers), and a case builder that makes
  * every optional input of the operator. Random draws come from the kit's generator (common/seed.h; r is its
- * state). The bodies are in gt_case.c, compiled once into fr_test_gtcase. */
+ * state); the tensors' shapes come from the case builder's src/verify/cases/case_shapes.h, as casegen's do. The
+ * bodies are in gt_case.c, compiled once into fr_test_gtcase. */
 #ifndef FR_TESTS_GOLDEN_GT_CASE_H
 #define FR_TESTS_GOLDEN_GT_CASE_H
 
 #include "common/seed.h"
 #include "flashref.h"
+#include "verify/cases/case_shapes.h"
 
 #include <float.h>
 #include <math.h>
@@ -81,24 +83,31 @@ void gt_set_lengths(gt_case *c);
 /* Options of the optional inputs. */
 typedef struct gt_opts {
     int mask;        /* atten_mask given (sparse_mode from c->p) */
-    int mask_shape;  /* modes 0/1/5: 0 [S1,S2], 1 [1,1,S1,S2], 2 [B,1,S1,S2], 3 [B,N1,S1,S2] */
+    fr_gen_mask mask_shape; /* modes 0/1/5: FR_GEN_MASK_SS (also when unset), _11SS, _B1SS or _BNSS */
     double mask_density;
     int pse;         /* real_shift given (pse_type from c->p) */
-    int pse_shape;   /* types 0/1: 0 [B,N1,S1,S2], 1 [B,N1,1,S2], 2 [1,N1,S1,S2], 3 [B,N1,1024,S2], 4 [1,N1,1024,S2];
-                        types 2/3: 0 [B,N1], 1 [N1] */
+    fr_gen_pse pse_shape; /* types 0/1: BNSS (also when unset), BN1S, 1NSS, COMP_B, COMP_1; types 2/3: SLOPES_BN (also
+                             when unset), SLOPES_N */
     int drop;        /* keep_prob < 1 and a drop mask */
     int sink, rope, topk, topk_kv;
     double amp;      /* inputs uniform in [-amp, amp] */
     const fr_tensor *cmask, *cmask6; /* shared compressed masks (else one is made per case) */
 } gt_opts;
 
-/* Compressed masks of modes 2/3/4/7/8 ([2048,2048] triu(1)) and 6 ([3072,2048]); contents are never read by the
- * golden but are the canonical ones. */
-fr_tensor gt_compressed_mask(int mode6);
+/* The canonical compressed mask of sparse mode `mode` (2/3/4/7/8: [2048,2048] triu(1); 6: [3072,2048]); contents are
+ * never read by the golden but are the canonical ones. */
+fr_tensor gt_compressed_mask(int mode);
+
+/* Starts a random case: c and o zeroed, the default params, and a layout drawn (the first draw of r). Shared by the
+ * random-case tests (golden per ISA, emulator vs golden, the mutants' base); each then draws its own ranges. */
+void gt_draw_start(gt_case *c, gt_opts *o, uint64_t *r);
 
 /* Draws the semantics of a random case: mask and sparse mode (band up to band_max), pse type and shape, dropout,
  * sink and rope. Shared by the random-case tests (emulator vs golden, the mutants' base vs golden). */
 void gt_draw_semantics(gt_case *c, gt_opts *o, uint64_t *r, int64_t band_max);
+
+/* One time in four, a top-k gather of 1..w_max slots (shared by all heads of a kv group, or per kv head). */
+void gt_draw_topk(gt_case *c, gt_opts *o, uint64_t *r, int64_t w_max);
 
 /* Allocates and fills q, k, v and every optional input the options ask for. The params (layout, head_num, modes,
  * band, keep_prob, scale) must be set before. */

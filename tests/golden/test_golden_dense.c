@@ -119,15 +119,15 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
     const fr_layout layouts[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
     /* blocks of 30 cases: every (layout, dtype) pair once per block; one sparse mode per block; pse type shifts
      * with the layout and the block (-1 = none) */
-    int mode = (int)((k / 30) % 9);
-    c->L = mode >= 7 ? FR_TND : layouts[k % 5]; /* modes 7 and 8 are TND only */
+    int mode = (int)((k / 30) % FR_SPARSE_MODE_COUNT);
+    c->L = mode >= FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? FR_TND : layouts[k % 5]; /* modes 7 and 8 are TND only */
     c->dt = dtypes[(k / 5) % NDT];
     int fp8 = c->dt == FR_E4M3FN || c->dt == FR_E5M2 || c->dt == FR_HIF8;
     int pse = (int)((k % 5 + k / 30) % 5) - 1;
-    if (mode == 7) pse = -1; /* pse is not allowed with mode 7 */
+    if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND) pse = -1; /* pse is not allowed with mode 7 */
     int gqa = (int)((k / 2) % 3);
     int tnd = c->L == FR_TND;
-    if (tnd && mode == 5) mode = 6;
+    if (tnd && mode == FR_SPARSE_PREFIX) mode = FR_SPARSE_PREFIX_COMPRESS;
     c->N2 = fr_test_range(r, 1, 2);
     c->G = gqa == 0 ? 1 : fr_test_range(r, 2, 3);
     if (gqa == 2) c->N2 = 1; /* MQA */
@@ -167,7 +167,7 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
     o->sink = fr_test_below(r, 4) == 0;
     o->topk = fr_test_below(r, 5) == 0;
     o->topk_kv = (int)fr_test_below(r, 2);
-    o->mask_shape = (int)fr_test_below(r, 4);
+    o->mask_shape = FR_GEN_MASK_SS + (int)fr_test_below(r, 4); /* SS, 11SS, B1SS, BNSS */
     o->mask_density = 0.25;
     if (o->rope) c->Dr = fr_test_range(r, 1, 6);
     if (o->topk) c->W = fr_test_range(r, 1, 6);
@@ -175,12 +175,14 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
     if (o->pse) {
         c->p.pse_type = pse;
         if (pse >= 2) {
-            o->pse_shape = (int)fr_test_below(r, 2);
+            o->pse_shape = FR_GEN_PSE_SLOPES_BN + (int)fr_test_below(r, 2); /* SLOPES_BN, SLOPES_N */
             c->S2 = c->S1;
             c->p.q_start_idx = fr_test_range(r, -3, 3);
             c->p.kv_start_idx = fr_test_range(r, -3, 3);
         } else {
-            o->pse_shape = tnd ? 3 + (int)fr_test_below(r, 2) : (int)fr_test_below(r, 3);
+            /* TND: COMP_B, COMP_1; else BNSS, BN1S, 1NSS */
+            o->pse_shape =
+                tnd ? FR_GEN_PSE_COMP_B + (int)fr_test_below(r, 2) : FR_GEN_PSE_BNSS + (int)fr_test_below(r, 3);
         }
         if (tnd) {
             /* TND pse: every batch S1_b == S2_b > 0; pse_type 0/1 (compressed) needs a causal pattern */
@@ -188,23 +190,24 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
                 if (!c->lq[b]) c->lq[b] = 1;
                 c->lkv[b] = c->lq[b];
             }
-            if (mode == 7) mode = 3;
+            if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND) mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
             if (pse <= 1) {
                 o->mask = 1;
-                if (mode != 2 && mode != 3) mode = 2 + (int)fr_test_below(r, 2);
+                if (mode != FR_SPARSE_LEFT_UP_CAUSAL && mode != FR_SPARSE_RIGHT_DOWN_CAUSAL)
+                    mode = FR_SPARSE_LEFT_UP_CAUSAL + (int)fr_test_below(r, 2);
             }
         }
     }
     c->p.sparse_mode = mode;
     if (o->mask) {
-        if (mode == 0) {
+        if (mode == FR_SPARSE_DEFAULT_MASK) {
             band(c, r, c->L == FR_TND ? 0 : c->S1, c->L == FR_TND ? 0 : c->S2, &c->p.pre_tokens, &c->p.next_tokens);
             if (tnd) {
                 /* TND: the band is checked against max lengths; keep it wide */
                 c->p.pre_tokens = fr_test_range(r, 0, big ? 140 : 12);
                 c->p.next_tokens = fr_test_range(r, 0, big ? 140 : 12);
             }
-        } else if (mode == 4) {
+        } else if (mode == FR_SPARSE_BAND) {
             if (tnd) {
                 c->p.pre_tokens = fr_test_range(r, 12, 20) + (big ? 1000 : 0);
                 c->p.next_tokens = fr_test_range(r, 12, 20) + (big ? 1000 : 0);
@@ -215,17 +218,18 @@ static int make_case(int64_t k, uint64_t *r, gt_case *c, gt_opts *o, const fr_te
                 c->p.pre_tokens = pre == FR_TOKENS_MAX ? pre : pre - c->S1 + c->S2;
                 c->p.next_tokens = next == FR_TOKENS_MAX ? next : next - c->S2 + c->S1;
             }
-        } else if (mode == 7 || mode == 8) {
+        } else if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND || mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL) {
             int64_t sel = -1;
             for (int64_t b = 0; b < c->B; b++)
                 if (c->lq[b]) {
-                    if (sel < 0 || mode == 7) sel = b;
+                    if (sel < 0 || mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND) sel = b;
                 }
             if (sel >= 0) {
                 int64_t s1 = c->lq[sel], s2 = c->lkv[sel];
-                if (mode == 7 && s1 > s2) c->lkv[sel] = s2 = s1;
+                if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND && s1 > s2) c->lkv[sel] = s2 = s1;
                 c->p.pre_tokens = s2 + fr_test_range(r, 0, 2);
-                c->p.next_tokens = mode == 7 ? fr_test_range(r, s1 - s2, 0) : fr_test_range(r, s1 - s2, s1 - s2 + 4);
+                c->p.next_tokens = mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? fr_test_range(r, s1 - s2, 0)
+                                                                             : fr_test_range(r, s1 - s2, s1 - s2 + 4);
             }
         }
     }
@@ -288,10 +292,10 @@ static int big_compressed_cases(uint64_t *r, const fr_tensor *cm, int64_t *ncase
         c.B = 1 + k % 2, c.N2 = 1, c.G = 1 + k / 2, c.N1 = c.G;
         c.S1 = c.S2 = 1025 + fr_test_below(r, 40);
         c.Dk = 3, c.Dv = 2;
-        c.p.sparse_mode = 2 + k % 2;
+        c.p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL + k % 2;
         c.p.pse_type = k / 2;
         c.p.scale_value = 0.5;
-        o.mask = 1, o.cmask = cm, o.pse = 1, o.pse_shape = 3 + k % 2, o.amp = 1.0;
+        o.mask = 1, o.cmask = cm, o.pse = 1, o.pse_shape = FR_GEN_PSE_COMP_B + k % 2, o.amp = 1.0;
         c.strided = k == 1;
         gt_make_inputs(&c, &o, r);
         gt_make_outputs(&c, 1, r);
@@ -307,7 +311,7 @@ int main(int argc, char **argv) {
     int64_t n = argc > 2 ? atoll(argv[2]) : 360;
     printf("test_golden_dense: seed %llu, %lld grid cases\n", (unsigned long long)seed, (long long)n);
     uint64_t r = seed;
-    fr_tensor cm = gt_compressed_mask(0), cm6 = gt_compressed_mask(1);
+    fr_tensor cm = gt_compressed_mask(FR_SPARSE_LEFT_UP_CAUSAL), cm6 = gt_compressed_mask(FR_SPARSE_PREFIX_COMPRESS);
     int64_t ncases = 0;
     for (int64_t k = 0; k < n; k++) {
         gt_case c;

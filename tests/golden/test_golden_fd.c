@@ -101,23 +101,40 @@ typedef struct cfg {
     fr_layout L;
     int64_t B, N1, N2, S1, S2, Dk, Dv, Dr, W;
     int64_t lq[4], lkv[4];
-    int mask, mode, pse, pse_type, pse_shape, drop, sink, topk;
+    int mask, mode, pse, pse_type; /* mode: an fr_sparse_mode; pse_type: an fr_pse_type */
+    fr_gen_pse pse_shape;
+    int drop, sink, topk;
     int64_t pre, next;
 } cfg;
 
+#define M_(m) FR_SPARSE_##m
+#define T_(t) FR_PSE_##t
+#define P_(p) FR_GEN_PSE_##p
 static const cfg cfgs[] = {
-    {"plain MHA", FR_BNSD, 2, 2, 2, 4, 5, 3, 3, 0, 0, {0}, {0}, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
-    {"GQA, mode 0 user mask + band", FR_BSH, 1, 4, 2, 5, 6, 3, 2, 0, 0, {0}, {0}, 1, 0, 0, 1, 0, 0, 0, 0, 3, 1},
-    {"dropout, GQA", FR_SBH, 2, 2, 1, 4, 4, 3, 3, 0, 0, {0}, {0}, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0},
-    {"pse_type 1 full, mode 3", FR_BSND, 1, 2, 2, 4, 6, 3, 2, 0, 0, {0}, {0}, 1, 3, 1, 1, 0, 0, 0, 0, 0, 0},
-    {"pse_type 0 row-broadcast, mode 1", FR_BNSD, 2, 2, 1, 4, 4, 2, 2, 0, 0, {0}, {0}, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0},
-    {"TND alibi pse_type 2, mode 2", FR_TND, 2, 2, 1, 0, 0, 3, 3, 0, 0, {3, 4}, {3, 4}, 1, 2, 1, 2, 0, 0, 0, 0, 0, 0},
-    {"sink + rope, MQA", FR_BSH, 1, 3, 1, 4, 5, 3, 2, 2, 0, {0}, {0}, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0},
-    {"top-k duplicates + sink + dropout", FR_BNSD, 1, 2, 1, 4, 6, 3, 3, 0, 5, {0}, {0}, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0},
-    {"TND empty seq, mode 6 prefix, dropout, rope", FR_TND, 3, 2, 2, 0, 0, 2, 2, 2, 0, {3, 0, 4}, {4, 2, 5}, 1, 6,
-     0, 1, 0, 1, 0, 0, 0, 0},
-    {"TND mode 8, pse_type 3, sink", FR_TND, 2, 2, 2, 0, 0, 3, 2, 0, 0, {3, 4}, {3, 4}, 1, 8, 1, 3, 0, 0, 1, 0, 0, 0},
+    {"plain MHA", FR_BNSD, 2, 2, 2, 4, 5, 3, 3, 0, 0, {0}, {0}, 0, M_(DEFAULT_MASK), 0, T_(OUTER_ADD_MUL), P_(NONE), 0,
+     0, 0, 0, 0},
+    {"GQA, mode 0 user mask + band", FR_BSH, 1, 4, 2, 5, 6, 3, 2, 0, 0, {0}, {0}, 1, M_(DEFAULT_MASK), 0,
+     T_(OUTER_ADD_MUL), P_(NONE), 0, 0, 0, 3, 1},
+    {"dropout, GQA", FR_SBH, 2, 2, 1, 4, 4, 3, 3, 0, 0, {0}, {0}, 0, M_(DEFAULT_MASK), 0, T_(OUTER_ADD_MUL), P_(NONE),
+     1, 0, 0, 0, 0},
+    {"pse_type 1 full, mode 3", FR_BSND, 1, 2, 2, 4, 6, 3, 2, 0, 0, {0}, {0}, 1, M_(RIGHT_DOWN_CAUSAL), 1,
+     T_(OUTER_ADD_MUL), P_(BNSS), 0, 0, 0, 0, 0},
+    {"pse_type 0 row-broadcast, mode 1", FR_BNSD, 2, 2, 1, 4, 4, 2, 2, 0, 0, {0}, {0}, 1, M_(ALL_MASK), 1,
+     T_(OUTER_MUL_ADD), P_(BN1S), 0, 0, 0, 0, 0},
+    {"TND alibi pse_type 2, mode 2", FR_TND, 2, 2, 1, 0, 0, 3, 3, 0, 0, {3, 4}, {3, 4}, 1, M_(LEFT_UP_CAUSAL), 1,
+     T_(INNER_MUL_ADD), P_(SLOPES_BN), 0, 0, 0, 0, 0},
+    {"sink + rope, MQA", FR_BSH, 1, 3, 1, 4, 5, 3, 2, 2, 0, {0}, {0}, 0, M_(DEFAULT_MASK), 0, T_(OUTER_ADD_MUL),
+     P_(NONE), 0, 1, 0, 0, 0},
+    {"top-k duplicates + sink + dropout", FR_BNSD, 1, 2, 1, 4, 6, 3, 3, 0, 5, {0}, {0}, 0, M_(DEFAULT_MASK), 0,
+     T_(OUTER_ADD_MUL), P_(NONE), 1, 1, 1, 0, 0},
+    {"TND empty seq, mode 6 prefix, dropout, rope", FR_TND, 3, 2, 2, 0, 0, 2, 2, 2, 0, {3, 0, 4}, {4, 2, 5}, 1,
+     M_(PREFIX_COMPRESS), 0, T_(OUTER_ADD_MUL), P_(NONE), 1, 0, 0, 0, 0},
+    {"TND mode 8, pse_type 3, sink", FR_TND, 2, 2, 2, 0, 0, 3, 2, 0, 0, {3, 4}, {3, 4}, 1, M_(BAND_LEFT_UP_CAUSAL), 1,
+     T_(INNER_MUL_ADD_SQRT), P_(SLOPES_BN), 0, 1, 0, 0, 0},
 };
+#undef M_
+#undef T_
+#undef P_
 
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 777u;
@@ -137,19 +154,20 @@ int main(int argc, char **argv) {
         c.p.scale_value = 0.7;
         c.p.sparse_mode = g->mode;
         c.p.pse_type = g->pse_type;
-        if (g->mode == 0 && g->mask) c.p.pre_tokens = g->pre, c.p.next_tokens = g->next;
-        if (g->mode == 8) c.p.pre_tokens = 4, c.p.next_tokens = 0;
-        if (g->pse_type >= 2) c.p.q_start_idx = 1, c.p.kv_start_idx = -1;
+        if (g->mode == FR_SPARSE_DEFAULT_MASK && g->mask) c.p.pre_tokens = g->pre, c.p.next_tokens = g->next;
+        if (g->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL) c.p.pre_tokens = 4, c.p.next_tokens = 0;
+        if (g->pse_type >= FR_PSE_INNER_MUL_ADD) c.p.q_start_idx = 1, c.p.kv_start_idx = -1;
         if (g->drop) c.p.keep_prob = 0.7;
-        o.mask = g->mask, o.mask_shape = 3, o.mask_density = 0.3, o.pse = g->pse, o.pse_shape = g->pse_shape;
-        if (g->L == FR_TND && g->pse && g->pse_type < 2) o.pse_shape = 3;
+        o.mask = g->mask, o.mask_shape = FR_GEN_MASK_BNSS, o.mask_density = 0.3, o.pse = g->pse;
+        o.pse_shape = g->pse_shape;
+        if (g->L == FR_TND && g->pse && g->pse_type < FR_PSE_INNER_MUL_ADD) o.pse_shape = FR_GEN_PSE_COMP_B;
         o.drop = g->drop, o.sink = g->sink, o.rope = g->Dr > 0, o.topk = g->W > 0, o.topk_kv = 0, o.amp = 1.0;
         gt_make_inputs(&c, &o, &r);
         gt_make_outputs(&c, 1, &r);
         fr_tensor *qt[] = {&c.in.query, &c.in.key, &c.in.value, &c.in.query_rope, &c.in.key_rope, &c.in.real_shift,
                            &c.in.sink, &c.dy};
         for (size_t q = 0; q < sizeof qt / sizeof qt[0]; q++)
-            if (qt[q] != &c.in.real_shift || c.p.pse_type < 2) quantize(qt[q]);
+            if (qt[q] != &c.in.real_shift || c.p.pse_type < FR_PSE_INNER_MUL_ADD) quantize(qt[q]);
         printf("case %zu: %s (%s)\n", k, g->what, fr_layout_name(c.L));
         fr_error err;
         fr_status st = gt_run_fwd(&c, 1, &err);

@@ -21,19 +21,16 @@ static size_t nbytes(const fr_tensor *t) {
     return n;
 }
 
-/* Alike emulate/test_emulate_golden.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test draws
- * its own ranges (here 4 dtypes and shapes across the 128 x 64 blocks) in its own order, and the seed each prints must
- * keep reproducing its cases. */
+/* Alike emulate/test_emulate_golden.c:one_case and mutants/test_mutants.c:base_case: kept apart because each test
+ * draws its own ranges (here 4 dtypes and shapes across the 128 x 64 blocks) in its own order, and the seed each
+ * prints must keep reproducing its cases. Their common start (zeroed case, default params, the layout) is
+ * gt_case.c:gt_draw_start. */
 static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
-    memset(&c, 0, sizeof c);
     gt_opts o;
-    memset(&o, 0, sizeof o);
-    c.p = fr_params_default();
-    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    gt_draw_start(&c, &o, r);
     const fr_dtype dts[4] = {FR_F32, FR_BF16, FR_F16, FR_E4M3FN};
-    c.L = Ls[fr_test_below(r, 5)];
     c.dt = dts[fr_test_below(r, 4)];
     int fp8 = c.dt == FR_E4M3FN;
     int big = fr_test_below(r, 3) == 0; /* crosses the 128-row and 64-key blocks */
@@ -48,11 +45,7 @@ static void one_case(uint64_t seed, int id, const fr_isa *isas, int nisa) {
     for (int64_t b = 0; b < c.B; b++) c.lq[b] = fr_test_range(r, 0, c.S1), c.lkv[b] = fr_test_range(r, 1, c.S2);
     c.p.scale_value = 1.0 / sqrt((double)c.Dk);
     if (!fp8) gt_draw_semantics(&c, &o, r, 40);
-    if (fr_test_below(r, 4) == 0) {
-        o.topk = 1;
-        o.topk_kv = (int)fr_test_below(r, 2);
-        c.W = fr_test_range(r, 1, 30);
-    }
+    gt_draw_topk(&c, &o, r, 30);
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
     if (fr_test_below(r, 4) == 0 && c.in.value.dtype == FR_F32) { /* an Inf and a NaN in V (masked or not) */

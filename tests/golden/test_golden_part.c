@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
         if (v == 0) { /* GQA, rope, sink, causal: pass B spans the group's heads of a batch */
             gt_base_case(&c, FR_BSND, 2, 4, 2, 300, 200, 16, 16);
             c.Dr = 4;
-            c.p.sparse_mode = 3;
+            c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
             o.mask = 1, o.rope = 1, o.sink = 1;
         } else { /* TND with an empty batch and batches that end inside a block, no sink */
             gt_base_case(&c, FR_TND, 3, 3, 1, 0, 0, 8, 8);

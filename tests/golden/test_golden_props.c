@@ -43,10 +43,10 @@ static void test_softmax(uint64_t *r) {
     gt_opts o;
     memset(&o, 0, sizeof o);
     gt_base_case(&c, FR_BNSD, 2, 3, 3, 37, 70, 5, 4);
-    c.p.sparse_mode = 4;
+    c.p.sparse_mode = FR_SPARSE_BAND;
     c.p.pre_tokens = 40, c.p.next_tokens = -10; /* bottom-right band */
-    c.p.pse_type = 0;
-    o.mask = 1, o.pse = 1, o.pse_shape = 0, o.amp = 2.0;
+    c.p.pse_type = FR_PSE_OUTER_MUL_ADD;
+    o.mask = 1, o.pse = 1, o.pse_shape = FR_GEN_PSE_BNSS, o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
     gt_make_outputs(&c, 0, r);
     if (!run(&c, 2, 0)) return;
@@ -138,8 +138,8 @@ static void test_d1(uint64_t *r) {
         gt_opts o;
         memset(&o, 0, sizeof o);
         gt_base_case(&c, FR_BSND, 1, 2, 1, 5, 6, 3, 3);
-        c.p.sparse_mode = 1;
-        o.mask = 1, o.mask_shape = 0, o.mask_density = 0.0, o.sink = sink;
+        c.p.sparse_mode = FR_SPARSE_ALL_MASK;
+        o.mask = 1, o.mask_shape = FR_GEN_MASK_SS, o.mask_density = 0.0, o.sink = sink;
         gt_make_inputs(&c, &o, r);
         for (int64_t i = 0; i < c.S1; i++)
             for (int64_t j = 0; j < c.S2; j++) {
@@ -158,8 +158,8 @@ static void test_d1(uint64_t *r) {
         /* (b) mode 0 band: pre = 0, next = 0 with S1 > S2: rows i >= S2 have no key */
         gt_base_case(&c, FR_BSH, 2, 2, 2, 7, 4, 2, 2);
         memset(&o, 0, sizeof o);
-        c.p.sparse_mode = 0, c.p.pre_tokens = 0, c.p.next_tokens = 0;
-        o.mask = 1, o.mask_shape = 1, o.mask_density = 0.0, o.sink = sink;
+        c.p.sparse_mode = FR_SPARSE_DEFAULT_MASK, c.p.pre_tokens = 0, c.p.next_tokens = 0;
+        o.mask = 1, o.mask_shape = FR_GEN_MASK_11SS, o.mask_density = 0.0, o.sink = sink;
         gt_make_inputs(&c, &o, r);
         for (int64_t i = 0; i < c.S1; i++)
             for (int64_t j = 0; j < c.S2; j++) {
@@ -176,7 +176,7 @@ static void test_d1(uint64_t *r) {
         /* (c) mode 3 with S1 > S2: rows i < S1 - S2 fully masked */
         gt_base_case(&c, FR_SBH, 1, 2, 1, 6, 3, 2, 1);
         memset(&o, 0, sizeof o);
-        c.p.sparse_mode = 3;
+        c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
         o.mask = 1, o.sink = sink;
         gt_make_inputs(&c, &o, r);
         gt_make_outputs(&c, 1, r);
@@ -188,7 +188,7 @@ static void test_d1(uint64_t *r) {
         /* (d) mode 4 with next = -1, pre = 2, S1 = S2: row 0 has no key */
         gt_base_case(&c, FR_BNSD, 1, 1, 1, 5, 5, 2, 2);
         memset(&o, 0, sizeof o);
-        c.p.sparse_mode = 4, c.p.pre_tokens = 2, c.p.next_tokens = -1;
+        c.p.sparse_mode = FR_SPARSE_BAND, c.p.pre_tokens = 2, c.p.next_tokens = -1;
         o.mask = 1, o.sink = sink;
         gt_make_inputs(&c, &o, r);
         gt_make_outputs(&c, 1, r);
@@ -306,8 +306,8 @@ static void test_nan_masked(uint64_t *r) {
         gt_base_case(&c, variant ? FR_BNSD : FR_BSH, 2, 2, 1, 5, 7, 3, 3);
         int64_t jm = 3; /* key 3: masked for every row (mode 1 column), or never listed in the top-k */
         if (variant == 0) {
-            c.p.sparse_mode = 1;
-            o.mask = 1, o.mask_shape = 2, o.mask_density = 0.2;
+            c.p.sparse_mode = FR_SPARSE_ALL_MASK;
+            o.mask = 1, o.mask_shape = FR_GEN_MASK_B1SS, o.mask_density = 0.2;
         } else {
             c.W = 4;
             o.topk = 1;
@@ -355,8 +355,8 @@ static void test_very_negative(uint64_t *r) {
     gt_opts o;
     memset(&o, 0, sizeof o);
     gt_base_case(&c, FR_BNSD, 1, 1, 1, 3, 4, 2, 2);
-    c.p.pse_type = 0;
-    o.pse = 1, o.pse_shape = 0;
+    c.p.pse_type = FR_PSE_OUTER_MUL_ADD;
+    o.pse = 1, o.pse_shape = FR_GEN_PSE_BNSS;
     gt_make_inputs(&c, &o, r);
     /* row 1: every pse -1e30 (fp32), so every score is about -1e30: a real row, softmax over equal logits */
     FOR_EACH(&c.in.real_shift, idx) gt_put(&c.in.real_shift, idx, idx[2] == 1 ? -1e30 : 0.0);
@@ -386,14 +386,15 @@ static void test_threads(uint64_t *r) {
         memset(&o, 0, sizeof o);
         if (variant == 0) {
             gt_base_case(&c, FR_BSH, 2, 4, 2, 150, 200, 8, 6);
-            c.p.sparse_mode = 0, c.p.pre_tokens = 120, c.p.next_tokens = 30, c.p.keep_prob = 0.9;
-            o.mask = 1, o.mask_shape = 3, o.mask_density = 0.1, o.drop = 1, o.sink = 1, o.pse = 1, o.pse_shape = 1;
-            c.p.pse_type = 1;
+            c.p.sparse_mode = FR_SPARSE_DEFAULT_MASK, c.p.pre_tokens = 120, c.p.next_tokens = 30, c.p.keep_prob = 0.9;
+            o.mask = 1, o.mask_shape = FR_GEN_MASK_BNSS, o.mask_density = 0.1, o.drop = 1, o.sink = 1, o.pse = 1;
+            o.pse_shape = FR_GEN_PSE_BN1S;
+            c.p.pse_type = FR_PSE_OUTER_ADD_MUL;
         } else {
             gt_base_case(&c, FR_TND, 3, 2, 1, 0, 0, 6, 5);
             c.lq[0] = 130, c.lkv[0] = 140, c.lq[1] = 0, c.lkv[1] = 3, c.lq[2] = 70, c.lkv[2] = 129;
             c.Dr = 3, c.W = 40;
-            c.p.sparse_mode = 6;
+            c.p.sparse_mode = FR_SPARSE_PREFIX_COMPRESS;
             o.mask = 1, o.rope = 1, o.topk = 1, o.topk_kv = 1, o.sink = 1;
         }
         gt_make_inputs(&c, &o, r);
@@ -461,8 +462,8 @@ static void test_broadcast(uint64_t *r) {
     gt_opts o;
     memset(&o, 0, sizeof o);
     gt_base_case(&c, FR_BNSD, 3, 2, 1, 6, 9, 4, 3);
-    c.p.sparse_mode = 1;
-    o.mask = 1, o.mask_shape = 3, o.mask_density = 0.3;
+    c.p.sparse_mode = FR_SPARSE_ALL_MASK;
+    o.mask = 1, o.mask_shape = FR_GEN_MASK_BNSS, o.mask_density = 0.3;
     gt_make_inputs(&c, &o, r);
     /* materialise: batch 0's K/V rows and (b=0, h=0) mask copied everywhere */
     FOR_EACH(&c.in.key, idx) {

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     p.head_num = 4;
     p.input_layout = FR_BSND;
     p.scale_value = 0.25;
-    p.sparse_mode = 3;
+    p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL;
     fr_bwd_inputs in;
     memset(&in, 0, sizeof in);
     int64_t qs[4] = {2, 5, 4, 16}, ks[4] = {2, 9, 2, 16}, ms[2] = {2048, 2048};

@@ -96,8 +96,8 @@ static void test_fwd_round_trip(const char *tmp, uint64_t *rng) {
     p.keep_prob = 0.9;
     p.pre_tokens = 3;
     p.next_tokens = -1;
-    p.sparse_mode = 5;
-    p.pse_type = 1;
+    p.sparse_mode = FR_SPARSE_PREFIX;
+    p.pse_type = FR_PSE_OUTER_ADD_MUL;
     int64_t prefix[2] = {(int64_t)(fr_test_rand(rng) % 7), 4};
     p.prefix = prefix;
     p.prefix_len = 2;
@@ -150,7 +150,7 @@ static void test_bwd_round_trip(const char *tmp, uint64_t *rng) {
     p.actual_seq_qlen = cq;
     p.actual_seq_kvlen = ckv;
     p.actual_seq_len = 3;
-    p.pse_type = 3;
+    p.pse_type = FR_PSE_INNER_MUL_ADD_SQRT;
     fr_bwd_inputs in;
     memset(&in, 0, sizeof in);
     int64_t qs[3] = {5, 2, 4}, ks[3] = {9, 1, 4}, qr[3] = {5, 2, 2}, kr[3] = {9, 1, 2}, sm[3] = {5, 2, 8},

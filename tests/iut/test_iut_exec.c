@@ -330,7 +330,7 @@ int main(int argc, char **argv) {
     if (!r) return 1;
     root = r;
     fr_gen_spec fwd = {.name = "fwd", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 4, .N2 = 2, .S1 = 12,
-                       .S2 = 20, .D = 16, .sparse_mode = 3, .mask = FR_GEN_MASK_CANONICAL};
+                       .S2 = 20, .D = 16, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = FR_GEN_MASK_CANONICAL};
     fr_gen_spec bwd = {.name = "bwd", .bwd = true, .dtype = FR_F32, .layout = FR_BNSD, .B = 1, .N1 = 2, .S1 = 10,
                        .S2 = 14, .D = 8};
     fr_error err;

@@ -2,6 +2,8 @@
  * kt_harness.h). */
 #include "kt_harness.h"
 
+#include "common/check.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +11,8 @@
 
 const kt_case kt_base_case = {.name = "", .layout = FR_BNSD, .dt = FR_F32, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
                               .S2 = 130, .Dk = 32, .Dv = 32, .pre = FR_TOKENS_MAX, .next = FR_TOKENS_MAX,
-                              .mask_density = 0.3, .pse_type = 1, .keep_prob = 1.0, .scale = 0.25, .amp = 1.0};
+                              .mask_density = 0.3, .pse_type = FR_PSE_OUTER_ADD_MUL, .keep_prob = 1.0, .scale = 0.25,
+                              .amp = 1.0};
 
 double kt_round_dt(fr_dtype dt, double v) {
     if (dt == FR_BF16) return fr_dec_bf16(fr_enc_bf16_away((float)v));
@@ -32,13 +35,8 @@ void kt_fill_nan(const fr_tensor *t) {
 
 fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D) {
     int64_t sh[4];
-    switch (c->layout) {
-    case FR_BNSD: sh[0] = c->B, sh[1] = n, sh[2] = S, sh[3] = D; return kt_alloc(dt, 4, sh);
-    case FR_BSND: sh[0] = c->B, sh[1] = S, sh[2] = n, sh[3] = D; return kt_alloc(dt, 4, sh);
-    case FR_BSH: sh[0] = c->B, sh[1] = S, sh[2] = n * D; return kt_alloc(dt, 3, sh);
-    case FR_SBH: sh[0] = S, sh[1] = c->B, sh[2] = n * D; return kt_alloc(dt, 3, sh);
-    default: sh[0] = T, sh[1] = n, sh[2] = D; return kt_alloc(dt, 3, sh);
-    }
+    int nd = fr_gen_qkv_shape(c->layout, c->B, n, S, T, D, sh);
+    return kt_alloc(dt, nd, sh);
 }
 
 void kt_rows(const kt_prob *P, int64_t b, int64_t *q0, int64_t *s1, int64_t *k0, int64_t *s2) {
@@ -78,15 +76,7 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     }
     int64_t S1 = c->S1, S2 = c->S2;
     if (c->layout == FR_TND) {
-        int64_t a = 0, bb = 0;
-        S1 = S2 = 0;
-        for (int64_t b = 0; b < c->B; b++) {
-            a += c->lq[b], bb += c->lkv[b];
-            P->cuq[b] = a, P->cukv[b] = bb;
-            if (c->lq[b] > S1) S1 = c->lq[b];
-            if (c->lkv[b] > S2) S2 = c->lkv[b];
-        }
-        P->T1 = a, P->T2 = bb;
+        fr_gen_tnd_lengths(c->B, c->lq, c->lkv, P->cuq, P->cukv, &S1, &S2, &P->T1, &P->T2);
         p->actual_seq_qlen = P->cuq;
         p->actual_seq_kvlen = P->cukv;
         p->actual_seq_len = c->B;
@@ -110,26 +100,21 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
             kt_put(all[t], k, kt_round_dt(c->dt, c->amp * (off ? 0.75 + 0.5 * fr_test_sym(&r) : fr_test_sym(&r))));
     }
     if (c->mask) {
+        /* the compressed masks' shapes ([2048, 2048], mode 6 [3072, 2048]); else [S1, S2] in TND, [B, N1, S1, S2] */
         int64_t sh[4];
-        bool compressed = c->sparse_mode >= 2 && c->sparse_mode != 5;
-        if (compressed) { /* the canonical compressed masks: [2048, 2048], mode 6 [3072, 2048] */
-            sh[0] = c->sparse_mode == 6 ? 3072 : 2048, sh[1] = 2048;
-            in->atten_mask = kt_alloc(FR_U8, 2, sh);
-        } else if (c->layout == FR_TND) {
-            sh[0] = S1, sh[1] = S2;
-            in->atten_mask = kt_alloc(FR_U8, 2, sh);
-        } else {
-            sh[0] = c->B, sh[1] = c->N1, sh[2] = S1, sh[3] = S2;
-            in->atten_mask = kt_alloc(FR_BOOL, 4, sh);
-        }
+        bool compressed = fr_gen_mask_compressed(c->sparse_mode);
+        fr_gen_mask kind = compressed ? FR_GEN_MASK_CANONICAL : c->layout == FR_TND ? FR_GEN_MASK_SS : FR_GEN_MASK_BNSS;
+        int nd = fr_gen_mask_shape(kind, c->sparse_mode, c->B, c->N1, S1, S2, sh);
+        in->atten_mask = kt_alloc(kind == FR_GEN_MASK_BNSS ? FR_BOOL : FR_U8, nd, sh);
         int64_t n = kt_numel(&in->atten_mask);
         uint8_t *m = (uint8_t *)in->atten_mask.data;
         /* compressed masks are never read (D12): their content is noise here to prove it */
         for (int64_t k = 0; k < n; k++) m[k] = fr_test_unif(&r) < (compressed ? 0.5 : c->mask_density);
-        if (c->sparse_mode <= 1 && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
+        bool user = c->sparse_mode == FR_SPARSE_DEFAULT_MASK || c->sparse_mode == FR_SPARSE_ALL_MASK;
+        if (user && c->layout != FR_TND && S1 > 3) /* one fully masked row per (b, h): D1 */
             for (int64_t bh = 0; bh < c->B * c->N1; bh++)
                 for (int64_t j = 0; j < S2; j++) m[(bh * S1 + 2) * S2 + j] = 1;
-        if (c->poison > 0 && c->sparse_mode <= 1 && c->layout != FR_TND) { /* masked everywhere, and poisoned */
+        if (c->poison > 0 && user && c->layout != FR_TND) { /* masked everywhere, and poisoned */
             for (int64_t bhi = 0; bhi < c->B * c->N1 * S1; bhi++) m[bhi * S2 + c->poison] = 1;
             for (int64_t b = 0; b < c->B; b++)
                 for (int64_t kvh = 0; kvh < c->N2; kvh++) {
@@ -141,21 +126,14 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         }
         P->umask = m;
     }
-    if (c->pse) {
-        fr_dtype pdt = c->pse >= 5 ? FR_F32 : c->dt;
+    if (c->pse != FR_GEN_PSE_NONE) {
+        const bool slopes = c->pse == FR_GEN_PSE_SLOPES_N || c->pse == FR_GEN_PSE_SLOPES_BN;
+        fr_dtype pdt = fr_gen_pse_dtype(c->pse, c->dt);
         int64_t sh[4];
-        int nd = 4;
-        switch (c->pse) {
-        case 1: sh[0] = c->B, sh[1] = c->N1, sh[2] = S1, sh[3] = S2; break;
-        case 2: sh[0] = c->B, sh[1] = c->N1, sh[2] = 1, sh[3] = S2; break;
-        case 3: sh[0] = 1, sh[1] = c->N1, sh[2] = S1, sh[3] = S2; break;
-        case 4: sh[0] = c->B, sh[1] = c->N1, sh[2] = 1024, sh[3] = S2; break;
-        case 5: sh[0] = c->N1, nd = 1; break;
-        default: sh[0] = c->B, sh[1] = c->N1, nd = 2; break;
-        }
+        int nd = fr_gen_pse_shape(c->pse, c->B, c->N1, S1, S2, sh);
         in->real_shift = kt_alloc(pdt, nd, sh);
         int64_t n = kt_numel(&in->real_shift);
-        if (c->pse == 4) { /* Toeplitz: f(b, h, j - i) = sin-like values; compressed = last 1024 rows */
+        if (c->pse == FR_GEN_PSE_COMP_B) { /* Toeplitz: f(b, h, j - i) sin-like; compressed = the last 1024 rows */
             for (int64_t b = 0; b < c->B; b++)
                 for (int64_t h = 0; h < c->N1; h++)
                     for (int64_t rr = 0; rr < 1024; rr++)
@@ -166,7 +144,8 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
                         }
         } else {
             for (int64_t k = 0; k < n; k++)
-                kt_put(&in->real_shift, k, kt_round_dt(pdt, c->pse >= 5 ? 0.05 + 0.5 * fr_test_unif(&r) : 2.0 * fr_test_sym(&r)));
+                kt_put(&in->real_shift, k,
+                       kt_round_dt(pdt, slopes ? 0.05 + 0.5 * fr_test_unif(&r) : 2.0 * fr_test_sym(&r)));
         }
     }
     if (c->keep_prob < 1.0) {
@@ -188,10 +167,9 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
         for (int64_t h = 0; h < c->N1; h++) ((float *)in->sink.data)[h] = (float)(1.5 * fr_test_sym(&r));
     }
     if (c->W) {
-        int64_t sh[3];
-        if (c->layout == FR_TND) sh[0] = P->T1, sh[1] = c->W;
-        else sh[0] = c->B, sh[1] = S1, sh[2] = c->W;
-        in->topk_indices = kt_alloc(FR_I32, c->layout == FR_TND ? 2 : 3, sh);
+        int64_t sh[4];
+        int nd = fr_gen_topk_shape(c->layout, false, c->B, c->N2, S1, P->T1, c->W, sh);
+        in->topk_indices = kt_alloc(FR_I32, nd, sh);
         int32_t *ix = (int32_t *)in->topk_indices.data;
         int64_t rows = c->layout == FR_TND ? P->T1 : c->B * S1;
         for (int64_t row = 0; row < rows; row++) {
@@ -213,8 +191,9 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     if (c->dscale) {
         fr_tensor *t3[3] = {&in->d_scale_q, &in->d_scale_k, &in->d_scale_v};
         for (int k = 0; k < 3; k++) {
-            int64_t sh[4] = {c->B, k ? c->N2 : c->N1, k ? (S2 + 255) / 256 : (S1 + 127) / 128, 1};
-            *t3[k] = kt_alloc(FR_F32, 4, sh);
+            int64_t sh[4];
+            int nd = k ? fr_gen_dscale_shape(c->B, c->N2, S2, 256, sh) : fr_gen_dscale_shape(c->B, c->N1, S1, 128, sh);
+            *t3[k] = kt_alloc(FR_F32, nd, sh);
             for (int64_t e = 0; e < kt_numel(t3[k]); e++) ((float *)t3[k]->data)[e] = (float)(0.5 + 1.5 * fr_test_unif(&r));
         }
     }
@@ -228,7 +207,7 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     pb->T1 = P->T1, pb->T2 = P->T2;
     pb->cu_q = c->layout == FR_TND ? P->cuq : NULL;
     pb->cu_kv = c->layout == FR_TND ? P->cukv : NULL;
-    pb->has_pse = c->pse != 0, pb->has_mask = c->mask, pb->has_drop = c->keep_prob < 1.0;
+    pb->has_pse = c->pse != FR_GEN_PSE_NONE, pb->has_mask = c->mask, pb->has_drop = c->keep_prob < 1.0;
     pb->has_rope = c->Drope > 0, pb->has_sink = c->sink;
     pb->pse_type = c->pse_type, pb->sparse_mode = c->sparse_mode;
     pb->has_topk = c->W > 0, pb->W = c->W;
@@ -246,15 +225,9 @@ fr_fwd_outputs kt_outputs(const kt_prob *P, fr_dtype dt) {
     memset(&o, 0, sizeof o);
     o.attention_out = kt_qkv(&P->c, dt, P->c.N1, P->pb.S1, P->T1, P->c.Dv);
     int64_t sh[4];
-    if (P->c.layout == FR_TND) {
-        sh[0] = P->c.N1, sh[1] = P->T1, sh[2] = 8;
-        o.softmax_max = kt_alloc(FR_F32, 3, sh);
-        o.softmax_sum = kt_alloc(FR_F32, 3, sh);
-    } else {
-        sh[0] = P->c.B, sh[1] = P->c.N1, sh[2] = P->pb.S1, sh[3] = 8;
-        o.softmax_max = kt_alloc(FR_F32, 4, sh);
-        o.softmax_sum = kt_alloc(FR_F32, 4, sh);
-    }
+    int nd = fr_gen_stats_shape(P->c.layout, FR_SOFTMAX_DEFAULT, P->c.B, P->c.N1, P->pb.S1, P->T1, sh);
+    o.softmax_max = kt_alloc(FR_F32, nd, sh);
+    o.softmax_sum = kt_alloc(FR_F32, nd, sh);
     kt_fill_nan(&o.attention_out);
     kt_fill_nan(&o.softmax_max);
     kt_fill_nan(&o.softmax_sum);
@@ -310,37 +283,43 @@ fr_bwd_inputs kt_bwd_inputs(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t
     return fr_test_bwd_inputs(&P->in, dy, fo->attention_out, fo->softmax_max, fo->softmax_sum);
 }
 
+/* Alike tests/semantics/test_semantics.c:spec_keeps: kept apart because each test spells the spec's mask rule out
+ * itself (this one for the kernels, that one for semantics.c); a shared rule would carry one misreading into both. */
 bool kt_takes_part(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int64_t S1b, int64_t S2b) {
     const kt_case *c = &P->c;
     if (!c->mask) return true;
     int64_t mode = c->sparse_mode;
-    if (c->layout == FR_TND && (mode == 7 || mode == 8)) {
+    if (c->layout == FR_TND && (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND || mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL)) {
         int64_t special = -1; /* last (7) / first (8) batch with a non-empty query */
         for (int64_t k = 0; k < c->B; k++) {
-            int64_t kk = mode == 7 ? c->B - 1 - k : k;
+            int64_t kk = mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? c->B - 1 - k : k;
             if (c->lq[kk] != 0) {
                 special = kk;
                 break;
             }
         }
-        mode = b == special ? 4 : (mode == 7 ? 3 : 2);
+        mode = b == special                                ? FR_SPARSE_BAND
+               : mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND ? FR_SPARSE_RIGHT_DOWN_CAUSAL
+                                                          : FR_SPARSE_LEFT_UP_CAUSAL;
     }
     bool user = false;
-    if (mode == 0 || mode == 1 || mode == 5) {
+    if (mode == FR_SPARSE_DEFAULT_MASK || mode == FR_SPARSE_ALL_MASK || mode == FR_SPARSE_PREFIX) {
         if (P->in.atten_mask.ndim == 2) user = P->umask[i * P->in.atten_mask.shape[1] + j] != 0;
         else user = P->umask[((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j] != 0;
     }
     switch (mode) {
-    case 0: return !user && !(j - i > c->next) && !(i - j > c->pre);
-    case 1: return !user;
-    case 2: return !(j > i);
-    case 3: return !(j > i + S2b - S1b);
-    case 4: return !(j - i > c->next + (S2b - S1b)) && !(i - j > c->pre - (S2b - S1b));
-    case 5:
+    case FR_SPARSE_DEFAULT_MASK: return !user && !(j - i > c->next) && !(i - j > c->pre);
+    case FR_SPARSE_ALL_MASK: return !user;
+    case FR_SPARSE_LEFT_UP_CAUSAL: return !(j > i);
+    case FR_SPARSE_RIGHT_DOWN_CAUSAL: return !(j > i + S2b - S1b);
+    case FR_SPARSE_BAND: return !(j - i > c->next + (S2b - S1b)) && !(i - j > c->pre - (S2b - S1b));
+    case FR_SPARSE_PREFIX:
         if (!c->prefix || c->prefix[b] > S2b) return !user;
         return !user && !(j > i + S2b - S1b && j >= c->prefix[b]);
-    case 6: return !(j > i + S2b - S1b && j >= c->prefix[b]);
-    default: return true;
+    case FR_SPARSE_PREFIX_COMPRESS: return !(j > i + S2b - S1b && j >= c->prefix[b]);
+    default: /* a mode added to fr_sparse_mode without its rule here */
+        CHECK(false, "sparse_mode %d: kt_takes_part (kt_harness.c) has no rule for it (spec 4.2)", (int)mode);
+        return true;
     }
 }
 
@@ -348,17 +327,17 @@ double kt_pse(const kt_prob *P, int64_t b, int64_t h, int64_t i, int64_t j, int6
     const kt_case *c = &P->c;
     const fr_tensor *t = &P->in.real_shift;
     switch (c->pse) {
-    case 1: return kt_get(t, ((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j);
-    case 2: return kt_get(t, (b * c->N1 + h) * P->pb.S2 + j);
-    case 3: return kt_get(t, (h * P->pb.S1 + i) * P->pb.S2 + j);
-    case 4: return kt_round_dt(t->dtype, 0.5 * sin(0.37 * (double)(j - i) + (double)(b * 7 + h)));
-    case 5:
-    case 6: {
-        float slope = c->pse == 5 ? ((float *)t->data)[h] : ((float *)t->data)[b * c->N1 + h];
+    case FR_GEN_PSE_BNSS: return kt_get(t, ((b * c->N1 + h) * P->pb.S1 + i) * P->pb.S2 + j);
+    case FR_GEN_PSE_BN1S: return kt_get(t, (b * c->N1 + h) * P->pb.S2 + j);
+    case FR_GEN_PSE_1NSS: return kt_get(t, (h * P->pb.S1 + i) * P->pb.S2 + j);
+    case FR_GEN_PSE_COMP_B: return kt_round_dt(t->dtype, 0.5 * sin(0.37 * (double)(j - i) + (double)(b * 7 + h)));
+    case FR_GEN_PSE_SLOPES_N:
+    case FR_GEN_PSE_SLOPES_BN: {
+        float slope = c->pse == FR_GEN_PSE_SLOPES_N ? ((float *)t->data)[h] : ((float *)t->data)[b * c->N1 + h];
         int64_t qs = c->q_start, ks = c->kv_start;
-        if (c->layout == FR_TND && c->sparse_mode == 8 && c->mask && b != 0) qs = ks = 0;
+        if (c->layout == FR_TND && c->sparse_mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->mask && b != 0) qs = ks = 0;
         double d = fabs((double)((j + ks) - (i + qs)));
-        return -(double)slope * (c->pse_type == 3 ? sqrt(d) : d);
+        return -(double)slope * (c->pse_type == FR_PSE_INNER_MUL_ADD_SQRT ? sqrt(d) : d);
     }
     default: return 0.0;
     }
@@ -426,9 +405,9 @@ void kt_reference(const kt_prob *P, kt_ref *R) {
                         sa += fabs(qv * kv_);
                         s32 += (float)qv * (float)kv_;
                     }
-                    double pse = c->pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
+                    double pse = c->pse != FR_GEN_PSE_NONE ? kt_pse(P, b, h, i, j, S1b) : 0.0;
                     float pse32 = (float)pse;
-                    if (c->pse && c->pse_type == 1) {
+                    if (c->pse != FR_GEN_PSE_NONE && c->pse_type == FR_PSE_OUTER_ADD_MUL) {
                         x[j] = (s + pse) * scale;
                         float t = s32 + pse32;
                         x32[j] = t * scale32;

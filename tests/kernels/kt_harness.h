@@ -2,8 +2,9 @@
  * the fast engine, and computes two references written here from the spec, independently of src/semantics:
  *   - ref64: fp64 throughout (the oracle, style.md 8),
  *   - ref32: the straightforward fp32 implementation (two-pass softmax, expf, sequential sums).
- * Random draws come from the kit's generator (common/seed.h). The bodies are in kt_harness.c, compiled once into
- * fr_test_kharness for the kernel tests (tests/kernels). */
+ * Random draws come from the kit's generator (common/seed.h); the tensors' shapes (layouts, masks, pse, top-k, scales)
+ * come from the case builder's src/verify/cases/case_shapes.h, as casegen's do. The bodies are in kt_harness.c,
+ * compiled once into fr_test_kharness for the kernel tests (tests/kernels). */
 #ifndef FR_TESTS_KT_HARNESS_H
 #define FR_TESTS_KT_HARNESS_H
 
@@ -14,6 +15,7 @@
 #include "flashref.h"
 #include "kernels/kernels.h"
 #include "semantics/dtype_inline.h"
+#include "verify/cases/case_shapes.h"
 
 #include <float.h>
 #include <math.h>
@@ -32,7 +34,7 @@ typedef struct kt_case {
     int64_t pre, next;
     const int64_t *prefix; /* modes 5/6 */
     double mask_density; /* user mask: probability of masked */
-    int pse;             /* 0 none, 1 [B,N1,S1,S2], 2 [B,N1,1,S2], 3 [1,N1,S1,S2], 4 compressed, 5 slopes [N1], 6 slopes [B,N1] */
+    fr_gen_pse pse;      /* real_shift's shape (FR_GEN_PSE_NONE: none; COMP_1 is not built here) */
     int pse_type;
     int64_t q_start, kv_start;
     double keep_prob;    /* < 1: a drop mask is given */

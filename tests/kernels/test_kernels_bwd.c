@@ -75,8 +75,9 @@ static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bo
                         kvv[d] = kt_get(t, fr_layout_offset(t, c->layout, D, k0, b, kv, j, dd));
                         s += qv[d] * kvv[d];
                     }
-                    double pse = c->pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
-                    double x = c->pse && c->pse_type == 1 ? (s + pse) * scale : s * scale + pse;
+                    bool has_pse = c->pse != FR_GEN_PSE_NONE;
+                    double pse = has_pse ? kt_pse(P, b, h, i, j, S1b) : 0.0;
+                    double x = has_pse && c->pse_type == FR_PSE_OUTER_ADD_MUL ? (s + pse) * scale : s * scale + pse;
                     double p = exp(x - m) / l;
                     double z = kt_drop_keep(P, b, h, i, j, S1b, S2b) ? (c->keep_prob < 1 ? rkeep : 1.0) : 0.0;
                     double dp = 0;
@@ -218,27 +219,31 @@ int main(int argc, char **argv) {
     ADD(k_->name = "dense BSH 129x200", k_->layout = FR_BSH, k_->S1 = 129, k_->S2 = 200, k_->B = 2, k_->N1 = 3,
         k_->N2 = 1, k_->Dk = 24, k_->Dv = 16);
     ADD(k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
-    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
-    ADD(k_->name = "mode2 causal dropout", k_->mask = true, k_->sparse_mode = 2, k_->S1 = 130, k_->keep_prob = 0.7);
-    ADD(k_->name = "pse1 full", k_->pse = 1, k_->pse_type = 1);
-    ADD(k_->name = "alibi3 + sink", k_->pse = 5, k_->pse_type = 3, k_->S1 = 130, k_->S2 = 130, k_->sink = true);
+    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 150,
+        k_->S2 = 70);
+    ADD(k_->name = "mode2 causal dropout", k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->S1 = 130,
+        k_->keep_prob = 0.7);
+    ADD(k_->name = "pse1 full", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
+    ADD(k_->name = "alibi3 + sink", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD_SQRT,
+        k_->S1 = 130, k_->S2 = 130, k_->sink = true);
     ADD(k_->name = "rope 32+16", k_->Drope = 16);
     ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
         k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
     /* B * N2 >= 4: the fused single-pass backward */
     ADD(k_->name = "fused MHA B=2 N=4 causal", k_->B = 2, k_->N1 = 4, k_->N2 = 4, k_->S1 = 130, k_->S2 = 130,
-        k_->mask = true, k_->sparse_mode = 2, k_->sink = true);
+        k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->sink = true);
     ADD(k_->name = "fused GQA 8/8 B=1 drop", k_->N1 = 8, k_->N2 = 8, k_->S1 = 70, k_->S2 = 200, k_->keep_prob = 0.8,
         k_->mask = true, k_->pre = 50, k_->next = 10);
     ADD(k_->name = "fused TND 4x2 pse", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->N1 = 4,
-        k_->N2 = 2, k_->pse = 5, k_->pse_type = 2, k_->Drope = 8);
+        k_->N2 = 2, k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->Drope = 8);
     ADD(k_->name = "bf16 dense GQA", k_->dt = FR_BF16, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
     /* bf16 on a variant with a bf16 dot: S and dP on gemm_bf16 (odd head dims, rope and the fused mode too) */
     ADD(k_->name = "bf16 odd D rope causal drop", k_->dt = FR_BF16, k_->Dk = 33, k_->Dv = 31, k_->Drope = 8,
-        k_->mask = true, k_->sparse_mode = 2, k_->keep_prob = 0.7, k_->S1 = 130, k_->S2 = 150, k_->sink = true);
+        k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->keep_prob = 0.7, k_->S1 = 130, k_->S2 = 150,
+        k_->sink = true);
     ADD(k_->name = "bf16 fused MHA B=2 pse", k_->dt = FR_BF16, k_->B = 2, k_->N1 = 4, k_->N2 = 4, k_->S1 = 70,
-        k_->S2 = 200, k_->pse = 1, k_->pse_type = 1, k_->Dk = 64, k_->Dv = 64);
-    ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 3);
+        k_->S2 = 200, k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1 || strncmp(cs[k].name, "fused", 5) == 0);
     return fr_test_exit("test_kernels_bwd");
 }

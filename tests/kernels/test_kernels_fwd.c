@@ -193,72 +193,81 @@ int main(int argc, char **argv) {
     ADD(k_->name = "dense SBH D72 Dv40", k_->layout = FR_SBH, k_->S1 = 70, k_->S2 = 128, k_->Dk = 72, k_->Dv = 40);
     ADD(k_->name = "dense BSND big-scores", k_->layout = FR_BSND, k_->scale = 4.0, k_->amp = 2.0);
     ADD(k_->name = "dense symmetric V", k_->vsym = true, k_->S1 = 100, k_->S2 = 300);
-    ADD(k_->name = "causal symmetric V", k_->vsym = true, k_->mask = true, k_->sparse_mode = 3, k_->S2 = 300);
+    ADD(k_->name = "causal symmetric V", k_->vsym = true, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S2 = 300);
     ADD(k_->name = "S2=0 (D1 rows)", k_->S2 = 0);
     /* sparse modes */
     ADD(k_->name = "mode0 mask+band", k_->mask = true, k_->pre = 20, k_->next = 5);
     ADD(k_->name = "mode0 neg next", k_->mask = true, k_->mask_density = 0.0, k_->pre = 100, k_->next = -3);
-    ADD(k_->name = "mode1 user mask", k_->mask = true, k_->sparse_mode = 1, k_->pre = 1, k_->next = 1);
-    ADD(k_->name = "mode2 causal", k_->mask = true, k_->sparse_mode = 2, k_->S1 = 200, k_->S2 = 140);
-    ADD(k_->name = "mode3 rightdown", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 70, k_->S2 = 200);
-    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
-    ADD(k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = 4, k_->pre = 30, k_->next = 10, k_->S1 = 100,
-        k_->S2 = 180);
-    ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = 5, k_->prefix = k_pref1, k_->mask_density = 0.1,
-        k_->S1 = 100, k_->S2 = 130);
-    ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = 6, k_->prefix = k_pref2, k_->B = 2,
-        k_->S1 = 140, k_->S2 = 200);
+    ADD(k_->name = "mode1 user mask", k_->mask = true, k_->sparse_mode = FR_SPARSE_ALL_MASK, k_->pre = 1, k_->next = 1);
+    ADD(k_->name = "mode2 causal", k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->S1 = 200,
+        k_->S2 = 140);
+    ADD(k_->name = "mode3 rightdown", k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 70,
+        k_->S2 = 200);
+    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 150,
+        k_->S2 = 70);
+    ADD(k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 30, k_->next = 10,
+        k_->S1 = 100, k_->S2 = 180);
+    ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX, k_->prefix = k_pref1,
+        k_->mask_density = 0.1, k_->S1 = 100, k_->S2 = 130);
+    ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX_COMPRESS,
+        k_->prefix = k_pref2, k_->B = 2, k_->S1 = 140, k_->S2 = 200);
     /* pse */
-    ADD(k_->name = "pse1 full", k_->pse = 1, k_->pse_type = 1);
-    ADD(k_->name = "pse0 full GQA", k_->pse = 1, k_->pse_type = 0, k_->N1 = 4, k_->N2 = 2);
-    ADD(k_->name = "pse1 row-bcast", k_->pse = 2, k_->pse_type = 1, k_->B = 2);
-    ADD(k_->name = "pse0 [1,N1,S1,S2]", k_->pse = 3, k_->pse_type = 0, k_->B = 2);
-    ADD(k_->name = "alibi2 slopes[N1]", k_->pse = 5, k_->pse_type = 2, k_->S1 = 130, k_->S2 = 130, k_->q_start = 3,
-        k_->kv_start = 1);
-    ADD(k_->name = "alibi3 slopes[B,N1]", k_->pse = 6, k_->pse_type = 3, k_->B = 2, k_->S1 = 100, k_->S2 = 100,
-        k_->mask = true, k_->sparse_mode = 2);
-    ADD(k_->name = "pse compressed 1100", k_->pse = 4, k_->pse_type = 1, k_->S1 = 1100, k_->S2 = 1100, k_->Dk = 8,
-        k_->Dv = 8, k_->N1 = 1, k_->mask = true, k_->sparse_mode = 3);
+    ADD(k_->name = "pse1 full", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
+    ADD(k_->name = "pse0 full GQA", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->N1 = 4,
+        k_->N2 = 2);
+    ADD(k_->name = "pse1 row-bcast", k_->pse = FR_GEN_PSE_BN1S, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->B = 2);
+    ADD(k_->name = "pse0 [1,N1,S1,S2]", k_->pse = FR_GEN_PSE_1NSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->B = 2);
+    ADD(k_->name = "alibi2 slopes[N1]", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD,
+        k_->S1 = 130, k_->S2 = 130, k_->q_start = 3, k_->kv_start = 1);
+    ADD(k_->name = "alibi3 slopes[B,N1]", k_->pse = FR_GEN_PSE_SLOPES_BN, k_->pse_type = FR_PSE_INNER_MUL_ADD_SQRT,
+        k_->B = 2, k_->S1 = 100, k_->S2 = 100, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL);
+    ADD(k_->name = "pse compressed 1100", k_->pse = FR_GEN_PSE_COMP_B, k_->pse_type = FR_PSE_OUTER_ADD_MUL,
+        k_->S1 = 1100, k_->S2 = 1100, k_->Dk = 8, k_->Dv = 8, k_->N1 = 1, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
     /* dropout, sink, rope */
     ADD(k_->name = "dropout 0.7", k_->keep_prob = 0.7);
-    ADD(k_->name = "dropout+causal", k_->keep_prob = 0.5, k_->mask = true, k_->sparse_mode = 2, k_->S1 = 130);
+    ADD(k_->name = "dropout+causal", k_->keep_prob = 0.5, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+        k_->S1 = 130);
     ADD(k_->name = "sink", k_->sink = true);
-    ADD(k_->name = "sink + S1>S2 causal", k_->sink = true, k_->mask = true, k_->sparse_mode = 3, k_->S1 = 100,
-        k_->S2 = 64);
+    ADD(k_->name = "sink + S1>S2 causal", k_->sink = true, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 100, k_->S2 = 64);
     ADD(k_->name = "rope 32+16", k_->Drope = 16);
     /* varlen */
     ADD(k_->name = "TND mode0 empties", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv,
         k_->mask = true, k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
-    ADD(k_->name = "TND mode8 alibi", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8,
-        k_->mask = true, k_->sparse_mode = 8, k_->pre = 200, k_->next = 30, k_->pse = 5, k_->pse_type = 2,
-        k_->q_start = 2, k_->kv_start = 5);
+    ADD(k_->name = "TND mode8 alibi", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30, k_->pse = FR_GEN_PSE_SLOPES_N,
+        k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
     ADD(k_->name = "TND mode7", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
-        k_->sparse_mode = 7, k_->pre = 200, k_->next = 0);
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND, k_->pre = 200, k_->next = 0);
     /* 16-bit inputs */
     ADD(k_->name = "bf16 dense", k_->dt = FR_BF16, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "bf16 odd D causal drop", k_->dt = FR_BF16, k_->Dk = 33, k_->Dv = 31, k_->mask = true,
-        k_->sparse_mode = 2, k_->keep_prob = 0.6, k_->S1 = 130);
-    ADD(k_->name = "bf16 rope pse0", k_->dt = FR_BF16, k_->Drope = 8, k_->pse = 1, k_->pse_type = 0);
+        k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->keep_prob = 0.6, k_->S1 = 130);
+    ADD(k_->name = "bf16 rope pse0", k_->dt = FR_BF16, k_->Drope = 8, k_->pse = FR_GEN_PSE_BNSS,
+        k_->pse_type = FR_PSE_OUTER_MUL_ADD);
     ADD(k_->name = "fp16 dense", k_->dt = FR_F16, k_->Dk = 64, k_->Dv = 48);
-    ADD(k_->name = "fp16 mode4 sink", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 10,
+    ADD(k_->name = "fp16 mode4 sink", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 10,
         k_->next = 40, k_->sink = true);
     int nmain = n;
     /* decode (S1 <= 16, S2 > 4096): keys split in chunks of 4096 merged in order; threads 1 vs 3 bit-identical */
     ADD(k_->name = "decode S1=1 S2=9000", k_->S1 = 1, k_->S2 = 9000, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "decode S1=16 causal sink", k_->S1 = 16, k_->S2 = 8300, k_->N1 = 2, k_->N2 = 1, k_->Dk = 32,
-        k_->Dv = 32, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
+        k_->Dv = 32, k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->sink = true);
     ADD(k_->name = "decode bf16 drop pse", k_->dt = FR_BF16, k_->S1 = 3, k_->S2 = 8193, k_->N1 = 2, k_->N2 = 2,
-        k_->Dk = 64, k_->Dv = 64, k_->keep_prob = 0.8, k_->pse = 1, k_->pse_type = 1);
+        k_->Dk = 64, k_->Dv = 64, k_->keep_prob = 0.8, k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
     ADD(k_->name = "decode band mode4", k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2, k_->Dk = 16,
-        k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+        k_->Dv = 16, k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 12300, k_->next = -5000);
     /* bf16 decode reads K and V rows in place (dot_rows_bf16 / axpy_rows_bf16): PARTIAL tiles, a masked column whose
      * K is +Inf and V NaN (must not leak), GQA with a sink, a head dim with a vector tail */
     ADD(k_->name = "decode bf16 band mode4", k_->dt = FR_BF16, k_->S1 = 2, k_->S2 = 12300, k_->N1 = 2, k_->N2 = 2,
-        k_->Dk = 16, k_->Dv = 16, k_->mask = true, k_->sparse_mode = 4, k_->pre = 12300, k_->next = -5000);
+        k_->Dk = 16, k_->Dv = 16, k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 12300, k_->next = -5000);
     ADD(k_->name = "decode bf16 poisoned column", k_->dt = FR_BF16, k_->S1 = 4, k_->S2 = 9000, k_->N1 = 2, k_->N2 = 2,
         k_->Dk = 64, k_->Dv = 64, k_->mask = true, k_->poison = 4100);
     ADD(k_->name = "decode bf16 S1=16 GQA causal sink", k_->dt = FR_BF16, k_->S1 = 16, k_->S2 = 8300, k_->N1 = 4,
-        k_->N2 = 2, k_->Dk = 48, k_->Dv = 136, k_->mask = true, k_->sparse_mode = 3, k_->sink = true);
+        k_->N2 = 2, k_->Dk = 48, k_->Dv = 136, k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
+        k_->sink = true);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 5 == 0 || k >= nmain);
     return fr_test_exit("test_kernels_fwd");
 }

@@ -145,30 +145,32 @@ int main(int argc, char **argv) {
         k_->N2 = 2, k_->Dk = 24, k_->Dv = 16);
     ADD(k_->name = "dense symmetric V", k_->vsym = true, k_->S1 = 64, k_->S2 = 257);
     ADD(k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
-    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
-    ADD(k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = 4, k_->pre = 30, k_->next = 10, k_->S1 = 100,
-        k_->S2 = 180);
-    ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = 6, k_->prefix = k_pref, k_->B = 2,
-        k_->S1 = 140, k_->S2 = 200);
-    ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = 5, k_->prefix = k_pref1, k_->mask_density = 0.1,
-        k_->S1 = 100, k_->S2 = 130);
+    ADD(k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 150,
+        k_->S2 = 70);
+    ADD(k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 30, k_->next = 10,
+        k_->S1 = 100, k_->S2 = 180);
+    ADD(k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX_COMPRESS,
+        k_->prefix = k_pref, k_->B = 2, k_->S1 = 140, k_->S2 = 200);
+    ADD(k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX, k_->prefix = k_pref1,
+        k_->mask_density = 0.1, k_->S1 = 100, k_->S2 = 130);
     ADD(k_->name = "TND mode8 alibi", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
-        k_->sparse_mode = 8, k_->pre = 200, k_->next = 30, k_->pse = 5, k_->pse_type = 2, k_->q_start = 2,
-        k_->kv_start = 5);
-    ADD(k_->name = "pse0 full + dropout", k_->pse = 1, k_->pse_type = 0, k_->keep_prob = 0.7);
-    ADD(k_->name = "alibi2 + sink", k_->pse = 5, k_->pse_type = 2, k_->S1 = 130, k_->S2 = 130, k_->q_start = 2,
-        k_->sink = true);
+        k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30, k_->pse = FR_GEN_PSE_SLOPES_N,
+        k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
+    ADD(k_->name = "pse0 full + dropout", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD,
+        k_->keep_prob = 0.7);
+    ADD(k_->name = "alibi2 + sink", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->S1 = 130,
+        k_->S2 = 130, k_->q_start = 2, k_->sink = true);
     ADD(k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->mask = true,
         k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
-    ADD(k_->name = "bf16 causal", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = 2, k_->S1 = 130, k_->N1 = 4,
-        k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
+    ADD(k_->name = "bf16 causal", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+        k_->S1 = 130, k_->N1 = 4, k_->N2 = 2, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "fp16 dense", k_->dt = FR_F16, k_->Dk = 48, k_->Dv = 40);
-    ADD(k_->name = "topk W=40 causal sink", k_->W = 40, k_->mask = true, k_->sparse_mode = 2, k_->sink = true,
-        k_->S1 = 130, k_->N1 = 4, k_->N2 = 2);
+    ADD(k_->name = "topk W=40 causal sink", k_->W = 40, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+        k_->sink = true, k_->S1 = 130, k_->N1 = 4, k_->N2 = 2);
     ADD(k_->name = "topk W=7 TND dropout", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->W = 7,
         k_->keep_prob = 0.8);
     ADD(k_->name = "NaN V / Inf K masked", k_->mask = true, k_->poison = 70, k_->N1 = 2, k_->N2 = 2);
-    ADD(k_->name = "bf16 NaN V / Inf K masked", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = 1,
+    ADD(k_->name = "bf16 NaN V / Inf K masked", k_->dt = FR_BF16, k_->mask = true, k_->sparse_mode = FR_SPARSE_ALL_MASK,
         k_->poison = 33, k_->Dk = 64, k_->Dv = 64);
     int ncases = n;
     ADD(k_->name = "TND rope 128+64", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv, k_->Dk = 128,

@@ -193,7 +193,7 @@ int main(int argc, char **argv) {
     }
     const kt_case base = {.name = "", .layout = FR_BNSD, .dt = FR_BF16, .B = 1, .N1 = 2, .N2 = 1, .S1 = 65,
                           .S2 = 130, .Dk = 64, .Dv = 64, .pre = NOLIM, .next = NOLIM, .mask_density = 0.3,
-                          .pse_type = 1, .keep_prob = 1.0, .scale = 0.125, .amp = 1.0};
+                          .pse_type = FR_PSE_OUTER_ADD_MUL, .keep_prob = 1.0, .scale = 0.125, .amp = 1.0};
     gcase cs[64];
     int n = 0;
 #define ADD(pk, ...)                                                                                                \
@@ -222,52 +222,59 @@ int main(int argc, char **argv) {
     ADD(0.25, k_->name = "peak .25 128x1000", k_->S1 = 128, k_->S2 = 1000, k_->amp = 2.0);
     ADD(0.4, k_->name = "peak .4 129x200 D128", k_->S1 = 129, k_->S2 = 200, k_->Dk = 128, k_->Dv = 128,
         k_->scale = 0.0884, k_->amp = 2.0);
-    ADD(0.4, k_->name = "peak .4 causal 200x200", k_->S1 = 200, k_->S2 = 200, k_->mask = true, k_->sparse_mode = 2,
-        k_->amp = 2.0);
+    ADD(0.4, k_->name = "peak .4 causal 200x200", k_->S1 = 200, k_->S2 = 200, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->amp = 2.0);
     ADD(0.25, k_->name = "peak .25 1000x1000 rdown", k_->S1 = 1000, k_->S2 = 1000, k_->N1 = 1, k_->mask = true,
-        k_->sparse_mode = 3, k_->amp = 2.0);
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->amp = 2.0);
     ADD(0.4, k_->name = "peak .4 mask0 sink", k_->mask = true, k_->sink = true, k_->amp = 2.0);
     /* masks and sparse modes (mode 0/1 masks carry one fully masked row: D1) */
     ADD(0, k_->name = "mode0 mask+band (D1)", k_->mask = true, k_->pre = 20, k_->next = 5);
-    ADD(0, k_->name = "mode1 user mask", k_->mask = true, k_->sparse_mode = 1, k_->S1 = 127, k_->S2 = 200);
-    ADD(0, k_->name = "mode2 causal 200x140", k_->mask = true, k_->sparse_mode = 2, k_->S1 = 200, k_->S2 = 140);
-    ADD(0, k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = 3, k_->S1 = 150, k_->S2 = 70);
-    ADD(0, k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = 4, k_->pre = 30, k_->next = 10, k_->S1 = 100,
-        k_->S2 = 180);
-    ADD(0, k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = 5, k_->prefix = k_pref1,
+    ADD(0, k_->name = "mode1 user mask", k_->mask = true, k_->sparse_mode = FR_SPARSE_ALL_MASK, k_->S1 = 127,
+        k_->S2 = 200);
+    ADD(0, k_->name = "mode2 causal 200x140", k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->S1 = 200,
+        k_->S2 = 140);
+    ADD(0, k_->name = "mode3 S1>S2 (D1)", k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 150,
+        k_->S2 = 70);
+    ADD(0, k_->name = "mode4 band", k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 30, k_->next = 10,
+        k_->S1 = 100, k_->S2 = 180);
+    ADD(0, k_->name = "mode5 prefix", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX, k_->prefix = k_pref1,
         k_->mask_density = 0.1, k_->S1 = 100, k_->S2 = 130);
-    ADD(0, k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = 6, k_->prefix = k_pref2, k_->B = 2,
-        k_->S1 = 140, k_->S2 = 200);
+    ADD(0, k_->name = "mode6 prefix B=2", k_->mask = true, k_->sparse_mode = FR_SPARSE_PREFIX_COMPRESS,
+        k_->prefix = k_pref2, k_->B = 2, k_->S1 = 140, k_->S2 = 200);
     /* varlen */
     ADD(0, k_->name = "TND mode0 drop", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv,
         k_->mask = true, k_->pre = 40, k_->next = 0, k_->mask_density = 0.1, k_->keep_prob = 0.8);
     ADD(0, k_->name = "TND mode7", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8, k_->mask = true,
-        k_->sparse_mode = 7, k_->pre = 200, k_->next = 0);
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND, k_->pre = 200, k_->next = 0);
     ADD(0, k_->name = "TND mode8 alibi2", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq8, k_->lkv = k_lkv8,
-        k_->mask = true, k_->sparse_mode = 8, k_->pre = 200, k_->next = 30, k_->pse = 5, k_->pse_type = 2,
-        k_->q_start = 2, k_->kv_start = 5);
+        k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, k_->pre = 200, k_->next = 30,
+        k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD, k_->q_start = 2, k_->kv_start = 5);
     /* pse types 0-3, every shape */
-    ADD(0, k_->name = "pse1 full", k_->pse = 1, k_->pse_type = 1);
-    ADD(0, k_->name = "pse0 full GQA", k_->pse = 1, k_->pse_type = 0, k_->N1 = 4, k_->N2 = 2);
-    ADD(0, k_->name = "pse1 row-bcast B=2", k_->pse = 2, k_->pse_type = 1, k_->B = 2);
-    ADD(0, k_->name = "pse0 [1,N1,S1,S2] B=2", k_->pse = 3, k_->pse_type = 0, k_->B = 2);
-    ADD(0, k_->name = "alibi2 slopes[N1]", k_->pse = 5, k_->pse_type = 2, k_->S1 = 130, k_->S2 = 130,
-        k_->q_start = 3, k_->kv_start = 1);
-    ADD(0, k_->name = "alibi3 slopes[B,N1] causal", k_->pse = 6, k_->pse_type = 3, k_->B = 2, k_->S1 = 100,
-        k_->S2 = 100, k_->mask = true, k_->sparse_mode = 2);
-    ADD(0, k_->name = "pse compressed 1100 D8", k_->pse = 4, k_->pse_type = 1, k_->S1 = 1100, k_->S2 = 1100,
-        k_->Dk = 8, k_->Dv = 8, k_->N1 = 1, k_->mask = true, k_->sparse_mode = 3);
+    ADD(0, k_->name = "pse1 full", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
+    ADD(0, k_->name = "pse0 full GQA", k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD, k_->N1 = 4,
+        k_->N2 = 2);
+    ADD(0, k_->name = "pse1 row-bcast B=2", k_->pse = FR_GEN_PSE_BN1S, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->B = 2);
+    ADD(0, k_->name = "pse0 [1,N1,S1,S2] B=2", k_->pse = FR_GEN_PSE_1NSS, k_->pse_type = FR_PSE_OUTER_MUL_ADD,
+        k_->B = 2);
+    ADD(0, k_->name = "alibi2 slopes[N1]", k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD,
+        k_->S1 = 130, k_->S2 = 130, k_->q_start = 3, k_->kv_start = 1);
+    ADD(0, k_->name = "alibi3 slopes[B,N1] causal", k_->pse = FR_GEN_PSE_SLOPES_BN,
+        k_->pse_type = FR_PSE_INNER_MUL_ADD_SQRT, k_->B = 2, k_->S1 = 100, k_->S2 = 100, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL);
+    ADD(0, k_->name = "pse compressed 1100 D8", k_->pse = FR_GEN_PSE_COMP_B, k_->pse_type = FR_PSE_OUTER_ADD_MUL,
+        k_->S1 = 1100, k_->S2 = 1100, k_->Dk = 8, k_->Dv = 8, k_->N1 = 1, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
     /* dropout, sink, rope, top-k */
     ADD(0, k_->name = "dropout 0.7", k_->keep_prob = 0.7, k_->S2 = 200);
-    ADD(0.25, k_->name = "dropout .5 causal peak .25", k_->keep_prob = 0.5, k_->mask = true, k_->sparse_mode = 2,
-        k_->S1 = 130);
+    ADD(0.25, k_->name = "dropout .5 causal peak .25", k_->keep_prob = 0.5, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, k_->S1 = 130);
     ADD(0, k_->name = "sink", k_->sink = true);
-    ADD(0, k_->name = "sink S1>S2 causal (D1)", k_->sink = true, k_->mask = true, k_->sparse_mode = 3, k_->S1 = 100,
-        k_->S2 = 64);
+    ADD(0, k_->name = "sink S1>S2 causal (D1)", k_->sink = true, k_->mask = true,
+        k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, k_->S1 = 100, k_->S2 = 64);
     ADD(0, k_->name = "TND rope 128+64", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv,
         k_->Dk = 128, k_->Dv = 128, k_->Drope = 64, k_->N1 = 2, k_->N2 = 2);
-    ADD(0, k_->name = "topk W=40 causal sink", k_->W = 40, k_->mask = true, k_->sparse_mode = 2, k_->sink = true,
-        k_->S1 = 130, k_->N1 = 4, k_->N2 = 2);
+    ADD(0, k_->name = "topk W=40 causal sink", k_->W = 40, k_->mask = true, k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+        k_->sink = true, k_->S1 = 130, k_->N1 = 4, k_->N2 = 2);
     ADD(0, k_->name = "topk W=7 TND dropout", k_->layout = FR_TND, k_->B = 4, k_->lq = k_lq, k_->lkv = k_lkv,
         k_->W = 7, k_->keep_prob = 0.8);
     printf("  dt   case                           variant    fast-rL2  ideal-rL2 ratio   fast-gain ideal-gain ratio\n");

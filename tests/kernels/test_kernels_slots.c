@@ -6,6 +6,7 @@
  * Bounds (stated units): exact slots (max, transpose, Kahan add, bf16 packing and interleave) bit-identical; the GEMMs
  * |C - C_scalar| <= 2 (k + 2) 2^-24 sum_k |a_ik b_kj| + |C_in| 2^-23 (fp32 summation error of both, any order);
  * expsum: per element 4 ulp-ish (|x - x_scalar| <= 2^-21 x_scalar + 2^-126), sum relative 2^-20. */
+#include "common/check.h"
 #include "core/isa.h"
 #include "kernels/kernels.h"
 
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_fail = 0;
 static uint64_t g_rng;
 static const fr_kops *g_ref; /* the scalar table: the reference of every slot */
 
@@ -37,7 +37,7 @@ static void sizes(int64_t t, int64_t out[4]) { out[0] = t > 1 ? t - 1 : 1, out[1
 /* fp32 GEMM: m x n x k over the size sets, acc on and off. */
 /* Alike test_kernels_slots.c:check_gemm_bf16: kept apart because the operands differ (fp32 here, bf16 pairs there) and
  * so do the error mass and bound (k products here, 2 k2 there). */
-static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
+static void check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
     int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
     sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);
     for (int a = 0; a < 4; a++)
@@ -69,13 +69,13 @@ static int check_gemm_f32(const fr_kops *v, int64_t mr, int64_t nr) {
                 }
     printf("  %-10s gemm_f32  tile %lldx%lld: %lld shapes, %lld bad%s\n", v->name, (long long)mr, (long long)nr,
            (long long)ncase, (long long)nbad, nbad ? "  FAIL" : "");
-    return nbad != 0;
+    CHECK(nbad == 0, "%s: %lld bad (the line above)", v->name, (long long)nbad);
 }
 
 /* bf16 GEMM over pairs: A [m][k2] pairs, B [k2][n] pairs. */
 /* Alike test_kernels_slots.c:check_gemm_f32: kept apart because the operands differ (bf16 pairs here, fp32 there) and
  * so do the error mass and bound (2 k2 products here, k there). */
-static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
+static void check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
     int64_t ms[4], ns[4], ks[4], nbad = 0, ncase = 0;
     sizes(mr, ms), sizes(nr, ns), sizes(FR_K_KB, ks);
     for (int a = 0; a < 4; a++)
@@ -112,7 +112,7 @@ static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
                 }
     printf("  %-10s gemm_bf16 tile %lldx%lld: %lld shapes, %lld bad%s\n", v->name, (long long)mr, (long long)nr,
            (long long)ncase, (long long)nbad, nbad ? "  FAIL" : "");
-    return nbad != 0;
+    CHECK(nbad == 0, "%s: %lld bad (the line above)", v->name, (long long)nbad);
 }
 
 /* The decode slots (dot_rows_bf16, axpy_rows_bf16) at up to 16 rows, key counts and widths around the vector width
@@ -120,7 +120,7 @@ static int check_gemm_bf16(const fr_kops *v, int64_t mr, int64_t nr) {
  * fused multiply-add a step in j order in every variant), with and without a keep mask. */
 /* Alike test_kernels_slots.c:check_gemm_bf16 (its error-mass loop): kept apart because B is read by rows here and by
  * pair rows there, and the case loop also drives axpy_rows_bf16's bit-identical check. */
-static int check_decode_slots(const fr_kops *v) {
+static void check_decode_slots(const fr_kops *v) {
     static const int64_t ms[] = {1, 2, 15, 16}, ns[] = {1, 15, 16, 17, 128}, ks[] = {1, 15, 16, 17, 64},
                          dvs[] = {1, 15, 16, 17, 128, 129};
     int64_t nbad = 0, ncase = 0;
@@ -175,11 +175,11 @@ static int check_decode_slots(const fr_kops *v) {
             }
     printf("  %-10s dot_rows_bf16, axpy_rows_bf16: %lld shapes, %lld bad%s\n", v->name, (long long)ncase,
            (long long)nbad, nbad ? "  FAIL" : "");
-    return nbad != 0;
+    CHECK(nbad == 0, "%s: %lld bad (the line above)", v->name, (long long)nbad);
 }
 
 /* The vector slots at lengths around the vector widths (8, 16) and the tile (16 x 16 transpose). */
-static int check_vector_slots(const fr_kops *v) {
+static void check_vector_slots(const fr_kops *v) {
     static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
     int64_t nbad = 0;
     enum { NMAX = 129 };
@@ -232,7 +232,7 @@ static int check_vector_slots(const fr_kops *v) {
         }
     printf("  %-10s max, expsum, kahan_add, transpose, pack_bf16_away, interleave_bf16: %lld bad%s\n", v->name,
            (long long)nbad, nbad ? "  FAIL" : "");
-    return nbad != 0;
+    CHECK(nbad == 0, "%s: %lld bad (the line above)", v->name, (long long)nbad);
 }
 
 int main(int argc, char **argv) {
@@ -256,12 +256,9 @@ int main(int argc, char **argv) {
             printf("  %-10s no resolved table (or a wrong name / isa): FAIL\n", fr_isa_name(fr_isa_list[k]));
             empty = 1;
         }
-        g_fail |= empty;
+        CHECK(!empty, "%s: the resolved table (the lines above)", fr_isa_name(fr_isa_list[k]));
     }
-    if (g_fail) {
-        printf("test_kernels_slots: FAIL (empty slots)\n");
-        return 1;
-    }
+    if (failures) return fr_test_exit("test_kernels_slots (empty slots)");
 #define FR_VARIANT(vname, visa, family, bf16, fmr, fnr, bmr, bnr, ...)                                                 \
     do {                                                                                                               \
         const fr_kops *v = fr_kops_get(visa);                                                                          \
@@ -269,10 +266,10 @@ int main(int argc, char **argv) {
             printf("  %-10s SKIPPED: this CPU lacks it\n", #vname);                                                    \
             break;                                                                                                     \
         }                                                                                                              \
-        g_fail |= check_gemm_f32(v, fmr, fnr);                                                                         \
-        g_fail |= check_gemm_bf16(v, bmr, bnr);                                                                        \
-        g_fail |= check_vector_slots(v);                                                                               \
-        g_fail |= check_decode_slots(v);                                                                               \
+        check_gemm_f32(v, fmr, fnr);                                                                                   \
+        check_gemm_bf16(v, bmr, bnr);                                                                                  \
+        check_vector_slots(v);                                                                                         \
+        check_decode_slots(v);                                                                                         \
     } while (0);
 #include "core/variants.inc"
 #undef FR_VARIANT
@@ -280,6 +277,5 @@ int main(int argc, char **argv) {
         printf("  amx fp16   SKIPPED: this CPU has no AMX-FP16 (cpuid 7.1 EAX bit 21): fp16 inputs keep the fp32 path\n");
     else
         printf("  amx fp16   NOTE: this CPU has AMX-FP16, which no variant uses yet: fp16 inputs keep the fp32 path\n");
-    printf("test_kernels_slots: %s\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return fr_test_exit("test_kernels_slots");
 }

@@ -122,18 +122,15 @@ static errs run_vs_golden(gt_case *c, fwd_fn f, bwd_fn b, int bwd, uint64_t *r) 
 static const double kFtol = 1e-6, kGtol = 2e-6;
 
 /* Alike emulate/test_emulate_golden.c:one_case and golden/test_golden_isa.c:one_case: kept apart because each test
- * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must keep
- * reproducing its cases. */
+ * draws its own ranges (here 3 dtypes, strided views, S up to 140) in its own order, and the seed each prints must
+ * keep reproducing its cases. Their common start (zeroed case, default params, the layout) is
+ * gt_case.c:gt_draw_start. */
 static void base_case(uint64_t seed, int id, double *wf, double *wb, int *skipped) {
     uint64_t rr = seed * 7919 + (uint64_t)id, *r = &rr;
     gt_case c;
-    memset(&c, 0, sizeof c);
     gt_opts o;
-    memset(&o, 0, sizeof o);
-    c.p = fr_params_default();
-    const fr_layout Ls[5] = {FR_BSH, FR_SBH, FR_BSND, FR_BNSD, FR_TND};
+    gt_draw_start(&c, &o, r);
     const fr_dtype dts[3] = {FR_F32, FR_BF16, FR_F16};
-    c.L = Ls[fr_test_below(r, 5)];
     c.dt = dts[fr_test_below(r, 3)];
     c.strided = (int)fr_test_below(r, 2);
     c.B = fr_test_range(r, 1, 2);
@@ -248,10 +245,10 @@ static void mutant_cases(uint64_t seed) {
     errs e;
 
     /* (1) nan-fully-masked: row 3 fully masked; then rows whose first key tile is all masked; no mask at all. */
-    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_row3);
     e = run_m("nan-fully-masked", &c, 0, r), expect("nan-fully-masked", "fully masked row", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 8, 100, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 8, 100, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_first_tile);
     e = run_m("nan-fully-masked", &c, 0, r);
     expect("nan-fully-masked", "first key tile masked on even rows", &e, 'f', DIFFER, 0);
@@ -259,19 +256,19 @@ static void mutant_cases(uint64_t seed) {
     e = run_m("nan-fully-masked", &c, 1, r), expect("nan-fully-masked", "no mask", &e, 'f', AGREE, kFtol);
 
     /* (2) mask-sentinel: a fully masked row (mean of V); a mask without fully masked rows, O(1) scores. */
-    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_row3);
     e = run_m("mask-sentinel", &c, 0, r), expect("mask-sentinel", "fully masked row", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 20, 20, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_col5);
     e = run_m("mask-sentinel", &c, 0, r), expect("mask-sentinel", "partial mask, |x| < 4", &e, 'f', AGREE, kFtol);
 
     /* (3) nan-leak: V row 5 = NaN, key 5 masked for every query; the same mask with finite V. */
-    plain(&c, &o, 1, 1, 20, 40, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 20, 40, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_col5);
     for (int64_t d = 0; d < 16; d++) put4(&c.in.value, 0, 5, d, NAN);
     e = run_m("nan-leak", &c, 0, r), expect("nan-leak", "NaN in masked V", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 20, 40, 16), o.mask = 1, c.p.sparse_mode = 1;
+    plain(&c, &o, 1, 1, 20, 40, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_ALL_MASK;
     gt_make_inputs(&c, &o, r), set_mask(&c, mask_col5);
     e = run_m("nan-leak", &c, 0, r), expect("nan-leak", "same mask, finite V", &e, 'f', AGREE, kFtol);
 
@@ -291,9 +288,11 @@ static void mutant_cases(uint64_t seed) {
     }
 
     /* (5) causal-top-left: mode 3 with S1 < S2; mode 3 with S1 == S2. */
-    plain(&c, &o, 1, 1, 30, 50, 16), o.mask = 1, c.p.sparse_mode = 3, gt_make_inputs(&c, &o, r);
+    plain(&c, &o, 1, 1, 30, 50, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
+        gt_make_inputs(&c, &o, r);
     e = run_m("causal-top-left", &c, 0, r), expect("causal-top-left", "mode 3, S1 30 < S2 50", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 70, 70, 16), o.mask = 1, c.p.sparse_mode = 3, gt_make_inputs(&c, &o, r);
+    plain(&c, &o, 1, 1, 70, 70, 16), o.mask = 1, c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
+        gt_make_inputs(&c, &o, r);
     e = run_m("causal-top-left", &c, 1, r), expect("causal-top-left", "mode 3, S1 == S2 70", &e, 'f', AGREE, kFtol);
 
     /* (6) tile-tail: S2 = 100; S2 = 128. */
@@ -363,7 +362,7 @@ static void mutant_cases(uint64_t seed) {
 
     /* (14) pse-order: pse_type 1, scale 0.25; scale 1; pse_type 0. */
     for (int k = 0; k < 3; k++) {
-        plain(&c, &o, 1, 1, 20, 30, 16), o.pse = 1, c.p.pse_type = k == 2 ? 0 : 1;
+        plain(&c, &o, 1, 1, 20, 30, 16), o.pse = 1, c.p.pse_type = k == 2 ? FR_PSE_OUTER_MUL_ADD : FR_PSE_OUTER_ADD_MUL;
         c.p.scale_value = k == 1 ? 1.0 : 0.25, gt_make_inputs(&c, &o, r);
         e = run_m("pse-order", &c, 1, r);
         expect("pse-order", k == 0 ? "pse_type 1, scale 0.25" : k == 1 ? "pse_type 1, scale 1" : "pse_type 0, 0.25",

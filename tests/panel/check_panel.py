@@ -36,9 +36,9 @@ STALE_GAIN = ("WARN", "stale-max", "P normalised in fp32, then rounded to fp16/b
 D1_NAN = ("FAIL", "nan-fully-masked", "fully masked rows give NaN: Softmax over a row of -inf is 0/0 (the graph has "
           "no guard); D1 wants a finite value")
 
-# The wider panel (issue 22). Each reason says which kind of departure it is: "defect" (contradicts the framework's
-# own documentation, or fails on a valid input), "documented behaviour", or "semantics difference" (the framework
-# means something else than the operator). Candidate defects are listed in docs/verifier.md ("The panel").
+# The wider panel. Each reason says which kind of departure it is: "defect" (contradicts the framework's own
+# documentation, or fails on a valid input), "documented behaviour", or "semantics difference" (the framework means
+# something else than the operator). Candidate defects are listed in docs/verifier.md ("The panel").
 OV_D1 = ("FAIL", "nan-fully-masked", "documented behaviour: ScaledDotProductAttention-13's specification turns the "
          "boolean mask into a -inf bias and applies Softmax, so a row with no position taking part is 0/0 = NaN (the "
          "f32 and f16 models; the bf16 model returns finite values on this CPU); D1 wants a finite value")

@@ -26,7 +26,7 @@ import tempfile
 # bytecode left in the source tree.
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs"))
-from check_links import repo_files  # noqa: E402
+from check_links import checker_main, joined, read_text as read, repo_files, selftest_verdict  # noqa: E402
 
 LIST = "src/core/variants.inc"
 KERNELS = "src/kernels"
@@ -38,14 +38,6 @@ CPUID = re.compile(r"\b(?:" + "|".join(["cpu" + "id\\.h", "__get_" + "cpuid", "_
                     + r")")
 ISA_WORD = r"(?:scalar|avx\w*|amx\w*|sse\w*|neon\w*|sve\w*)"
 SEP = r"(?:\s*[|,/]\s*(?:(?:or|and)\s+)?|\s+(?:or|and)\s+|[ \t]+)"
-
-
-def read(root, rel):
-    try:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def check(root):
@@ -122,10 +114,8 @@ def check(root):
 
 def selftest():
     """A tree with one planted defect per rule (and a clean twin of each): each must be reported, nothing else.
-    Paths are joined from parts: tests/docs/check_links.py reads this file, and planted files are not references."""
-    def P(*parts):
-        return "/".join(parts)
-    K = KERNELS
+    Paths are joined from parts (check_links.joined)."""
+    P, K = joined, KERNELS
     good = {
         LIST: "FR_VARIANT(scalar, FR_ISA_SCALAR, FR_ISA_SCALAR, 0)\nFR_VARIANT(avx2, FR_ISA_AVX2, FR_ISA_AVX2, 0)\n"
               "FR_VARIANT(avx512, FR_ISA_AVX512, FR_ISA_AVX2, 0)\n",
@@ -155,38 +145,20 @@ def selftest():
         want = [P(K, "ops_avx10.c:"), P("src", "core", "convert_sse4.c:"), P("docs", "bad.txt:1:"),
                 P("docs", "bad.txt:2:"), P("tests", "bad.c:1:"), P("tests", "bad.c:2:"), P("tests", "bad.c:3:"),
                 P("python", "flashref", "bad.py:1:")]
-        missing = [w for w in want if not any(p.startswith(w) for p in got)]
-        extra = [p for p in got if not any(p.startswith(w) for w in want)]
         with open(os.path.join(d, "include", "flashref.h"), "w") as f:
             f.write("typedef enum fr_isa {\n    FR_ISA_AUTO = 0,\n    FR_ISA_SCALAR,\n    FR_ISA_AVX512\n} fr_isa;\n")
         os.remove(os.path.join(d, K, "ops_avx2.c"))
         got2 = check(d)
-        for w in (P("include", "flashref.h: enum fr_isa"), LIST + ": variant avx2 has no kernel table"):
-            if not any(p.startswith(w) for p in got2):
-                missing.append(w)
-    for p in got:
-        print("  selftest found: " + p)
-    if missing or extra:
-        print("check_variants selftest: FAIL (not found: %s; unexpected: %s)" % (missing, extra))
-        return 1
-    print("check_variants selftest: PASS (%d planted defects found, the clean files pass)" % (len(want) + 2))
-    return 0
+        second = (P("include", "flashref.h: enum fr_isa"), LIST + ": variant avx2 has no kernel table")
+        more = [w for w in second if not any(p.startswith(w) for p in got2)]
+    return selftest_verdict("check_variants", got, want, more_missing=more, more_checks=len(second))
 
 
-def main(argv):
-    if len(argv) == 2 and argv[1] == "--selftest":
-        return selftest()
-    if len(argv) != 2:
-        print(__doc__)
-        return 2
-    problems = check(argv[1])
-    for p in problems:
-        print(p)
-    text = read(argv[1], LIST) or ""
-    print("check_variants: %s (%d variants: %s)" % ("FAIL" if problems else "PASS", len(ROW.findall(text)),
-                                                     " ".join(n for n, _ in ROW.findall(text))))
-    return 1 if problems else 0
+def summary(root, problems):
+    text = read(root, LIST) or ""
+    return "check_variants: %s (%d variants: %s)" % ("FAIL" if problems else "PASS", len(ROW.findall(text)),
+                                                     " ".join(n for n, _ in ROW.findall(text)))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(checker_main(sys.argv, __doc__, check, selftest, summary))

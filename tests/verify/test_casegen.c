@@ -74,7 +74,8 @@ static void test_sets(uint64_t seed) {
 
 static void test_xcheck_coverage(void) {
     const fr_gen_set *x = fr_gen_set_find("xcheck");
-    bool mode[9] = {0}, ptype[4] = {0}, pshape[8] = {0}, lay[6] = {0}, dt[FR_DTYPE_COUNT] = {0}, mshape[6] = {0};
+    bool mode[FR_SPARSE_MODE_COUNT] = {0}, ptype[FR_PSE_TYPE_COUNT] = {0}, pshape[FR_GEN_PSE_COUNT] = {0}, lay[FR_TND + 1] = {0};
+    bool dt[FR_DTYPE_COUNT] = {0}, mshape[FR_GEN_MASK_COUNT] = {0};
     bool bwd = false, drop = false, sink = false, topk = false, topk_kv = false, rope = false, beta = false,
          empty_seq = false, prefix = false, bwd_tnd = false, sml = false;
     for (int k = 0; k < x->count; k++) {
@@ -97,10 +98,10 @@ static void test_xcheck_coverage(void) {
         for (int b = 0; s->layout == FR_TND && b < s->B; b++) empty_seq |= s->seq_q[b] == 0;
     }
     CHECK(x->count >= 50, "xcheck has %d cases", x->count);
-    for (int m = 0; m <= 8; m++) CHECK(mode[m], "xcheck lacks sparse mode %d", m);
-    for (int t = 0; t <= 3; t++) CHECK(ptype[t], "xcheck lacks pse type %d", t);
-    for (int t = 1; t <= 7; t++) CHECK(pshape[t], "xcheck lacks pse shape %d", t);
-    for (int t = 1; t <= 5; t++) CHECK(mshape[t], "xcheck lacks mask shape %d", t);
+    for (int m = 0; m < FR_SPARSE_MODE_COUNT; m++) CHECK(mode[m], "xcheck lacks sparse mode %d", m);
+    for (int t = 0; t < FR_PSE_TYPE_COUNT; t++) CHECK(ptype[t], "xcheck lacks pse type %d", t);
+    for (int t = 1; t < FR_GEN_PSE_COUNT; t++) CHECK(pshape[t], "xcheck lacks pse shape %d", t);
+    for (int t = 1; t < FR_GEN_MASK_COUNT; t++) CHECK(mshape[t], "xcheck lacks mask shape %d", t);
     for (int l = FR_BSH; l <= FR_TND; l++) CHECK(lay[l], "xcheck lacks layout %s", fr_layout_name((fr_layout)l));
     const fr_dtype dts[] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
     for (int k = 0; k < 6; k++) CHECK(dt[dts[k]], "xcheck lacks dtype %s", fr_dtype_name(dts[k]));

@@ -43,6 +43,26 @@ static void test_values_reachable(void) {
         }
 }
 
+/* The axes that enumerate an operator option have one value per member of its enum (a sparse mode, pse type, pse
+ * shape or layout added there but not to the matrix is never drawn nor counted), spelled as the enum's number. */
+static void test_axes_follow_enums(void) {
+    CHECK(ax[FR_AX_SPARSE].n == FR_AXV_SPARSE_MODE(FR_SPARSE_MODE_COUNT), "src/verify/cases/matrix.c kAxes: the axis "
+          "sparse_mode has %d values, fr_sparse_mode (include/flashref.h) %d modes plus 'no mask'", ax[FR_AX_SPARSE].n,
+          FR_SPARSE_MODE_COUNT);
+    CHECK(ax[FR_AX_PSE].n == FR_AXV_PSE_TYPE(FR_PSE_TYPE_COUNT), "src/verify/cases/matrix.c kAxes: the axis pse_type "
+          "has %d values, fr_pse_type (include/flashref.h) %d types plus 'none'", ax[FR_AX_PSE].n, FR_PSE_TYPE_COUNT);
+    CHECK(ax[FR_AX_PSE_SHAPE].n == FR_GEN_PSE_COUNT, "src/verify/cases/matrix.c kAxes: the axis pse_shape has %d "
+          "values, fr_gen_pse (src/verify/cases/case_shapes.h) %d", ax[FR_AX_PSE_SHAPE].n, FR_GEN_PSE_COUNT);
+    CHECK(ax[FR_AX_LAYOUT].n == FR_AXV_LAYOUT_TND + 1, "src/verify/cases/matrix.c kAxes: the axis layout has %d values, "
+          "fr_layout %d layouts", ax[FR_AX_LAYOUT].n, FR_AXV_LAYOUT_TND + 1);
+    for (int m = 0; m < FR_SPARSE_MODE_COUNT && FR_AXV_SPARSE_MODE(m) < ax[FR_AX_SPARSE].n; m++)
+        CHECK(atoi(ax[FR_AX_SPARSE].values[FR_AXV_SPARSE_MODE(m)]) == m, "sparse_mode value %d is '%s'", m,
+              ax[FR_AX_SPARSE].values[FR_AXV_SPARSE_MODE(m)]);
+    for (int t = 0; t < FR_PSE_TYPE_COUNT && FR_AXV_PSE_TYPE(t) < ax[FR_AX_PSE].n; t++)
+        CHECK(atoi(ax[FR_AX_PSE].values[FR_AXV_PSE_TYPE(t)]) == t, "pse_type value %d is '%s'", t,
+              ax[FR_AX_PSE].values[FR_AXV_PSE_TYPE(t)]);
+}
+
 /* Alike verify_suite/test_shrink.c:main: kept apart because these are different cases' data (designated initializers,
  * one field a line), not shared logic. */
 static void test_classify(void) {
@@ -57,7 +77,7 @@ static void test_classify(void) {
                      .Dv = 48,
                      .seq_q = {0, 100, 5},
                      .seq_kv = {1500, 3073, 5},
-                     .sparse_mode = 4,
+                     .sparse_mode = FR_SPARSE_BAND,
                      .mask = FR_GEN_MASK_CANONICAL,
                      .set_band = true,
                      .pre_tokens = 100,
@@ -71,7 +91,8 @@ static void test_classify(void) {
     CHECK(c[FR_AX_QUERIES] == 1 && c[FR_AX_KEYS] == 2 && c[FR_AX_RESIDUE] == 1, "sizes %d %d %d", c[FR_AX_QUERIES],
           c[FR_AX_KEYS], c[FR_AX_RESIDUE]);
     fr_gen_spec t = {
-        .name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N, .pse_type = 3};
+        .name = "y", .B = 1, .N1 = 2, .N2 = 1, .S1 = 1, .S2 = 640, .D = 59, .pse = FR_GEN_PSE_SLOPES_N,
+        .pse_type = FR_PSE_INNER_MUL_ADD_SQRT};
     fr_matrix_classify(&t, c);
     CHECK(c[FR_AX_LAYOUT] == 3 && c[FR_AX_HEADS] == 2 && c[FR_AX_HEADDIM] == 2 && c[FR_AX_PSE] == 4 &&
               c[FR_AX_PSE_SHAPE] == 7 && c[FR_AX_QUERIES] == 0 && c[FR_AX_KEYS] == 1 && c[FR_AX_RESIDUE] == 0,
@@ -179,6 +200,7 @@ int main(int argc, char **argv) {
     ax = fr_matrix_axes();
     uint8_t *allowed = malloc((size_t)fr_coverage_npairs());
     fr_matrix_allowed(allowed);
+    test_axes_follow_enums();
     test_values_reachable();
     test_classify();
     test_allowed(allowed);

@@ -192,7 +192,7 @@ static void test_d1(void) {
                      .S1 = 40,
                      .S2 = 24,
                      .D = 32,
-                     .sparse_mode = 3,
+                     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
                      .mask = FR_GEN_MASK_CANONICAL};
     tcase t;
     if (!build(&s, &t)) return;
@@ -250,12 +250,12 @@ static void test_hypotheses(void) {
                      .S1 = 20,
                      .S2 = 50,
                      .D = 32,
-                     .sparse_mode = 3,
+                     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
                      .mask = FR_GEN_MASK_CANONICAL};
     tcase t;
     if (build(&s, &t)) {
         fr_params alt = t.c.params;
-        alt.sparse_mode = 2;
+        alt.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL;
         fr_case_outputs a, o;
         if (run(&t.c, FR_ENGINE_EMULATE, &alt, &a) == FR_OK) {
             convert(&t, &a, &o);
@@ -271,12 +271,12 @@ static void test_hypotheses(void) {
                      .S1 = 20,
                      .S2 = 30,
                      .D = 32,
-                     .pse_type = 1,
+                     .pse_type = FR_PSE_OUTER_ADD_MUL,
                      .pse = FR_GEN_PSE_BNSS,
                      .scale = 0.3};
     if (build(&p, &t)) {
         fr_params alt = t.c.params;
-        alt.pse_type = 0;
+        alt.pse_type = FR_PSE_OUTER_MUL_ADD;
         fr_case_outputs a, o;
         if (run(&t.c, FR_ENGINE_EMULATE, &alt, &a) == FR_OK) {
             convert(&t, &a, &o);
@@ -301,7 +301,7 @@ static void test_hypotheses(void) {
                      .S1 = 40,
                      .S2 = 40,
                      .D = 32,
-                     .sparse_mode = 4,
+                     .sparse_mode = FR_SPARSE_BAND,
                      .pre_tokens = 9,
                      .next_tokens = 3,
                      .set_band = true,

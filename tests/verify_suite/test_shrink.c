@@ -54,9 +54,9 @@ int main(void) {
                      .S1 = 200,
                      .S2 = 700,
                      .D = 64,
-                     .sparse_mode = 3,
+                     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
                      .mask = FR_GEN_MASK_CANONICAL,
-                     .pse_type = 1,
+                     .pse_type = FR_PSE_OUTER_ADD_MUL,
                      .pse = FR_GEN_PSE_BN1S,
                      .keep_prob = 0.8,
                      .sink = true,
@@ -75,7 +75,8 @@ int main(void) {
     int runs = 0;
     shrink_case("mutant:causal-top-left", &s, FR_DIAG_CAUSAL_ALIGN, &small, &runs);
     const fr_gen_spec *m = &small.spec;
-    CHECK(m->mask != FR_GEN_MASK_NONE && m->sparse_mode == 3 && m->S1 != m->S2, "the defect's trigger must stay");
+    CHECK(m->mask != FR_GEN_MASK_NONE && m->sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL && m->S1 != m->S2,
+          "the defect's trigger must stay");
     CHECK(m->pse == FR_GEN_PSE_NONE && !(m->keep_prob > 0 && m->keep_prob < 1) && !m->sink && m->beta == 0,
           "pse, dropout, sink, peaked rows must be switched off");
     CHECK(m->B == 1 && (m->N2 ? m->N2 : m->N1) == m->N1 && m->N1 <= 2, "batches and heads reduced: B %lld N1 %lld",
@@ -96,7 +97,7 @@ int main(void) {
                      .D = 64,
                      .Dv = 16,
                      .mask = FR_GEN_MASK_11SS,
-                     .pse_type = 0,
+                     .pse_type = FR_PSE_OUTER_MUL_ADD,
                      .pse = FR_GEN_PSE_1NSS,
                      .sink = true};
     shrink_case("mutant:gqa-mod", &g, FR_DIAG_GQA_MAP, &small, &runs);

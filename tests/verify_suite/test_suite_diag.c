@@ -75,8 +75,9 @@ static fr_status fake_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     fr_status st =
         c->op == FR_CASE_FWD ? fr_problem_from_fwd(&p, &in.fwd, &pb, err) : fr_problem_from_bwd(&p, &in, &pb, err);
     if (st != FR_OK) return st;
-    if (d == D_CAUSAL_TOP_LEFT && p.sparse_mode == 3) p.sparse_mode = 2;
-    if (d == D_PSE_ORDER && pb.has_pse && p.pse_type == 1) p.pse_type = 0;
+    if (d == D_CAUSAL_TOP_LEFT && p.sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL)
+        p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL;
+    if (d == D_PSE_ORDER && pb.has_pse && p.pse_type == FR_PSE_OUTER_ADD_MUL) p.pse_type = FR_PSE_OUTER_MUL_ADD;
     if (d == D_SCALE) p.scale_value *= 1.25;
     if (d == D_GQA_MOD && pb.G > 1 && c->op == FR_CASE_FWD) {
         if (expand_kv(&pb, &in.fwd.key, pb.Dk, &k2) != FR_OK || expand_kv(&pb, &in.fwd.value, pb.Dv, &v2) != FR_OK)

@@ -5,6 +5,7 @@
 #include "core/core.h"
 #include "core/problem.h"
 #include "core/rng.h"
+#include "core/validate.h"
 #include "io/casedir.h"
 
 #include <math.h>
@@ -69,16 +70,8 @@ static fr_status talloc(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, const 
 }
 
 /* Shape of a q/k/v/out-like tensor: N heads of dim D, S rows per batch (T rows for TND). */
-/* Alike tests/golden/gt_case.c:gt_shape: kept apart because a test does not reuse the code it checks: the golden tests
- * spell the layouts out themselves. */
 static int qkv_shape(const dims *d, int64_t n, int64_t s, int64_t t, int64_t hd, int64_t *sh) {
-    switch (d->layout) {
-    case FR_BSH: sh[0] = d->B, sh[1] = s, sh[2] = n * hd; return 3;
-    case FR_SBH: sh[0] = s, sh[1] = d->B, sh[2] = n * hd; return 3;
-    case FR_BSND: sh[0] = d->B, sh[1] = s, sh[2] = n, sh[3] = hd; return 4;
-    case FR_BNSD: sh[0] = d->B, sh[1] = n, sh[2] = s, sh[3] = hd; return 4;
-    default: sh[0] = t, sh[1] = n, sh[2] = hd; return 3;
-    }
+    return fr_gen_qkv_shape(d->layout, d->B, n, s, t, hd, sh);
 }
 
 /* fp32 normal samples for a q/k/v-like tensor, kept as an fp32 tensor of the same shape (for layout indexing). */
@@ -131,31 +124,19 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, c
                            fr_error *err) {
     fr_gen_mask kind = s->mask;
     int mode = s->sparse_mode;
-    bool compressed = mode == 2 || mode == 3 || mode == 4 || mode == 6 || mode == 7 || mode == 8;
-    if (kind == FR_GEN_MASK_CANONICAL && compressed) {
-        int64_t sh[2] = {mode == 6 ? 3072 : 2048, 2048};
-        fr_status st = talloc(d->shapes, t, FR_BOOL, 2, sh, err);
-        if (st != FR_OK || d->shapes) return st;
-        uint8_t *m = (uint8_t *)t->data;
-        for (int64_t i = 0; i < sh[0]; i++)
-            for (int64_t j = 0; j < 2048; j++)
-                m[i * 2048 + j] = (uint8_t)(i < 2048 ? j > i : j >= 1024); /* mode 6 rows 2048..: [0 | 1] */
-        return FR_OK;
-    }
     int64_t sh[4];
-    int nd;
-    switch (kind) {
-    case FR_GEN_MASK_11SS: sh[0] = 1, sh[1] = 1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    case FR_GEN_MASK_B1SS: sh[0] = d->B, sh[1] = 1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    case FR_GEN_MASK_BNSS: sh[0] = d->B, sh[1] = d->N1, sh[2] = d->S1, sh[3] = d->S2, nd = 4; break;
-    default: sh[0] = d->S1, sh[1] = d->S2, nd = 2; break;
-    }
+    int nd = fr_gen_mask_shape(kind, mode, d->B, d->N1, d->S1, d->S2, sh);
     fr_status st = talloc(d->shapes, t, FR_BOOL, nd, sh, err);
     if (st != FR_OK || d->shapes) return st;
+    if (kind == FR_GEN_MASK_CANONICAL && fr_gen_mask_compressed(mode)) {
+        fr_gen_canonical_mask(sh, (uint8_t *)t->data);
+        return FR_OK;
+    }
     int64_t n = fr_tensor_numel(t);
     uint8_t *m = (uint8_t *)t->data;
     for (int64_t k = 0; k < n; k++) m[k] = mask_random(seed, (uint64_t)k);
-    if (mode == 5 && prefix && !s->mask_any && d->layout != FR_TND) mask_from_formula(d, prefix, sh, nd, m);
+    if (mode == FR_SPARSE_PREFIX && prefix && !s->mask_any && d->layout != FR_TND)
+        mask_from_formula(d, prefix, sh, nd, m);
     return FR_OK;
 }
 
@@ -169,10 +150,12 @@ void fr_gen_alibi_slopes(int64_t n, float *slopes) {
 
 static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_tensor *t, fr_error *err) {
     fr_status st;
+    int64_t sh[4];
+    int nd = fr_gen_pse_shape(s->pse, d->B, d->N1, d->S1, d->S2, sh);
+    fr_dtype pdt = fr_gen_pse_dtype(s->pse, d->dtype);
     if (s->pse == FR_GEN_PSE_SLOPES_BN || s->pse == FR_GEN_PSE_SLOPES_N) {
-        int64_t sh[2] = {d->B, d->N1};
         bool bn = s->pse == FR_GEN_PSE_SLOPES_BN;
-        if ((st = talloc(d->shapes, t, FR_F32, bn ? 2 : 1, bn ? sh : sh + 1, err)) != FR_OK || d->shapes) return st;
+        if ((st = talloc(d->shapes, t, pdt, nd, sh, err)) != FR_OK || d->shapes) return st;
         float *p = (float *)t->data;
         fr_gen_alibi_slopes(d->N1, p);
         if (bn) /* a distinct slope set per batch, so a batch-indexing error shows */
@@ -180,18 +163,9 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
                 for (int64_t h = 0; h < d->N1; h++) p[b * d->N1 + h] = p[h] * (float)(1.0 + 0.25 * (double)b);
         return FR_OK;
     }
-    fr_dtype pdt = (d->dtype == FR_E4M3FN || d->dtype == FR_E5M2 || d->dtype == FR_HIF8) ? FR_BF16 : d->dtype;
-    int64_t sh[4] = {d->B, d->N1, d->S1, d->S2};
-    switch (s->pse) {
-    case FR_GEN_PSE_BN1S: sh[2] = 1; break;
-    case FR_GEN_PSE_1NSS: sh[0] = 1; break;
-    case FR_GEN_PSE_COMP_B: sh[2] = 1024; break;
-    case FR_GEN_PSE_COMP_1: sh[0] = 1, sh[2] = 1024; break;
-    default: break;
-    }
     fr_tensor f;
-    if (d->shapes) return talloc(true, t, pdt, 4, sh, err);
-    if ((st = talloc(false, &f, FR_F32, 4, sh, err)) != FR_OK) return st;
+    if (d->shapes) return talloc(true, t, pdt, nd, sh, err);
+    if ((st = talloc(false, &f, FR_F32, nd, sh, err)) != FR_OK) return st;
     float *p = (float *)f.data;
     if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) {
         /* Toeplitz rows: element (bb, h, r, c) = f_{bb,h}(c - r), so every diagonal is constant (spec 5.2). */
@@ -212,13 +186,8 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
 
 static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, fr_tensor *t, fr_error *err) {
     int64_t W = s->topk_w, sh[4];
-    int nd;
     bool kvh = s->topk_per_kv_head;
-    if (d->layout == FR_TND) {
-        sh[0] = d->T1, sh[1] = kvh ? d->N2 : W, sh[2] = W, nd = kvh ? 3 : 2;
-    } else {
-        sh[0] = d->B, sh[1] = kvh ? d->N2 : d->S1, sh[2] = kvh ? d->S1 : W, sh[3] = W, nd = kvh ? 4 : 3;
-    }
+    int nd = fr_gen_topk_shape(d->layout, kvh, d->B, d->N2, d->S1, d->T1, W, sh);
     fr_status st = talloc(d->shapes, t, FR_I32, nd, sh, err);
     if (st != FR_OK || d->shapes) return st;
     int32_t *p = (int32_t *)t->data;
@@ -253,8 +222,8 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
 
 static fr_status make_scales(const dims *d, int64_t n, int64_t s, int64_t blk, uint64_t seed, uint64_t stream,
                              fr_tensor *t, fr_error *err) {
-    int64_t sh[4] = {d->B, n, (s + blk - 1) / blk, 1};
-    fr_status st = talloc(d->shapes, t, FR_F32, 4, sh, err);
+    int64_t sh[4];
+    fr_status st = talloc(d->shapes, t, FR_F32, fr_gen_dscale_shape(d->B, n, s, blk, sh), sh, err);
     if (st == FR_OK && !d->shapes) fr_rng_uniform_f32((float *)t->data, fr_tensor_numel(t), seed, stream, 0, 0.5, 2.0);
     return st;
 }
@@ -298,14 +267,8 @@ static fr_status make_bwd_stats(fr_gen_case *c, const dims *d, fr_error *err) {
     int nd = qkv_shape(d, d->N1, d->S1, d->T1, d->Dv, sh);
     fr_status st = talloc(d->shapes, &c->in.attention_in, d->dtype, nd, sh, err);
     if (st != FR_OK) return st;
-    int64_t ss[4] = {d->B, d->N1, d->S1, 8};
-    int snd = 4;
-    if (d->layout == FR_TND) {
-        snd = 3;
-        if (c->params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT) ss[0] = d->T1, ss[1] = d->N1;
-        else ss[0] = d->N1, ss[1] = d->T1;
-        ss[2] = 8;
-    }
+    int64_t ss[4];
+    int snd = fr_gen_stats_shape(d->layout, c->params.softmax_layout, d->B, d->N1, d->S1, d->T1, ss);
     if ((st = talloc(d->shapes, &c->in.softmax_max, FR_F32, snd, ss, err)) != FR_OK) return st;
     if ((st = talloc(d->shapes, &c->in.softmax_sum, FR_F32, snd, ss, err)) != FR_OK || d->shapes) return st;
     fr_fwd_outputs o;
@@ -344,17 +307,7 @@ static fr_status build_dims(const fr_gen_spec *s, bool shapes, fr_gen_case *c, d
         c->cu_q = malloc(sizeof(int64_t) * (size_t)d->B);
         c->cu_kv = malloc(sizeof(int64_t) * (size_t)d->B);
         if (!c->cu_q || !c->cu_kv) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
-        int64_t aq = 0, ak = 0;
-        for (int64_t b = 0; b < d->B; b++) {
-            aq += s->seq_q[b];
-            ak += s->seq_kv[b];
-            c->cu_q[b] = aq;
-            c->cu_kv[b] = ak;
-            if (s->seq_q[b] > d->S1) d->S1 = s->seq_q[b];
-            if (s->seq_kv[b] > d->S2) d->S2 = s->seq_kv[b];
-        }
-        d->T1 = aq;
-        d->T2 = ak;
+        fr_gen_tnd_lengths(d->B, s->seq_q, s->seq_kv, c->cu_q, c->cu_kv, &d->S1, &d->S2, &d->T1, &d->T2);
         d->cu_q = c->cu_q;
         d->cu_kv = c->cu_kv;
     } else {
@@ -395,7 +348,8 @@ static fr_status build_params(const fr_gen_spec *s, const dims *d, uint64_t seed
         if (!c->prefix) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
         for (int64_t b = 0; b < d->B; b++) {
             int64_t s1 = q_len(d, b), s2 = kv_len(d, b);
-            int64_t lo = s1 > s2 ? 0 : s2 - s1, hi = s2; /* spec 4.2 prefix range */
+            int64_t lo, hi;
+            fr_gen_prefix_range(s1, s2, &lo, &hi);
             int64_t v = lo + (int64_t)(fr_rng_uniform01(seed, ST_PREFIX, (uint64_t)b) * (double)(hi - lo + 1));
             c->prefix[b] = v > hi ? hi : v;
         }
@@ -554,7 +508,7 @@ fr_status fr_gen_case_write(const fr_gen_case *c, const char *dir, bool inputs_o
 static const fr_gen_spec kSmoke[] = {
     {.name = "smoke_fwd_bnsd_fp32", .B = 1, .N1 = 2, .S1 = 4, .S2 = 5, .D = 8},
     {.name = "smoke_fwd_bsh_bf16_causal", .dtype = FR_BF16, .layout = FR_BSH, .B = 2, .N1 = 2, .N2 = 1, .S1 = 6,
-     .S2 = 6, .D = 8, .sparse_mode = 2, .mask = CANON},
+     .S2 = 6, .D = 8, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, .mask = CANON},
     {.name = "smoke_fwd_tnd_fp16", .dtype = FR_F16, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {3, 4},
      .seq_kv = {5, 4}, .D = 8},
     {.name = "smoke_bwd_bnsd_fp32", .bwd = true, .B = 1, .N1 = 2, .N2 = 1, .S1 = 4, .S2 = 6, .D = 8},
@@ -593,65 +547,71 @@ static const fr_gen_spec kXcheck[] = {
     {.name = "m0_bnss_bf16", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 6, .S2 = 7, .D = 8,
      .mask = FR_GEN_MASK_BNSS},
     {.name = "m1_11ss_fp16", .dtype = FR_F16, .layout = FR_BSH, .B = 2, .N1 = 2, .S1 = 7, .S2 = 5, .D = 8,
-     .sparse_mode = 1, .mask = FR_GEN_MASK_11SS, BAND(0, 0)},
-    {.name = "m2_causal", .B = 1, .N1 = 2, .S1 = 9, .S2 = 12, .D = 8, .sparse_mode = 2, .mask = CANON},
-    {.name = "m3_s1_gt_s2_d1rows", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 12, .S2 = 7, .D = 8, .sparse_mode = 3,
+     .sparse_mode = FR_SPARSE_ALL_MASK, .mask = FR_GEN_MASK_11SS, BAND(0, 0)},
+    {.name = "m2_causal", .B = 1, .N1 = 2, .S1 = 9, .S2 = 12, .D = 8, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
      .mask = CANON},
-    {.name = "m3_s1_lt_s2", .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 5, .S2 = 13, .D = 8, .sparse_mode = 3,
-     .mask = CANON},
-    {.name = "m4_band", .B = 1, .N1 = 2, .S1 = 10, .S2 = 14, .D = 8, .sparse_mode = 4, .mask = CANON, BAND(3, 2)},
-    {.name = "m4_band_s1_gt", .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 14, .S2 = 10, .D = 8, .sparse_mode = 4,
-     .mask = CANON, BAND(6, 1)},
-    {.name = "m5_prefix_bnss", .B = 2, .N1 = 2, .S1 = 8, .S2 = 12, .D = 8, .sparse_mode = 5,
+    {.name = "m3_s1_gt_s2_d1rows", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 12, .S2 = 7, .D = 8,
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
+    {.name = "m3_s1_lt_s2", .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 5, .S2 = 13, .D = 8,
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
+    {.name = "m4_band", .B = 1, .N1 = 2, .S1 = 10, .S2 = 14, .D = 8, .sparse_mode = FR_SPARSE_BAND, .mask = CANON,
+     BAND(3, 2)},
+    {.name = "m4_band_s1_gt", .dtype = FR_F16, .B = 1, .N1 = 1, .S1 = 14, .S2 = 10, .D = 8,
+     .sparse_mode = FR_SPARSE_BAND, .mask = CANON, BAND(6, 1)},
+    {.name = "m5_prefix_bnss", .B = 2, .N1 = 2, .S1 = 8, .S2 = 12, .D = 8, .sparse_mode = FR_SPARSE_PREFIX,
      .mask = FR_GEN_MASK_BNSS, .prefix = true},
-    {.name = "m5_prefix_b1ss", .B = 2, .N1 = 2, .S1 = 12, .S2 = 8, .D = 8, .sparse_mode = 5,
+    {.name = "m5_prefix_b1ss", .B = 2, .N1 = 2, .S1 = 12, .S2 = 8, .D = 8, .sparse_mode = FR_SPARSE_PREFIX,
      .mask = FR_GEN_MASK_B1SS, .prefix = true},
     {.name = "m6_prefix", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 10, .S2 = 14, .D = 8,
-     .sparse_mode = 6, .mask = CANON, .prefix = true},
-    {.name = "m6_prefix_s1_gt", .B = 3, .N1 = 1, .S1 = 14, .S2 = 10, .D = 8, .sparse_mode = 6, .mask = CANON,
-     .prefix = true},
+     .sparse_mode = FR_SPARSE_PREFIX_COMPRESS, .mask = CANON, .prefix = true},
+    {.name = "m6_prefix_s1_gt", .B = 3, .N1 = 1, .S1 = 14, .S2 = 10, .D = 8, .sparse_mode = FR_SPARSE_PREFIX_COMPRESS,
+     .mask = CANON, .prefix = true},
     {.name = "m7_tnd", .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {4, 6, 5}, .seq_kv = {6, 6, 8}, .D = 8,
-     .sparse_mode = 7, .mask = CANON, BAND(8, -2)},
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND, .mask = CANON, BAND(8, -2)},
     {.name = "m8_tnd", .dtype = FR_BF16, .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {5, 4, 3},
-     .seq_kv = {7, 4, 6}, .D = 8, .sparse_mode = 8, .mask = CANON, BAND(9, 1)},
+     .seq_kv = {7, 4, 6}, .D = 8, .sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, .mask = CANON, BAND(9, 1)},
     {.name = "m0_tnd_band", .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {5, 7}, .seq_kv = {6, 7}, .D = 8,
      .mask = FR_GEN_MASK_SS, BAND(2, 2)},
     {.name = "m1_tnd", .dtype = FR_F16, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {4, 3}, .seq_kv = {4, 6}, .D = 8,
-     .sparse_mode = 1, .mask = FR_GEN_MASK_SS},
+     .sparse_mode = FR_SPARSE_ALL_MASK, .mask = FR_GEN_MASK_SS},
     {.name = "m3_tnd", .layout = FR_TND, .B = 2, .N1 = 2, .N2 = 1, .seq_q = {3, 5}, .seq_kv = {5, 5}, .D = 8,
-     .sparse_mode = 3, .mask = CANON},
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     /* pse */
-    {.name = "pse0_bnss", .B = 2, .N1 = 2, .S1 = 8, .S2 = 10, .D = 8, .pse_type = 0, .pse = FR_GEN_PSE_BNSS},
+    {.name = "pse0_bnss", .B = 2, .N1 = 2, .S1 = 8, .S2 = 10, .D = 8, .pse_type = FR_PSE_OUTER_MUL_ADD,
+     .pse = FR_GEN_PSE_BNSS},
     {.name = "pse1_bn1s_bf16", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 6, .S2 = 9, .D = 8,
-     .pse_type = 1, .pse = FR_GEN_PSE_BN1S},
+     .pse_type = FR_PSE_OUTER_ADD_MUL, .pse = FR_GEN_PSE_BN1S},
     {.name = "pse1_1nss_fp16_causal", .dtype = FR_F16, .layout = FR_BSH, .B = 2, .N1 = 2, .S1 = 7, .S2 = 7, .D = 8,
-     .pse_type = 1, .pse = FR_GEN_PSE_1NSS, .sparse_mode = 2, .mask = CANON},
-    {.name = "pse0_compressed_s1030", .B = 1, .N1 = 1, .S1 = 1030, .S2 = 1030, .D = 4, .pse_type = 0,
-     .pse = FR_GEN_PSE_COMP_B, .sparse_mode = 3, .mask = CANON},
+     .pse_type = FR_PSE_OUTER_ADD_MUL, .pse = FR_GEN_PSE_1NSS, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, .mask = CANON},
+    {.name = "pse0_compressed_s1030", .B = 1, .N1 = 1, .S1 = 1030, .S2 = 1030, .D = 4, .pse_type = FR_PSE_OUTER_MUL_ADD,
+     .pse = FR_GEN_PSE_COMP_B, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "pse1_compressed_tnd", .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {5, 7}, .seq_kv = {5, 7}, .D = 8,
-     .pse_type = 1, .pse = FR_GEN_PSE_COMP_1, .sparse_mode = 3, .mask = CANON},
-    {.name = "pse2_slopes_bn", .B = 2, .N1 = 3, .S1 = 9, .S2 = 9, .D = 8, .pse_type = 2, .pse = FR_GEN_PSE_SLOPES_BN},
+     .pse_type = FR_PSE_OUTER_ADD_MUL, .pse = FR_GEN_PSE_COMP_1, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL,
+     .mask = CANON},
+    {.name = "pse2_slopes_bn", .B = 2, .N1 = 3, .S1 = 9, .S2 = 9, .D = 8, .pse_type = FR_PSE_INNER_MUL_ADD,
+     .pse = FR_GEN_PSE_SLOPES_BN},
     {.name = "pse3_slopes_n_start", .dtype = FR_BF16, .layout = FR_BSND, .B = 1, .N1 = 4, .S1 = 10, .S2 = 10, .D = 8,
-     .pse_type = 3, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 2, .kv_start_idx = 1},
+     .pse_type = FR_PSE_INNER_MUL_ADD_SQRT, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 2, .kv_start_idx = 1},
     {.name = "pse2_tnd_m8", .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {4, 6}, .seq_kv = {4, 6}, .D = 8,
-     .pse_type = 2, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 1, .kv_start_idx = 3, .sparse_mode = 8,
-     .mask = CANON, BAND(4, 0)},
-    {.name = "pse3_bn_causal_fp16", .dtype = FR_F16, .B = 2, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8, .pse_type = 3,
-     .pse = FR_GEN_PSE_SLOPES_BN, .sparse_mode = 2, .mask = CANON},
+     .pse_type = FR_PSE_INNER_MUL_ADD, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 1, .kv_start_idx = 3,
+     .sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, .mask = CANON, BAND(4, 0)},
+    {.name = "pse3_bn_causal_fp16", .dtype = FR_F16, .B = 2, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8,
+     .pse_type = FR_PSE_INNER_MUL_ADD_SQRT, .pse = FR_GEN_PSE_SLOPES_BN, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+     .mask = CANON},
     /* dropout, sink, top-k, rope */
     {.name = "drop_bnsd_fp32", .B = 2, .N1 = 2, .S1 = 7, .S2 = 9, .D = 8, .keep_prob = 0.8},
     {.name = "drop_tnd_bf16_causal", .dtype = FR_BF16, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {3, 6},
-     .seq_kv = {5, 6}, .D = 8, .keep_prob = 0.5, .sparse_mode = 3, .mask = CANON},
+     .seq_kv = {5, 6}, .D = 8, .keep_prob = 0.5, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "sink_bsnd_bf16", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 5, .S2 = 8, .D = 8,
      .sink = true},
     {.name = "sink_m3_d1rows_fp16", .dtype = FR_F16, .B = 1, .N1 = 2, .S1 = 10, .S2 = 6, .D = 8, .sink = true,
-     .sparse_mode = 3, .mask = CANON},
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "topk_bsnd_bf16", .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 6, .S2 = 9, .D = 8,
      .topk_w = 6},
     {.name = "topk_tnd_per_kv_fp32", .layout = FR_TND, .B = 2, .N1 = 4, .N2 = 2, .seq_q = {4, 5}, .seq_kv = {6, 5},
      .D = 8, .topk_w = 5, .topk_per_kv_head = true},
     {.name = "topk_bnsd_per_kv_causal", .B = 1, .N1 = 2, .N2 = 2, .S1 = 7, .S2 = 7, .D = 8, .topk_w = 4,
-     .topk_per_kv_head = true, .sparse_mode = 2, .mask = CANON},
+     .topk_per_kv_head = true, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, .mask = CANON},
     {.name = "rope_tnd_bf16", .dtype = FR_BF16, .layout = FR_TND, .B = 2, .N1 = 2, .N2 = 1, .seq_q = {3, 4},
      .seq_kv = {5, 4}, .D = 128, .Drope = 64},
     /* peaked and large inputs */
@@ -661,51 +621,52 @@ static const fr_gen_spec kXcheck[] = {
     {.name = "large_scores_fp32", .B = 1, .N1 = 2, .S1 = 6, .S2 = 8, .D = 16, .in_scale = 20.0},
     /* combinations and band edge cases */
     {.name = "m0_negpre", .B = 1, .N1 = 2, .S1 = 9, .S2 = 12, .D = 8, .mask = FR_GEN_MASK_SS, BAND(-1, 4)},
-    {.name = "m4_negnext", .dtype = FR_BF16, .B = 2, .N1 = 2, .S1 = 8, .S2 = 10, .D = 8, .sparse_mode = 4,
+    {.name = "m4_negnext", .dtype = FR_BF16, .B = 2, .N1 = 2, .S1 = 8, .S2 = 10, .D = 8, .sparse_mode = FR_SPARSE_BAND,
      .mask = CANON, BAND(5, -1)},
     {.name = "pse1_compressed_1nss_s1100", .dtype = FR_BF16, .B = 2, .N1 = 2, .S1 = 1100, .S2 = 1100, .D = 4,
-     .pse_type = 1, .pse = FR_GEN_PSE_COMP_1, .sparse_mode = 2, .mask = CANON},
+     .pse_type = FR_PSE_OUTER_ADD_MUL, .pse = FR_GEN_PSE_COMP_1, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,
+     .mask = CANON},
     {.name = "drop_sink_topk_pse0", .dtype = FR_F16, .layout = FR_BSND, .B = 2, .N1 = 4, .N2 = 2, .S1 = 6, .S2 = 9,
-     .D = 8, .keep_prob = 0.75, .sink = true, .topk_w = 5, .pse_type = 0, .pse = FR_GEN_PSE_BNSS},
+     .D = 8, .keep_prob = 0.75, .sink = true, .topk_w = 5, .pse_type = FR_PSE_OUTER_MUL_ADD, .pse = FR_GEN_PSE_BNSS},
     {.name = "fwd_e4m3fn_tnd", .dtype = FR_E4M3FN, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {130, 20},
      .seq_kv = {40, 270}, .D = 16, .out_dtype = FR_BF16},
     {.name = "fwd_bnsd_fp32_d1", .B = 2, .N1 = 1, .S1 = 3, .S2 = 5, .D = 1},
     /* backward */
     {.name = "bwd_bnsd_fp32_gqa_causal", .bwd = true, .B = 2, .N1 = 4, .N2 = 2, .S1 = 7, .S2 = 9, .D = 8,
-     .sparse_mode = 3, .mask = CANON},
+     .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "bwd_bsh_bf16", .bwd = true, .dtype = FR_BF16, .layout = FR_BSH, .B = 2, .N1 = 2, .N2 = 1, .S1 = 6,
      .S2 = 5, .D = 8, .Dv = 4},
-    {.name = "bwd_tnd_fp16_drop", .bwd = true, .dtype = FR_F16, .layout = FR_TND, .B = 3, .N1 = 2,
-     .seq_q = {3, 0, 5}, .seq_kv = {4, 0, 6}, .D = 8, .keep_prob = 0.7, .sparse_mode = 3, .mask = CANON},
+    {.name = "bwd_tnd_fp16_drop", .bwd = true, .dtype = FR_F16, .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {3, 0, 5},
+     .seq_kv = {4, 0, 6}, .D = 8, .keep_prob = 0.7, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "bwd_sbh_fp32_pse1", .bwd = true, .layout = FR_SBH, .B = 2, .N1 = 2, .S1 = 5, .S2 = 6, .D = 8,
-     .pse_type = 1, .pse = FR_GEN_PSE_BNSS},
+     .pse_type = FR_PSE_OUTER_ADD_MUL, .pse = FR_GEN_PSE_BNSS},
     {.name = "bwd_bsnd_bf16_sink", .bwd = true, .dtype = FR_BF16, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 6,
-     .S2 = 4, .D = 8, .sink = true, .sparse_mode = 3, .mask = CANON},
+     .S2 = 4, .D = 8, .sink = true, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "bwd_rope_tnd_bf16", .bwd = true, .dtype = FR_BF16, .layout = FR_TND, .B = 2, .N1 = 2, .N2 = 1,
      .seq_q = {3, 2}, .seq_kv = {4, 2}, .D = 128, .Drope = 64},
     {.name = "bwd_topk_fp32", .bwd = true, .B = 1, .N1 = 2, .N2 = 1, .S1 = 6, .S2 = 8, .D = 8, .topk_w = 5},
     {.name = "bwd_m4_fp16", .bwd = true, .dtype = FR_F16, .B = 1, .N1 = 2, .S1 = 9, .S2 = 11, .D = 8,
-     .sparse_mode = 4, .mask = CANON, BAND(2, 1)},
-    {.name = "bwd_pse2_fp32", .bwd = true, .B = 1, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8, .pse_type = 2,
+     .sparse_mode = FR_SPARSE_BAND, .mask = CANON, BAND(2, 1)},
+    {.name = "bwd_pse2_fp32", .bwd = true, .B = 1, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8, .pse_type = FR_PSE_INNER_MUL_ADD,
      .pse = FR_GEN_PSE_SLOPES_N},
-    {.name = "bwd_m6_prefix_fp32", .bwd = true, .B = 2, .N1 = 2, .S1 = 6, .S2 = 8, .D = 8, .sparse_mode = 6,
-     .mask = CANON, .prefix = true},
+    {.name = "bwd_m6_prefix_fp32", .bwd = true, .B = 2, .N1 = 2, .S1 = 6, .S2 = 8, .D = 8,
+     .sparse_mode = FR_SPARSE_PREFIX_COMPRESS, .mask = CANON, .prefix = true},
     {.name = "bwd_tnd_topk_per_kv", .bwd = true, .layout = FR_TND, .B = 2, .N1 = 4, .N2 = 2, .seq_q = {4, 5},
      .seq_kv = {6, 5}, .D = 8, .topk_w = 5, .topk_per_kv_head = true},
     {.name = "bwd_m7_tnd", .bwd = true, .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {4, 6, 5}, .seq_kv = {6, 6, 8},
-     .D = 8, .sparse_mode = 7, .mask = CANON, BAND(8, -2)},
+     .D = 8, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND, .mask = CANON, BAND(8, -2)},
     {.name = "bwd_m8_tnd_pse2", .bwd = true, .dtype = FR_BF16, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {4, 6},
-     .seq_kv = {4, 6}, .D = 8, .pse_type = 2, .pse = FR_GEN_PSE_SLOPES_BN, .sparse_mode = 8, .mask = CANON,
-     BAND(4, 0)},
+     .seq_kv = {4, 6}, .D = 8, .pse_type = FR_PSE_INNER_MUL_ADD, .pse = FR_GEN_PSE_SLOPES_BN,
+     .sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, .mask = CANON, BAND(4, 0)},
     {.name = "bwd_m5_prefix", .bwd = true, .layout = FR_BSND, .B = 2, .N1 = 2, .S1 = 7, .S2 = 9, .D = 8,
-     .sparse_mode = 5, .mask = FR_GEN_MASK_B1SS, .prefix = true},
+     .sparse_mode = FR_SPARSE_PREFIX, .mask = FR_GEN_MASK_B1SS, .prefix = true},
     {.name = "bwd_tnd_softmax_tnd_comp_pse", .bwd = true, .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {5, 3},
-     .seq_kv = {5, 3}, .D = 8, .softmax_layout = FR_SOFTMAX_SAME_AS_INPUT, .pse_type = 0, .pse = FR_GEN_PSE_COMP_B,
-     .sparse_mode = 3, .mask = CANON},
+     .seq_kv = {5, 3}, .D = 8, .softmax_layout = FR_SOFTMAX_SAME_AS_INPUT, .pse_type = FR_PSE_OUTER_MUL_ADD,
+     .pse = FR_GEN_PSE_COMP_B, .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = CANON},
     {.name = "bwd_peaked_drop_sink_fp32", .bwd = true, .B = 1, .N1 = 2, .S1 = 10, .S2 = 10, .D = 16, .beta = 0.4,
      .keep_prob = 0.6, .sink = true},
     {.name = "bwd_m0_bnss_band_pse0", .bwd = true, .layout = FR_BSND, .B = 1, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8,
-     .mask = FR_GEN_MASK_BNSS, BAND(2, 2), .pse_type = 0, .pse = FR_GEN_PSE_BN1S},
+     .mask = FR_GEN_MASK_BNSS, BAND(2, 2), .pse_type = FR_PSE_OUTER_MUL_ADD, .pse = FR_GEN_PSE_BN1S},
 };
 
 static const fr_gen_set kSets[] = {

@@ -16,37 +16,17 @@
  * carry dy (random) and attention_in / softmax_max / softmax_sum from the golden forward (attention_in in the input
  * dtype, max/sum fp32), as the operator's backward would receive them.
  *
- * To add a set: add a static array of fr_gen_spec and one row to the set table in casegen.c.
+ * To add a set: add a static array of fr_gen_spec and one row to the set table in casegen.c. What each option's
+ * tensor looks like (and which sparse modes take a canonical compressed mask) is case_shapes.h, shared with the
+ * kernel and golden tests' builders.
  */
 #ifndef FR_VERIFY_CASEGEN_H
 #define FR_VERIFY_CASEGEN_H
 
 #include "flashref.h"
+#include "verify/cases/case_shapes.h"
 
 #define FR_GEN_MAX_BATCH 16 /* TND sequence-length arrays in a spec */
-
-/* Shape of the generated atten_mask. */
-typedef enum fr_gen_mask {
-    FR_GEN_MASK_NONE = 0,   /* no atten_mask: sparse mode and band are ignored (spec 4.2) */
-    FR_GEN_MASK_CANONICAL,  /* modes 2,3,4,7,8: [2048,2048] triu(1); mode 6: [3072,2048]; modes 0,1,5: [S1,S2] random */
-    FR_GEN_MASK_SS,         /* random [S1,S2] (TND: [maxS1,maxS2]) */
-    FR_GEN_MASK_11SS,       /* random [1,1,S1,S2] */
-    FR_GEN_MASK_B1SS,       /* random [B,1,S1,S2] */
-    FR_GEN_MASK_BNSS        /* random [B,N1,S1,S2] */
-} fr_gen_mask;
-
-/* Shape of the generated real_shift (pse). Types 0/1 take a tensor of the input dtype (fp8 inputs: bf16); types
- * 2/3 take fp32 ALiBi slopes by the recipe of spec 5.1. */
-typedef enum fr_gen_pse {
-    FR_GEN_PSE_NONE = 0,
-    FR_GEN_PSE_BNSS,     /* [B,N1,S1,S2] */
-    FR_GEN_PSE_BN1S,     /* [B,N1,1,S2] */
-    FR_GEN_PSE_1NSS,     /* [1,N1,S1,S2] */
-    FR_GEN_PSE_COMP_B,   /* compressed Toeplitz [B,N1,1024,S2] (S1 == S2 > 1024, or TND) */
-    FR_GEN_PSE_COMP_1,   /* compressed Toeplitz [1,N1,1024,S2] */
-    FR_GEN_PSE_SLOPES_BN,/* fp32 slopes [B,N1] (types 2/3) */
-    FR_GEN_PSE_SLOPES_N  /* fp32 slopes [N1] (types 2/3) */
-} fr_gen_pse;
 
 /* One case to generate. Zero fields take the defaults noted. */
 typedef struct fr_gen_spec {

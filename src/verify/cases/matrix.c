@@ -4,6 +4,7 @@
 #include "verify/cases/matrix.h"
 
 #include "core/core.h"
+#include "core/validate.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -42,7 +43,10 @@ static const fr_dtype kDtypes[6] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2,
 /* Classification. */
 
 static bool is_tnd(const fr_gen_spec *s) { return s->layout == FR_TND; }
-static bool compressed_mode(int m) { return m == 2 || m == 3 || m == 4 || m == 6 || m == 7 || m == 8; }
+/* The sparse_mode axis value of mode FR_SPARSE_<name>; ranges of modes are ranges in fr_sparse_mode's order. */
+#define SPV(name) FR_AXV_SPARSE_MODE(FR_SPARSE_##name)
+
+static bool compressed_mode(int m) { return fr_sparse_mode_is_valid(m) && !fr_sparse_mode_reads_mask(m); }
 
 static void longest(const fr_gen_spec *s, int64_t *s1, int64_t *s2) {
     if (!is_tnd(s)) {
@@ -71,21 +75,23 @@ void fr_matrix_classify(const fr_gen_spec *s, int cell[FR_AX_COUNT]) {
     cell[FR_AX_HEADS] = n2 == s->N1 ? 0 : n2 == 1 ? 2 : 1;
     cell[FR_AX_HEADDIM] = s->Drope > 0 ? 3 : s->D % 16 ? 2 : (s->Dv && s->Dv < s->D) ? 1 : 0;
     bool mask = s->mask != FR_GEN_MASK_NONE;
-    cell[FR_AX_SPARSE] = mask ? 1 + s->sparse_mode : 0;
-    int ms = 0;
+    cell[FR_AX_SPARSE] = mask ? FR_AXV_SPARSE_MODE(s->sparse_mode) : FR_AXV_SPARSE_NO_MASK;
+    int ms = FR_AXV_MASK_NONE;
     switch (s->mask) {
-    case FR_GEN_MASK_NONE: ms = 0; break;
-    case FR_GEN_MASK_CANONICAL: ms = compressed_mode(s->sparse_mode) ? 5 : 1; break;
-    case FR_GEN_MASK_SS: ms = 1; break;
-    case FR_GEN_MASK_11SS: ms = 2; break;
-    case FR_GEN_MASK_B1SS: ms = 3; break;
-    case FR_GEN_MASK_BNSS: ms = 4; break;
+    case FR_GEN_MASK_NONE: ms = FR_AXV_MASK_NONE; break;
+    case FR_GEN_MASK_CANONICAL: ms = compressed_mode(s->sparse_mode) ? FR_AXV_MASK_COMPRESSED : FR_AXV_MASK_SS; break;
+    case FR_GEN_MASK_SS: ms = FR_AXV_MASK_SS; break;
+    case FR_GEN_MASK_11SS: ms = FR_AXV_MASK_11SS; break;
+    case FR_GEN_MASK_B1SS: ms = FR_AXV_MASK_B1SS; break;
+    case FR_GEN_MASK_BNSS: ms = FR_AXV_MASK_BNSS; break;
+    case FR_GEN_MASK_COUNT: break; /* not a shape */
     }
     cell[FR_AX_MASK] = ms;
     int m = s->sparse_mode;
-    bool band_used = mask && s->set_band && (m == 0 || m == 4 || m == 7 || m == 8);
+    bool band_used =
+        mask && s->set_band && (m == FR_SPARSE_DEFAULT_MASK || m == FR_SPARSE_BAND || fr_sparse_mode_tnd_only(m));
     cell[FR_AX_BAND] = !band_used ? 0 : (s->pre_tokens < 0 || s->next_tokens < 0) ? 2 : 1;
-    cell[FR_AX_PSE] = s->pse == FR_GEN_PSE_NONE ? 0 : 1 + s->pse_type;
+    cell[FR_AX_PSE] = s->pse == FR_GEN_PSE_NONE ? FR_AXV_PSE_NONE : FR_AXV_PSE_TYPE(s->pse_type);
     cell[FR_AX_PSE_SHAPE] = (int)s->pse;
     cell[FR_AX_DROPOUT] = s->keep_prob > 0 && s->keep_prob < 1;
     cell[FR_AX_SINK] = s->sink;
@@ -228,9 +234,6 @@ static int64_t draw_q(uint64_t *s, int qc, int64_t max_s1) {
     return logu(s, 256, max_s1 > 256 ? max_s1 : 256);
 }
 
-/* pse_type 2 and 3 take ALiBi slopes instead of a tensor of scores. */
-#define PSE_TYPE_SLOPES 2
-
 /* A draw in progress: the wanted values, the generator, the spec being filled and what the axes drawn so far decided
  * for the ones after them. The axes are drawn in a fixed order, so a draw is a pure function of want and *rng. */
 typedef struct draw_ctx {
@@ -255,8 +258,8 @@ static void draw_kind(draw_ctx *x) {
     fr_gen_spec *s = x->s;
     int w_var = want[FR_AX_VARLEN], w_sp = want[FR_AX_SPARSE];
     bool need_tnd = w_var > FR_AXV_VARLEN_NOT_TND || want[FR_AX_SOFTMAX] == FR_AXV_SOFTMAX_SAME_AS_INPUT ||
-                    w_sp == FR_AXV_SPARSE_MODE(7) || w_sp == FR_AXV_SPARSE_MODE(8);
-    bool no_tnd = w_var == FR_AXV_VARLEN_NOT_TND || w_sp == FR_AXV_SPARSE_MODE(5);
+                    w_sp == SPV(RIGHT_DOWN_CAUSAL_BAND) || w_sp == SPV(BAND_LEFT_UP_CAUSAL);
+    bool no_tnd = w_var == FR_AXV_VARLEN_NOT_TND || w_sp == SPV(PREFIX);
     bool no_fp8 = want[FR_AX_DIR] == FR_AXV_DIR_BWD || w_sp > FR_AXV_SPARSE_NO_MASK ||
                   want[FR_AX_MASK] > FR_AXV_MASK_NONE || want[FR_AX_PSE] > FR_AXV_PSE_NONE ||
                   want[FR_AX_PSE_SHAPE] > FR_GEN_PSE_NONE || want[FR_AX_DROPOUT] == 1 ||
@@ -325,7 +328,7 @@ static void draw_pse(draw_ctx *x) {
     if (ps < 0) {
         if (pt == FR_AXV_PSE_NONE || (pt < 0 && (x->fp8 || u01(rng) < 0.5)))
             ps = FR_GEN_PSE_NONE;
-        else if (pt == FR_AXV_PSE_TYPE(2) || pt == FR_AXV_PSE_TYPE(3))
+        else if (pt > FR_AXV_PSE_NONE && fr_pse_type_is_slopes(pt - FR_AXV_PSE_TYPE(0)))
             ps = (int)irange(rng, FR_GEN_PSE_SLOPES_BN, FR_GEN_PSE_SLOPES_N);
         else if (x->tnd)
             ps = (int)irange(rng, FR_GEN_PSE_COMP_B, FR_GEN_PSE_COMP_1);
@@ -338,9 +341,10 @@ static void draw_pse(draw_ctx *x) {
         if (pt > FR_AXV_PSE_NONE)
             s->pse_type = pt - FR_AXV_PSE_TYPE(0);
         else
-            s->pse_type = ps >= FR_GEN_PSE_SLOPES_BN ? (int)irange(rng, PSE_TYPE_SLOPES, PSE_TYPE_SLOPES + 1)
-                                                     : (int)irange(rng, 0, PSE_TYPE_SLOPES - 1);
-        if (s->pse_type >= PSE_TYPE_SLOPES && u01(rng) < 0.5)
+            s->pse_type = ps >= FR_GEN_PSE_SLOPES_BN
+                              ? (int)irange(rng, FR_PSE_INNER_MUL_ADD, FR_PSE_INNER_MUL_ADD_SQRT)
+                              : (int)irange(rng, FR_PSE_OUTER_MUL_ADD, FR_PSE_OUTER_ADD_MUL);
+        if (fr_pse_type_is_slopes(s->pse_type) && u01(rng) < 0.5)
             s->q_start_idx = irange(rng, 0, 5), s->kv_start_idx = irange(rng, 0, 5);
     }
     x->ps = ps;
@@ -360,41 +364,41 @@ static void draw_sparse(draw_ctx *x) {
         if (x->fp8)
             sp = FR_AXV_SPARSE_NO_MASK;
         else if (x->comp)
-            sp = x->want[FR_AX_BAND] > FR_AXV_BAND_UNUSED || mk_random ? FR_AXV_SPARSE_MODE(0)
-                 : tnd && u01(rng) < 0.3                             ? FR_AXV_SPARSE_MODE(8)
-                                         : (int)irange(rng, FR_AXV_SPARSE_MODE(2), FR_AXV_SPARSE_MODE(3));
+            sp = x->want[FR_AX_BAND] > FR_AXV_BAND_UNUSED || mk_random ? SPV(DEFAULT_MASK)
+                 : tnd && u01(rng) < 0.3                             ? SPV(BAND_LEFT_UP_CAUSAL)
+                                         : (int)irange(rng, SPV(LEFT_UP_CAUSAL), SPV(RIGHT_DOWN_CAUSAL));
         else if (mk == FR_AXV_MASK_NONE)
             sp = FR_AXV_SPARSE_NO_MASK;
         else if (mk == FR_AXV_MASK_COMPRESSED) {
-            static const int kC[4] = {FR_AXV_SPARSE_MODE(2), FR_AXV_SPARSE_MODE(3), FR_AXV_SPARSE_MODE(4),
-                                      FR_AXV_SPARSE_MODE(6)};
-            sp = tnd && u01(rng) < 0.4 ? (int)irange(rng, FR_AXV_SPARSE_MODE(7), FR_AXV_SPARSE_MODE(8))
+            static const int kC[4] = {SPV(LEFT_UP_CAUSAL), SPV(RIGHT_DOWN_CAUSAL), SPV(BAND),
+                                      SPV(PREFIX_COMPRESS)};
+            sp = tnd && u01(rng) < 0.4 ? (int)irange(rng, SPV(RIGHT_DOWN_CAUSAL_BAND), SPV(BAND_LEFT_UP_CAUSAL))
                                        : kC[irange(rng, 0, 3)];
         } else if (mk > FR_AXV_MASK_NONE)
             sp = mk >= FR_AXV_MASK_B1SS && !tnd && u01(rng) < 0.3
-                     ? FR_AXV_SPARSE_MODE(5)
-                     : (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(1));
+                     ? SPV(PREFIX)
+                     : (int)irange(rng, SPV(DEFAULT_MASK), SPV(ALL_MASK));
         else if (u01(rng) < 0.35)
             sp = FR_AXV_SPARSE_NO_MASK;
         else
-            sp = tnd ? (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(8))
-                     : (int)irange(rng, FR_AXV_SPARSE_MODE(0), FR_AXV_SPARSE_MODE(6));
+            sp = tnd ? (int)irange(rng, SPV(DEFAULT_MASK), SPV(BAND_LEFT_UP_CAUSAL))
+                     : (int)irange(rng, SPV(DEFAULT_MASK), SPV(PREFIX_COMPRESS));
     }
     if (sp == FR_AXV_SPARSE_NO_MASK) return;
-    s->sparse_mode = sp - FR_AXV_SPARSE_MODE(0);
+    s->sparse_mode = sp - SPV(DEFAULT_MASK);
     int m = s->sparse_mode;
-    if (m == 0 || m == 1) {
+    if (m == FR_SPARSE_DEFAULT_MASK || m == FR_SPARSE_ALL_MASK) {
         if (!mk_random)
             mk = tnd ? (int)irange(rng, FR_AXV_MASK_SS, FR_AXV_MASK_11SS)
                      : (int)irange(rng, FR_AXV_MASK_SS, FR_AXV_MASK_BNSS);
-    } else if (m == 5) {
+    } else if (m == FR_SPARSE_PREFIX) {
         if (!mk_random) mk = (int)irange(rng, FR_AXV_MASK_B1SS, FR_AXV_MASK_BNSS);
     }
     static const fr_gen_mask kM[5] = {FR_GEN_MASK_NONE, FR_GEN_MASK_SS, FR_GEN_MASK_11SS, FR_GEN_MASK_B1SS,
                                       FR_GEN_MASK_BNSS};
     s->mask = compressed_mode(m) ? FR_GEN_MASK_CANONICAL : kM[mk];
-    if (m == 5) s->prefix = u01(rng) < 0.7;
-    if (m == 6) s->prefix = true;
+    if (m == FR_SPARSE_PREFIX) s->prefix = u01(rng) < 0.7;
+    if (m == FR_SPARSE_PREFIX_COMPRESS) s->prefix = true;
 }
 
 /* dropout, sink, top-k (its W comes with the sizes), softmax layout, out dtype and peaked rows. */
@@ -504,7 +508,8 @@ static void draw_band_0_4(draw_ctx *x, int bd) {
     if (x->comp) { /* causal: next <= 0 */
         s->next_tokens = bd == FR_AXV_BAND_NEGATIVE && S2 > 1 ? -irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
         s->pre_tokens = -s->next_tokens + logu(rng, 1, span);
-    } else if (s->sparse_mode == 4) { /* bottom-right: pre reaches back from key S2 - S1 (pre' = pre + S1 - S2) */
+    } else if (s->sparse_mode == FR_SPARSE_BAND) {
+        /* bottom-right: pre reaches back from key S2 - S1 (pre' = pre + S1 - S2) */
         int64_t r = bd == FR_AXV_BAND_NEGATIVE && S2 > 1 ? irange(rng, 1, S2 - 1 < 64 ? S2 - 1 : 64) : 0;
         int64_t back = u01(rng) < 0.5 ? (S2 > S1 ? S2 - S1 : 0) : 0;
         s->next_tokens = bd == FR_AXV_BAND_NEGATIVE ? -r : logu(rng, 1, span) - 1;
@@ -530,13 +535,14 @@ static void draw_band_7_8(draw_ctx *x, int bd) {
     const int m = s->sparse_mode;
     int64_t bq = -1;
     for (int64_t b = 0; b < s->B; b++)
-        if (s->seq_q[b] > 0 && (m == 7 || bq < 0)) bq = b;
+        if (s->seq_q[b] > 0 && (m == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND || bq < 0)) bq = b;
     int64_t q = bq >= 0 ? s->seq_q[bq] : 0, kv = bq >= 0 ? s->seq_kv[bq] : 0;
-    if (x->comp && m == 8) bd = bd ? bd : FR_AXV_BAND_SET; /* causal: next = 0 (S1_b = S2_b) */
-    if (m != 7 && bd == FR_AXV_BAND_UNUSED) return;
+    if (x->comp && m == FR_SPARSE_BAND_LEFT_UP_CAUSAL) /* causal: next = 0 (S1_b = S2_b) */
+        bd = bd ? bd : FR_AXV_BAND_SET;
+    if (m != FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND && bd == FR_AXV_BAND_UNUSED) return;
     s->set_band = true;
     s->pre_tokens = x->S2 + irange(rng, 0, 64);
-    if (m == 7)
+    if (m == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND)
         s->next_tokens = bd == FR_AXV_BAND_NEGATIVE && kv > q ? -irange(rng, 1, kv - q) : 0;
     else if (x->comp)
         s->next_tokens = 0;
@@ -550,10 +556,11 @@ static void draw_band(draw_ctx *x) {
     fr_gen_spec *s = x->s;
     int bd = pick(x->want, FR_AX_BAND, x->rng, 0.4);
     int m = s->sparse_mode;
-    if (x->comp && m == 0 && bd == FR_AXV_BAND_UNUSED && x->want[FR_AX_BAND] < 0) bd = FR_AXV_BAND_SET;
-    if (s->mask != FR_GEN_MASK_NONE && (m == 0 || m == 4) && bd > FR_AXV_BAND_UNUSED)
+    if (x->comp && m == FR_SPARSE_DEFAULT_MASK && bd == FR_AXV_BAND_UNUSED && x->want[FR_AX_BAND] < 0)
+        bd = FR_AXV_BAND_SET;
+    if (s->mask != FR_GEN_MASK_NONE && (m == FR_SPARSE_DEFAULT_MASK || m == FR_SPARSE_BAND) && bd > FR_AXV_BAND_UNUSED)
         draw_band_0_4(x, bd);
-    else if (s->mask != FR_GEN_MASK_NONE && (m == 7 || m == 8) && x->tnd)
+    else if (s->mask != FR_GEN_MASK_NONE && fr_sparse_mode_tnd_only(m) && x->tnd)
         draw_band_7_8(x, bd);
 }
 

@@ -40,7 +40,7 @@ typedef enum fr_axis_id {
     FR_AX_COUNT
 } fr_axis_id;
 
-#define FR_AX_MAX_VALUES 10
+#define FR_AX_MAX_VALUES (FR_SPARSE_MODE_COUNT + 1) /* the longest axis: sparse_mode (no mask, then every mode) */
 
 /* Axis values by name: the index of the value on its axis (the order of the table in matrix.c). sparse_mode m is the
  * value FR_AXV_SPARSE_MODE(m); pse_type t the value FR_AXV_PSE_TYPE(t); pse_shape values are casegen's fr_gen_pse;

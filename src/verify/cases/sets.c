@@ -44,7 +44,8 @@ unsigned fr_suite_spec_tags(const fr_gen_spec *s) {
     if (s->keep_prob > 0 && s->keep_prob < 1) t |= FR_TAG_DROPOUT;
     if (s->beta > 0) t |= FR_TAG_PEAKED;
     if (s->D % 8 != 0 || (s->Dv && s->Dv % 8 != 0)) t |= FR_TAG_HEADDIM;
-    if (s->mask != FR_GEN_MASK_NONE && (s->sparse_mode == 2 || s->sparse_mode == 3)) {
+    if (s->mask != FR_GEN_MASK_NONE &&
+        (s->sparse_mode == FR_SPARSE_LEFT_UP_CAUSAL || s->sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL)) {
         bool ne = s->S1 != s->S2;
         if (s->layout == FR_TND)
             for (int64_t b = 0; b < s->B && b < FR_GEN_MAX_BATCH; b++)

@@ -21,12 +21,12 @@ static bool no_topk(fr_gen_spec *s) {
 }
 static bool no_pse(fr_gen_spec *s) {
     if (s->pse == FR_GEN_PSE_NONE) return false;
-    s->pse = FR_GEN_PSE_NONE, s->pse_type = 0, s->q_start_idx = s->kv_start_idx = 0;
+    s->pse = FR_GEN_PSE_NONE, s->pse_type = FR_PSE_OUTER_MUL_ADD, s->q_start_idx = s->kv_start_idx = 0;
     return true;
 }
 static bool no_mask(fr_gen_spec *s) {
     if (s->mask == FR_GEN_MASK_NONE) return false;
-    s->mask = FR_GEN_MASK_NONE, s->sparse_mode = 0, s->set_band = false, s->prefix = false;
+    s->mask = FR_GEN_MASK_NONE, s->sparse_mode = FR_SPARSE_DEFAULT_MASK, s->set_band = false, s->prefix = false;
     s->pre_tokens = s->next_tokens = 0;
     return true;
 }

@@ -2,10 +2,8 @@
  * beyond its bounds, named only when evidence separates it from the alternatives.
  *
  * The evidence is a re-run: the golden (or the emulator, for a numerics defect) is run again on the case's own inputs
- * under each candidate defect of a fixed list (diagnose_cands.c, dg_cands: scale squared / missing / 1/sqrt(D), band
- * bounds +-1, causal alignment, pse order, dropout scaling and bits, GQA map, dK/dV not summed, head-dim tails, last
- * key / key tile / query row / query tile dropped, no rescale of the accumulator, fp16 accumulation, P rounding, dq or
- * dk without the scale, dpsum from dO alone, 32-bit offsets, the mask as an additive sentinel, varlen key offsets).
+ * under each candidate defect of a fixed list (diagnose_cands.c, dg_cands; docs/verifier.md's candidate table says
+ * what each one is, and docs/adding-a-diagnosis-candidate.md how to add one).
  * For each candidate c
  *     rho_c = max over the compared outputs k of  rel-L2(IUT_k, candidate_k) / bound_k
  * (compared: attention_out forward, dq dk dv backward; bound_k: the judge's rel-L2 bound of output k; rho_0 is the

@@ -1,11 +1,12 @@
-/* The diagnosis's candidate table (diagnose_internal.h): each candidate builds the outputs the implementation would
+/* The diagnosis's candidate table (diagnose_cands.h): each candidate builds the outputs the implementation would
  * give with one defect, by re-running the case modified (diagnose_rerun.c) or transforming the golden's outputs;
  * false: not applicable to this case. Adding a candidate = its function here and its row in dg_cands (a diagnosis
  * of its own also needs its FR_DIAG_* in verdict.h). */
-#include "verify/judge/diagnose_internal.h"
+#include "verify/judge/diagnose_cands.h"
 #include "verify/judge/plain_ref.h"
 
 #include "core/core.h"
+#include "core/validate.h"
 #include "flashref_emulate.h"
 
 #include <float.h>
@@ -15,6 +16,11 @@
 #include <string.h>
 
 /* scale_value squared (applied twice), 1 (not at all), 1/sqrt(Dk) (the usual default instead of the given one). */
+/* Modes 0 and 1: the user's mask alone (with mode 0's band) makes the pattern. */
+static bool reads_mask_only(int mode) { return mode == FR_SPARSE_DEFAULT_MASK || mode == FR_SPARSE_ALL_MASK; }
+/* Modes 2 and 3: causal from the top left or the bottom right. */
+static bool is_causal(int mode) { return mode == FR_SPARSE_LEFT_UP_CAUSAL || mode == FR_SPARSE_RIGHT_DOWN_CAUSAL; }
+
 static bool c_scale(const fr_diag_in *x, int arg, dg_cres *out) {
     fr_params p = x->c->params;
     double s = p.scale_value;
@@ -33,14 +39,14 @@ static bool c_band(const fr_diag_in *x, int arg, dg_cres *out) {
     bool next = arg & 1;
     if (!pb->has_mask) return false;
     int64_t lim = pb->S1 + pb->S2 + 2;
-    if (p.sparse_mode == 0 || p.sparse_mode == 4) {
+    if (p.sparse_mode == FR_SPARSE_DEFAULT_MASK || p.sparse_mode == FR_SPARSE_BAND) {
         int64_t *t = next ? &p.next_tokens : &p.pre_tokens;
         if (*t >= lim || *t <= -lim) return false; /* that side of the band is not active */
         *t += delta;
-    } else if ((p.sparse_mode == 2 || p.sparse_mode == 3) && next && pb->layout != FR_TND) {
-        p.next_tokens = (p.sparse_mode == 2 ? pb->S1 - pb->S2 : 0) + delta;
+    } else if (is_causal(p.sparse_mode) && next && pb->layout != FR_TND) {
+        p.next_tokens = (p.sparse_mode == FR_SPARSE_LEFT_UP_CAUSAL ? pb->S1 - pb->S2 : 0) + delta;
         p.pre_tokens = 2147483647;
-        p.sparse_mode = 4;
+        p.sparse_mode = FR_SPARSE_BAND;
     } else {
         return false;
     }
@@ -63,8 +69,8 @@ static bool s1_ne_s2(const fr_diag_in *x) {
 static bool c_causal_align(const fr_diag_in *x, int arg, dg_cres *out) {
     (void)arg;
     fr_params p = x->c->params;
-    if (!x->pb->has_mask || !s1_ne_s2(x) || (p.sparse_mode != 2 && p.sparse_mode != 3)) return false;
-    p.sparse_mode = p.sparse_mode == 2 ? 3 : 2;
+    if (!x->pb->has_mask || !s1_ne_s2(x) || !is_causal(p.sparse_mode)) return false;
+    p.sparse_mode = p.sparse_mode == FR_SPARSE_LEFT_UP_CAUSAL ? FR_SPARSE_RIGHT_DOWN_CAUSAL : FR_SPARSE_LEFT_UP_CAUSAL;
     return dg_params_run(x, &p, out);
 }
 
@@ -83,7 +89,7 @@ static bool c_query_bound(const fr_diag_in *x, int arg, dg_cres *out) {
             ((uint8_t *)m.data)[i * 2048 + q] = 1;
     dg_alt a;
     dg_alt_init(&a, x);
-    a.c.params.sparse_mode = 2;
+    a.c.params.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL;
     bool ok = dg_alt_own(&a, &a.c.in.fwd.atten_mask, m) && dg_run_golden(&a.c, out);
     dg_alt_free(&a);
     return ok;
@@ -93,8 +99,8 @@ static bool c_query_bound(const fr_diag_in *x, int arg, dg_cres *out) {
 static bool c_pse_order(const fr_diag_in *x, int arg, dg_cres *out) {
     (void)arg;
     fr_params p = x->c->params;
-    if (!x->pb->has_pse || p.pse_type > 1 || fabs(p.scale_value - 1.0) < 1e-6) return false;
-    p.pse_type = 1 - p.pse_type;
+    if (!x->pb->has_pse || fr_pse_type_is_slopes(p.pse_type) || fabs(p.scale_value - 1.0) < 1e-6) return false;
+    p.pse_type = p.pse_type == FR_PSE_OUTER_MUL_ADD ? FR_PSE_OUTER_ADD_MUL : FR_PSE_OUTER_MUL_ADD;
     return dg_params_run(x, &p, out);
 }
 
@@ -266,13 +272,16 @@ static bool sliceable(const fr_diag_in *x) {
     const fr_fwd_inputs *in = &x->c->in.fwd;
     if (x->c->op != FR_CASE_FWD || pb->layout == FR_TND || pb->has_drop || pb->has_topk || pb->fp8) return false;
     if (pb->has_mask) {
-        if (p->sparse_mode > 1) return false;
-        if (p->sparse_mode == 0 && (p->pre_tokens < pb->S1 + pb->S2 || p->next_tokens < pb->S1 + pb->S2)) return false;
+        if (!reads_mask_only(p->sparse_mode)) return false;
+        if (p->sparse_mode == FR_SPARSE_DEFAULT_MASK &&
+            (p->pre_tokens < pb->S1 + pb->S2 || p->next_tokens < pb->S1 + pb->S2))
+            return false;
         if (in->atten_mask.shape[in->atten_mask.ndim - 1] != pb->S2) return false;
     }
     if (pb->has_pse) {
         const fr_tensor *ps = &in->real_shift;
-        if (p->pse_type > 1 || ps->ndim != 4 || ps->shape[3] != pb->S2 || (ps->shape[2] != pb->S1 && ps->shape[2] != 1))
+        if (fr_pse_type_is_slopes(p->pse_type) || ps->ndim != 4 || ps->shape[3] != pb->S2 ||
+            (ps->shape[2] != pb->S1 && ps->shape[2] != 1))
             return false;
     }
     return true;
@@ -444,7 +453,7 @@ static bool c_numerics(const fr_diag_in *x, int arg, dg_cres *out) {
  * (fr_plain_fwd_native / _bwd_native). 16-bit inputs only (for fp32 it is the plain reference itself). */
 static bool c_native(const fr_diag_in *x, int style, dg_cres *out) {
     if (x->pb->dtype != FR_BF16 && x->pb->dtype != FR_F16) return false;
-    if (style == FR_PLAIN_SCALE_Q && x->pb->has_pse && x->pb->pse_type == 1) return false; /* (s + pse) scale */
+    if (style == FR_PLAIN_SCALE_Q && x->pb->has_pse && x->pb->pse_type == FR_PSE_OUTER_ADD_MUL) return false; /* (s + pse) scale */
     return dg_run_alt_native(x->c, NULL, style, false, out);
 }
 
@@ -524,10 +533,13 @@ static bool c_sentinel(const fr_diag_in *x, int arg, dg_cres *out) {
     const fr_problem *pb = x->pb;
     const fr_params *p = &x->c->params;
     const fr_fwd_inputs *in = &x->c->in.fwd;
-    if (!pb->has_mask || p->sparse_mode > 1 || pb->layout == FR_TND || pb->has_topk || pb->fp8) return false;
-    if (p->sparse_mode == 0 && (p->pre_tokens < pb->S1 + pb->S2 || p->next_tokens < pb->S1 + pb->S2)) return false;
-    if (pb->has_pse && (p->pse_type != 0 || in->real_shift.ndim != 4 || in->real_shift.shape[2] != pb->S1 ||
-                        in->real_shift.shape[3] != pb->S2))
+    if (!pb->has_mask || !reads_mask_only(p->sparse_mode) || pb->layout == FR_TND || pb->has_topk || pb->fp8)
+        return false;
+    if (p->sparse_mode == FR_SPARSE_DEFAULT_MASK &&
+        (p->pre_tokens < pb->S1 + pb->S2 || p->next_tokens < pb->S1 + pb->S2))
+        return false;
+    if (pb->has_pse && (p->pse_type != FR_PSE_OUTER_MUL_ADD || in->real_shift.ndim != 4 ||
+                        in->real_shift.shape[2] != pb->S1 || in->real_shift.shape[3] != pb->S2))
         return false;
     const fr_tensor *m = &in->atten_mask;
     if ((m->ndim != 2 && m->ndim != 4) || m->shape[m->ndim - 1] < pb->S2 || m->shape[m->ndim - 2] < pb->S1)
@@ -554,8 +566,8 @@ static bool c_sentinel(const fr_diag_in *x, int arg, dg_cres *out) {
                 }
     dg_alt a;
     dg_alt_init(&a, x);
-    a.c.params.pse_type = 0;
-    a.c.params.sparse_mode = 0;
+    a.c.params.pse_type = FR_PSE_OUTER_MUL_ADD;
+    a.c.params.sparse_mode = FR_SPARSE_DEFAULT_MASK;
     memset(&a.c.in.fwd.atten_mask, 0, sizeof a.c.in.fwd.atten_mask);
     bool ok = dg_alt_own(&a, &a.c.in.fwd.real_shift, ps) && dg_run_golden(&a.c, out);
     dg_alt_free(&a);

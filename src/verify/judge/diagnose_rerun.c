@@ -1,7 +1,7 @@
-/* Re-running a modified copy of a failing case (diagnose_internal.h): tensor copies and remaps, the modified case
+/* Re-running a modified copy of a failing case (diagnose_rerun.h): tensor copies and remaps, the modified case
  * and the tensors it owns, the golden (or an engine) run on it, the outputs the diagnosis compares. Below both the
  * candidate table (diagnose_cands.c) and the matching (diagnose.c). */
-#include "verify/judge/diagnose_internal.h"
+#include "verify/judge/diagnose_rerun.h"
 #include "verify/judge/plain_ref.h"
 
 #include "core/core.h"

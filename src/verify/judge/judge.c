@@ -5,6 +5,7 @@
 
 #include "core/core.h"
 #include "core/problem.h"
+#include "core/validate.h"
 #include "verify/judge/plain_ref.h"
 
 #include <float.h>
@@ -226,7 +227,7 @@ static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     tensor_stats(&in->query, x->pb.Dk, &qa, &qn);
     tensor_stats(&in->key, x->pb.Dk, &ka, &kn);
     tensor_stats(&in->value, x->pb.Dv, &va, &vn);
-    if (x->pb.has_pse && x->pb.pse_type <= 1) tensor_stats(&in->real_shift, 0, &pa, &pn);
+    if (x->pb.has_pse && !fr_pse_type_is_slopes(x->pb.pse_type)) tensor_stats(&in->real_shift, 0, &pa, &pn);
     double qr = 0, kr = 0, t;
     if (x->pb.has_rope) {
         tensor_stats(&in->query_rope, x->pb.Drope, &t, &qr);
@@ -234,7 +235,8 @@ static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     }
     double sc = fabs(x->c->params.scale_value);
     double R = sc * (qn * kn + qr * kr + pa);
-    if (x->pb.has_pse && x->pb.pse_type >= 2) R += 1e4; /* ALiBi: bounded by slope x distance; be generous */
+    /* ALiBi: bounded by slope x distance; be generous */
+    if (x->pb.has_pse && fr_pse_type_is_slopes(x->pb.pse_type)) R += 1e4;
     if (x->pb.fp8) R *= 1e3;                            /* dequant scales (kept generous rather than exact) */
     double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
     double uacc = ldexp(1.0, -24);

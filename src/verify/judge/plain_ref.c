@@ -131,7 +131,7 @@ static fr_status plain_init(plain *c, const fr_problem *pb, const fr_params *p, 
         return fr_fail(err, FR_E_NOMEM, "plain reference: fp32 copies of the operands");
     }
     c->p_dt = pb->dtype == FR_F32 || pb->dtype == FR_F64 ? FR_DT_NONE : pb->dtype;
-    c->prescale = !native && !pb->fp8 && !(c->sem.pse && c->sem.pse_type == 1) && c->sem.scale > 0.0f;
+    c->prescale = !native && !pb->fp8 && !(c->sem.pse && c->sem.pse_type == FR_PSE_OUTER_ADD_MUL) && c->sem.scale > 0.0f;
     c->gscale = c->gscale_k = c->sem.scale;
     if (native == FR_PLAIN_SCALE_Q) { /* q' = dt(q scale): dq carries the scale, dk none (it is in q') */
         for (int64_t n = 0; n < pb->N1 * c->Tq * pb->Dk; n++) c->q[n] = round_p(c, c->q[n] * c->sem.scale);
@@ -227,12 +227,12 @@ static bool row_probs(const plain *c, const fr_sem_batch *sb, int64_t h, int64_t
             else pse = r->pse[j];
         }
         float x = c->prescale ? sc + pse : !s->pse ? sc * s->scale
-                                         : s->pse_type == 1 ? (sc + pse) * s->scale
+                                         : s->pse_type == FR_PSE_OUTER_ADD_MUL ? (sc + pse) * s->scale
                                                             : sc * s->scale + pse;
         if (c->native) { /* each 16-bit op of a textbook attention rounds: the product, the scale, the bias */
             float t = round_p(c, sc);
             if (c->native == FR_PLAIN_SCALE_Q) x = !s->pse ? t : round_p(c, t + pse);
-            else if (s->pse && s->pse_type == 1) x = round_p(c, round_p(c, t + pse) * s->scale);
+            else if (s->pse && s->pse_type == FR_PSE_OUTER_ADD_MUL) x = round_p(c, round_p(c, t + pse) * s->scale);
             else x = s->pse ? round_p(c, round_p(c, t * s->scale) + pse) : round_p(c, t * s->scale);
         }
         r->x[u] = x;

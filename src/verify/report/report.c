@@ -120,8 +120,7 @@ void fr_report_summary(FILE *f, const fr_suite_result *r, const fr_report_meta *
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Report files are written whole or not at all: into a fresh temporary file beside the path, renamed over it only
  * once every byte is written and flushed, so a full disk, an unwritable path found half-way or an interrupted run
- * leaves the old report (or none), never half of one. Alike io_util.c:fr_io_out_open (issue 28, not yet on this
- * branch's base): kept apart until both are on main, then the reports should use it. */
+ * leaves the old report (or none), never half of one. */
 typedef struct report_out {
     FILE *f;
     char tmp[4200];

@@ -245,7 +245,7 @@ void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_c
     }
     free(fm.data);
     fr_params pc = c->params;
-    pc.sparse_mode = 1;
+    pc.sparse_mode = FR_SPARSE_ALL_MASK;
     ec = reading_err(c, &pc, NULL, iut);
     double best = fmin(ea, fmin(eb, ec)), bound = cr->j.out[FR_CO_ATTENTION_OUT].bound_l2;
     const char *which = !(best <= fmax(bound, 1e-2)) ? "none of the readings"

@@ -119,7 +119,7 @@ static void tile_scores(const mb_ctx *c, const fr_sem_batch *sb, int64_t h, int6
         fr_sem_tile_keep(s, sb, h, i0, nr, j0, nc, w->keep, T);
     if (s->pse) fr_sem_tile_pse_f32(s, sb, h, i0, nr, j0, nc, w->pse, T);
     /* MB_PSE_ORDER: pse_type 1 ((qk + pse) * scale) computed as pse_type 0 (qk * scale + pse). */
-    const bool pse1 = s->pse && s->pse_type == 1 && c->bug != MB_PSE_ORDER;
+    const bool pse1 = s->pse && s->pse_type == FR_PSE_OUTER_ADD_MUL && c->bug != MB_PSE_ORDER;
     for (int64_t r = 0; r < nr; r++)
         for (int64_t col = 0; col < nc; col++) {
             float q = dotf(w->Q + r * c->Dk, w->K + col * c->Dk, c->Dk_use);
@@ -431,7 +431,8 @@ static fr_status ctx_init(mb_ctx *c, mb_bug bug, const fr_params *p, const fr_fw
             }
         }
         /* MB_CAUSAL_TOP_LEFT: mode 3 (rightDownCausal) built with mode 2's top-left diagonal j <= i. */
-        if (bug == MB_CAUSAL_TOP_LEFT && c->sem.masked && c->pb.sparse_mode == 3) c->bt[b].hi = 0;
+        if (bug == MB_CAUSAL_TOP_LEFT && c->sem.masked && c->pb.sparse_mode == FR_SPARSE_RIGHT_DOWN_CAUSAL)
+            c->bt[b].hi = 0;
         c->qblk[b + 1] = c->qblk[b] + (c->bt[b].S1 + T - 1) / T;
     }
     return FR_OK;
@@ -455,8 +456,8 @@ fr_status mb_fwd(mb_bug bug, const fr_params *p, const fr_fwd_inputs *in, const 
         return fr_fail(err, FR_E_OVERFLOW, "mutant base: %lld query tiles x N1 = %lld overflows", (long long)TB,
                        (long long)c.pb.N1);
     }
-    /* Alike kernels/bwd.c:bwd_topk (its parallel region): kept apart, the mutant base shares no code with the kernels
-     * it stands in for; only the OpenMP skeleton is alike. */
+    /* Alike kernels/bwd.c:bwd_topk and kernels/fwd.c:fr_k_fwd (their parallel regions): kept apart, the mutant base
+     * shares no code with the kernels it stands in for; only the OpenMP skeleton is alike. */
     int nomem = 0;
 #pragma omp parallel
     {

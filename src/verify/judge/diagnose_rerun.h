@@ -1,11 +1,9 @@
-/* Internal to the diagnosis (diagnose.c, diagnose_cands.c, diagnose_rerun.c): the candidate table and the re-run
- * helpers its candidates share. */
-#ifndef FR_VERIFY_JUDGE_DIAGNOSE_INTERNAL_H
-#define FR_VERIFY_JUDGE_DIAGNOSE_INTERNAL_H
+/* Re-running a modified copy of a failing case (diagnose_rerun.c): the helpers the diagnosis's candidates
+ * (diagnose_cands.h) and its matching (diagnose.c) share. Internal to the diagnosis. */
+#ifndef FR_VERIFY_JUDGE_DIAGNOSE_RERUN_H
+#define FR_VERIFY_JUDGE_DIAGNOSE_RERUN_H
 
 #include "verify/judge/diagnose.h"
-
-/* ---- re-running a modified case (diagnose_rerun.c) ---- */
 
 bool dg_is_d1_max(double m); /* a softmax max that marks a fully masked row */
 
@@ -49,24 +47,5 @@ int dg_cmp_last(const fr_diag_in *x);
 bool dg_copy_golden(const fr_diag_in *x, dg_cres *out);
 /* Which dimension of a q/k/v-like tensor holds the sequence (non-TND). */
 int dg_seq_dim(fr_layout l);
-
-/* ---- the candidate table (diagnose_cands.c) ---- */
-
-typedef bool (*dg_cand_fn)(const fr_diag_in *x, int arg, dg_cres *out);
-
-/* The candidate list. ops: 1 forward, 2 backward; 4: a numerics candidate (the emulator), tried only when no other
- * candidate matched: an implementation that matches a semantic candidate differs from the golden by that defect, and
- * from a numerics candidate by at least as much, so the numerics ones could not have been within reach. */
-typedef struct dg_cand {
-    const char *name;
-    fr_diag diag;
-    unsigned ops;
-    dg_cand_fn fn;
-    int arg;
-} dg_cand;
-
-extern const dg_cand dg_cands[];
-extern const size_t dg_ncands;
-#define DG_MAX_CANDS 64 /* at least dg_ncands (checked where the table is) */
 
 #endif
