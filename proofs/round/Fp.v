@@ -51,7 +51,8 @@ Qed.
 
 Lemma uF_small : (4 <= prec)%Z -> 0 <= uF <= / 16.
 Proof.
-  intros H. unfold uF. split; [apply bpow_ge_0|]. replace (/ 16) with (bpow radix2 (-4)) by (simpl; unfold Z.pow_pos; simpl; field).
+  intros H. unfold uF. split; [apply bpow_ge_0|].
+  replace (/ 16) with (bpow radix2 (-4)) by (simpl; unfold Z.pow_pos; simpl; field).
   apply bpow_le. lia.
 Qed.
 
@@ -83,6 +84,8 @@ Proof. unfold u32, uF. simpl. unfold Z.pow_pos. simpl. field. Qed.
 
 (** ** fp32: core/osm.h as the kernels drive it, any tiles, any merge tree of partial rows *)
 
+(* Alike Fp.v:golden_f64_bound: kept apart because each instantiates its own Model.v theorem with its own format and
+   constants; the likeness is the discharge of the same hypotheses. *)
 Theorem osm_f32_bound : forall (expA expL rp : R -> R) (ea eL hA hL up hp V : R) (mt : mtree) (xlo xhi : R),
   0 <= ea <= / 16 -> 0 <= eL <= / 16 -> 0 <= up <= / 16 -> 0 <= hA -> 0 <= hL -> 0 <= hp -> 0 <= V ->
   exp_ok F32 expA ea hA ->                                  (* the rescale exp (expf) *)
@@ -124,6 +127,8 @@ Qed.
 
 (** ** fp64: the golden's row, n keys in blocks *)
 
+(* Alike Fp.v:osm_f32_bound: kept apart because each instantiates its own Model.v theorem with its own format and
+   constants; the likeness is the discharge of the same hypotheses. *)
 Theorem golden_f64_bound : forall (expG : R -> R) (eG hG V : R) (b : list (R * R)) (bs : list (list (R * R)))
   (xlo xhi : R),
   0 <= eG <= / 16 -> 0 <= hG -> 0 <= V ->

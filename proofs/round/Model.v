@@ -378,7 +378,8 @@ Proof.
       assert (Hf1 : 0 <= exp (m - m') * ra <= 1 + ea).
       { assert (0 < exp (- (u * (m' - m)))) by apply exp_pos.
         split; [apply Rmult_le_pos; [left; apply exp_pos|nra]|].
-        apply Rle_trans with (exp (m - m') * ((1 + ea) * exp (u * (m' - m)))); [apply Rmult_le_compat_l; [left; apply exp_pos|lra]|].
+        apply Rle_trans with (exp (m - m') * ((1 + ea) * exp (u * (m' - m))));
+          [apply Rmult_le_compat_l; [left; apply exp_pos|lra]|].
         replace (exp (m - m') * ((1 + ea) * exp (u * (m' - m)))) with ((1 + ea) * exp ((m - m') + u * (m' - m)))
           by (rewrite exp_plus; ring).
         assert (exp (m - m' + u * (m' - m)) <= 1) by (apply exp_le1; nra). nra. }
@@ -466,8 +467,10 @@ Lemma Inv2_add : forall s1 ks1 c1 k1 q1 s2 ks2 c2 k2 q2 m, Inv2 s1 ks1 m c1 k1 q
 Proof.
   intros. unfold Inv2. eapply Inv_weaken; [| | | |eapply Inv_add; eauto]; auto.
   unfold Ab. rewrite app_length, (plus_INR (length ks1)).
-  generalize (Ab_mono (length ks1) c1 k1 q1 (Nat.max c1 c2) (Nat.max k1 k2) (Nat.max q1 q2) ltac:(lia) ltac:(lia) ltac:(lia))
-             (Ab_mono (length ks2) c2 k2 q2 (Nat.max c1 c2) (Nat.max k1 k2) (Nat.max q1 q2) ltac:(lia) ltac:(lia) ltac:(lia)).
+  generalize (Ab_mono (length ks1) c1 k1 q1 (Nat.max c1 c2) (Nat.max k1 k2) (Nat.max q1 q2)
+                      ltac:(lia) ltac:(lia) ltac:(lia))
+             (Ab_mono (length ks2) c2 k2 q2 (Nat.max c1 c2) (Nat.max k1 k2) (Nat.max q1 q2)
+                      ltac:(lia) ltac:(lia) ltac:(lia)).
   unfold Ab. intros. rewrite !Rmult_plus_distr_r. lra.
 Qed.
 
@@ -482,7 +485,8 @@ Proof.
   assert (Hx : 0 <= INR (length ks) * G * INR (c + k + q + 1) * P eq c k q).
   { apply Rmult_le_pos; [apply Rmult_le_pos; [apply Rmult_le_pos|]|]; lra. }
   assert (INR (length ks) * G * (1 + u) * P eq c k q >= eta).
-  { assert (G <= INR (length ks) * G) by nra. assert (G * 1 <= G * ((1 + u) * P eq c k q)) by (apply Rmult_le_compat_l; nra). nra. }
+  { assert (G <= INR (length ks) * G) by nra.
+    assert (G * 1 <= G * ((1 + u) * P eq c k q)) by (apply Rmult_le_compat_l; nra). nra. }
   replace (INR (length ks) * G * (INR (c + k + q + 1) + 1) * ((1 + u) * P eq c k q))
     with (INR (length ks) * G * INR (c + k + q + 1) * P eq c k q * (1 + u) + INR (length ks) * G * (1 + u) * P eq c k q)
     by ring.
@@ -654,7 +658,8 @@ Lemma dev_l : forall eq c k q R0 m ks rs, 0 <= eq <= / 4 ->
   Forall2 (fun r kv => lo eq c k q (m - fst kv) <= r <= hi eq c k q (m - fst kv)) rs (lk ks) ->
   Rabs (wsum m (lk ks) rs - esum m ks) <= dev eq c k q R0 * esum m ks.
 Proof.
-  intros eq c k q R0 m ks; induction ks as [|[x y] ks IH]; intros rs Heq HD H2; inversion H2 as [|r kv rs' ks' Hr H2']; subst.
+  intros eq c k q R0 m ks; induction ks as [|[x y] ks IH]; intros rs Heq HD H2;
+    inversion H2 as [|r kv rs' ks' Hr H2']; subst.
   - simpl. rewrite Rminus_0_r, Rabs_R0. lra.
   - simpl. simpl in Hr.
     assert (Hx : 0 <= m - x <= R0) by (apply (HD (x, y)); simpl; auto).
@@ -671,7 +676,8 @@ Lemma dev_o : forall eq c k q R0 m ks rs V, 0 <= eq <= / 4 ->
   Forall2 (fun r kv => lo eq c k q (m - fst kv) <= r <= hi eq c k q (m - fst kv)) rs ks ->
   Rabs (wsum m ks rs - ysum m ks) <= dev eq c k q R0 * V * esum m ks.
 Proof.
-  intros eq c k q R0 m ks; induction ks as [|[x y] ks IH]; intros rs V Heq HD H2; inversion H2 as [|r kv rs' ks' Hr H2']; subst.
+  intros eq c k q R0 m ks; induction ks as [|[x y] ks IH]; intros rs V Heq HD H2;
+    inversion H2 as [|r kv rs' ks' Hr H2']; subst.
   - simpl. rewrite Rminus_0_r, Rabs_R0. lra.
   - simpl. simpl in Hr.
     assert (Hx : 0 <= m - x <= R0 /\ Rabs y <= V) by (apply (HD (x, y)); simpl; auto).
@@ -710,8 +716,10 @@ Proof.
   assert (Hdl := dev_l eL cl kl ql R0 m ks rl HeL (fun kv Hin => proj1 (HD' kv Hin)) Hl).
   assert (Hdo := dev_o eO co ko qo R0 m ks ro V HeO HD' Ho).
   assert (Hys := ysum_le m ks V (fun kv Hin => proj2 (HD' kv Hin))). fold W Ys Th Ph in Hdl, Hdo, Hys.
-  assert (HTh : 0 <= Th) by (unfold Th, dev; apply Rle_trans with (hi eL cl kl ql R0 - 1); [generalize (hi_ge1 eL HeL cl kl ql R0 ltac:(lra)); lra|apply Rmax_l]).
-  assert (HPh : 0 <= Ph) by (unfold Ph, dev; apply Rle_trans with (hi eO co ko qo R0 - 1); [generalize (hi_ge1 eO HeO co ko qo R0 ltac:(lra)); lra|apply Rmax_l]).
+  assert (HTh : 0 <= Th) by (unfold Th, dev; apply Rle_trans with (hi eL cl kl ql R0 - 1);
+    [generalize (hi_ge1 eL HeL cl kl ql R0 ltac:(lra)); lra|apply Rmax_l]).
+  assert (HPh : 0 <= Ph) by (unfold Ph, dev; apply Rle_trans with (hi eO co ko qo R0 - 1);
+    [generalize (hi_ge1 eO HeO co ko qo R0 ltac:(lra)); lra|apply Rmax_l]).
   assert (HAl : 0 <= Al) by (apply Rle_trans with (Rabs (l - wsum m (lk ks) rl)); [apply Rabs_pos|auto]).
   assert (HAo : 0 <= Ao) by (apply Rle_trans with (Rabs (o - wsum m ks ro)); [apply Rabs_pos|auto]).
   (* |l - W| <= Th W + Al, |o - Ys| <= Ph V W + Ao *)
@@ -777,6 +785,24 @@ Proof.
   - field. split; auto. generalize (exp_pos (- m)); lra.
 Qed.
 
+(** The final step from the two invariants (l over lk ks, o over ks, one leaf error each) to the bound on out. *)
+Lemma inv_bound : forall eL eO GL GO cl kl co ko ks m l o V xlo xhi, 0 <= eL <= / 4 -> 0 <= eO <= / 4 ->
+  Inv2 eL GL l (lk ks) m cl kl 1 -> Inv2 eO GO o ks m co ko 1 ->
+  (exists kv, In kv ks /\ fst kv = m) -> (forall kv, In kv ks -> xlo <= fst kv <= xhi) -> ys_le V ks ->
+  let n := length ks in
+  let dl := dev eL cl kl 1 (xhi - xlo) in let dO := dev eO co ko 1 (xhi - xlo) in
+  let Al := Ab eL GL n cl kl 1 in let Ao := Ab eO GO n co ko 1 in
+  dl + Al < 1 ->
+  Rabs (rnd (o / l) - ysum 0 ks / esum 0 ks) <= (1 + u) * ((V * (dl + dO) + Ao + V * Al) / (1 - dl - Al)) + u * V + eta.
+Proof.
+  intros eL eO GL GO cl kl co ko ks m l o V xlo xhi HeL HeO HL HO Hmax Hx Hy n dl dO Al Ao Hsm.
+  unfold Inv2 in HL, HO. rewrite lk_len in HL. fold n in HL, HO.
+  rewrite <- (softmax_shift m ks).
+  apply (final_div eL eO _ _ _ _ _ _ _ _ ks m l o V (xhi - xlo) HeL HeO HL HO Hmax); auto.
+  intros kv Hin. split; [|apply Hy; auto].
+  destruct Hmax as [kv0 [Hin0 E0]]. generalize (Hx kv Hin) (Hx kv0 Hin0). lra.
+Qed.
+
 (** ** Tiles and their maxima *)
 
 Lemma tmax_ge : forall t kv, In kv (tkeys t) -> fst kv <= tmax t.
@@ -815,7 +841,8 @@ Proof.
   destruct Hin as [E|Hin]; [inversion E; subst; exists y0; auto|]. destruct (IH x y Hin) as [y' H]. exists y'; auto.
 Qed.
 
-Lemma tile_keys_ok : forall V t m, tile_ok V t -> tmax (snd t) <= m -> keys_ok m (tkeys (fst t)) /\ keys_ok m (tkeys (snd t)).
+Lemma tile_keys_ok : forall V t m, tile_ok V t -> tmax (snd t) <= m ->
+  keys_ok m (tkeys (fst t)) /\ keys_ok m (tkeys (snd t)).
 Proof.
   intros V t m [Hp [HF _]] Hm. rewrite Forall_forall in HF. split; unfold keys_ok; rewrite Forall_forall.
   - intros [x y] Hin.
@@ -890,7 +917,8 @@ Proof.
   split; [apply (tile_F_max V t); split; auto|]. split; [apply tmax_in|]. split; [intros; now apply tmax_ge|].
   split; auto. split; [rewrite tsize_len; apply tsize_pos|]. split; [lia|]. split.
   - exists (tsize (fst t) - 1)%nat, 0%nat. split; [rewrite tsize_len; lia|]. split; [lia|].
-    apply Inv2_perm with (lk (tkeys (fst t))); auto. apply (tl_inv eL GL HeL HGL hL); auto. apply (tile_F_max V t); split; auto.
+    apply Inv2_perm with (lk (tkeys (fst t))); auto. apply (tl_inv eL GL HeL HGL hL); auto.
+    apply (tile_F_max V t); split; auto.
   - exists (tsize (snd t)), 0%nat. split; [rewrite tsize_len; lia|]. split; [lia|].
     apply (to_inv eO GO HeO HGO hO wO tm (snd t) V); auto. apply (tile_F_max V t); split; auto.
 Qed.
@@ -977,14 +1005,12 @@ Proof.
   fold n in Hcl, Hco.
   apply (I_weaken eL GL HeL HGL _ _ _ _ _ _ (n + K - 2) (K - 1) 1) in HL; try lia.
   apply (I_weaken eO GO HeO HGO _ _ _ _ _ _ (n + K - 1) (K - 1) 1) in HO; try lia.
-  unfold Inv2 in HL, HO. rewrite lk_len in HL. fold n in HL, HO.
-  rewrite <- (softmax_shift m ks).
-  apply (final_div eL eO _ _ _ _ _ _ _ _ ks m l o V (xhi - xlo) HeL HeO HL HO Hmax); auto.
-  intros kv Hin. split; [|apply Hy; auto].
-  destruct Hmax as [kv0 [Hin0 E0]]. generalize (Hx kv Hin) (Hx kv0 Hin0). lra.
+  now apply (inv_bound eL eO GL GO _ _ _ _ ks m l o V xlo xhi HeL HeO HL HO Hmax Hx Hy).
 Qed.
 
 (** The theorem for the kernels' use of osm.h: n keys in K tiles of any sizes, scores in [xlo, xhi]. *)
+(* Alike Model.v:golden_bound: kept apart because the two state different algorithms' bounds (their counts differ);
+   the shared final step is inv_bound. *)
 Theorem kernel_bound : forall t ts xlo xhi, Forall (tile_ok V) (t :: ts) ->
   (length (rowkeys (t :: ts)) + 2 * length (t :: ts) + 2 <= Nmax)%nat ->
   (forall kv, In kv (rowkeys (t :: ts)) -> xlo <= fst kv <= xhi) ->
@@ -1254,10 +1280,12 @@ Proof.
   assert (Fbm : F (lmax blk)) by (rewrite Forall_forall in Hf; rewrite <- Em; auto).
   assert (HGc := HG). destruct HGc as [Fm [Hle [Hys [Hj [[cl [kl [Hcl [Hkl HL]]]] [co [ko [Hco [Hko HO]]]]]]]]].
   assert (HN : (1 <= length ks)%nat) by lia.
-  unfold gblock. set (bm := lmax blk) in *. split; [|split; [rewrite app_length; destruct blk; [contradiction|simpl; lia]|]].
+  unfold gblock. set (bm := lmax blk) in *.
+  split; [|split; [rewrite app_length; destruct blk; [contradiction|simpl; lia]|]].
   - destruct (Rlt_dec m bm) as [Hmv|Hmv].
     + apply gkeys_ok; simpl.
-      * unfold GI'. split; auto. split; [intros kv Hin; apply Rle_trans with m; [auto|lra]|]. split; auto. split; [lia|]. split.
+      * unfold GI'. split; auto. split; [intros kv Hin; apply Rle_trans with m; [auto|lra]|].
+        split; auto. split; [lia|]. split.
         -- assert (S1 := Inv2_scale eL HeL GL HGL expA hA l (lk ks) m bm cl kl 1 1 HhA ltac:(lra) HexpA Fm Fbm
                            ltac:(lra) (ys_le1 ks) HhAL (gcap cl kl 1 ltac:(lia)) HL).
            apply (I_round eL GL HeL HGL) in S1; [|rewrite lk_len; lia].
@@ -1292,6 +1320,8 @@ Proof.
     + rewrite app_length. lia.
 Qed.
 
+(* Alike Model.v:kernel_bound: kept apart because the two state different algorithms' bounds (their counts differ);
+   the shared final step is inv_bound. *)
 Theorem golden_bound : forall b bs xlo xhi, Forall blk_ok (b :: bs) ->
   (length (concat (b :: bs)) + 2 * length (b :: bs) + 2 <= Nmax)%nat ->
   (forall kv, In kv (concat (b :: bs)) -> xlo <= fst kv <= xhi) ->
@@ -1312,11 +1342,7 @@ Proof.
   simpl in Hmax. fold n in Hcl, Hco.
   apply (I_weaken eL GL HeL HGL _ _ _ _ _ _ (n + B - 1) (B - 1) 1) in HL; try lia.
   apply (I_weaken eL GO HeL HGO _ _ _ _ _ _ (n + B - 1) (B - 1) 1) in HO; try lia.
-  unfold Inv2 in HL, HO. rewrite lk_len in HL. fold n in HL, HO.
-  rewrite <- (softmax_shift m ks).
-  apply (final_div eL eL _ _ _ _ _ _ _ _ ks m l o V (xhi - xlo) HeL HeL HL HO Hmax); auto.
-  intros kv Hin. split; [|apply Hy; auto].
-  destruct Hmax as [kv0 [Hin0 E0]]. generalize (Hx kv Hin) (Hx kv0 Hin0). lra.
+  now apply (inv_bound eL eL GL GO _ _ _ _ ks m l o V xlo xhi HeL HeL HL HO Hmax Hx Hy).
 Qed.
 
 End Golden.

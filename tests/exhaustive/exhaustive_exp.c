@@ -8,8 +8,9 @@
  *   - the AVX-512 exp (simd_avx512.h fr_exp512) through a scalar transcription (always), compared bit for bit with
  *     the real code where the CPU has AVX-512 (SKIP said loudly where it has not).
  * The reference is glibc's exp in double (error below 1 ulp, 2^-52 relative, far under the fp32 errors measured);
- * the check adds that to the measured error. Where e^z < 2^-126 (a subnormal or zero result) only the absolute error counts. Every exp
- * must also give exactly 0 for z < -104 (a masked position, -FLT_MAX - m, then weighs nothing) and a value in [0, 1].
+ * the check adds that to the measured error. Where e^z < 2^-126 (a subnormal or zero result) only the absolute error
+ * counts. Every exp must also give exactly 0 for z < -104 (a masked position, -FLT_MAX - m, then weighs nothing) and a
+ * value in [0, 1].
  *
  * The fp64 golden's exp (glibc exp) cannot be walked exhaustively: --f64 N samples N doubles in [-746, 0] (uniform
  * in value and uniform in bit pattern, half each, seed printed) against expl (x87 long double, 64-bit significand).
@@ -226,7 +227,8 @@ int main(int argc, char **argv) {
         int ok = v[k].bad == 0 && v[k].over1 == 0 && v[k].nonzero == 0;
         fail |= !ok;
         printf("exp %s: %" PRId64 " inputs z <= 0, max rel err %.4g = %.3f u (at z = %.9g), max abs err where "
-               "e^z < 2^-126 %.3g (at z = %.9g), exactly 0 for z < -104; hypothesis eps %.4g = %.2f u, h %.3g: %s%s%s\n",
+               "e^z < 2^-126 %.3g (at z = %.9g), exactly 0 for z < -104; hypothesis eps %.4g = %.2f u, h %.3g: "
+               "%s%s%s\n",
                v[k].name, v[k].checked, v[k].max_rel, v[k].max_rel / u, v[k].z_rel, v[k].max_abs, v[k].z_abs, v[k].eps,
                v[k].eps / u, v[k].h, ok ? "ok" : "VIOLATED", v[k].over1 ? " (a weight outside [0, 1])" : "",
                v[k].nonzero ? " (not 0 below -104)" : "");

@@ -330,7 +330,8 @@ static void test_apriori(void) {
     fr_judgement j = judge(&t, &o, FR_OK, "", false);
     double ap = j.out[FR_CO_ATTENTION_OUT].apriori_abs;
     printf("%-28s %s: a-priori (proved) bound %.3g\n", "golden rounded (fp32)", fr_verdict_name(j.verdict), ap);
-    CHECK(j.verdict == FR_PASS && ap > 0 && isfinite(ap), "golden rounded: %s, a-priori %g", fr_verdict_name(j.verdict), ap);
+    CHECK(j.verdict == FR_PASS && ap > 0 && isfinite(ap), "golden rounded: %s, a-priori %g", fr_verdict_name(j.verdict),
+          ap);
     fr_judgement_free(&j);
     const char *cite = "exceeds the proved bound for any correct fp32 online softmax of this length";
     for (int k = 0; k < 2; k++) {
