@@ -161,3 +161,4 @@ Qed.
 
 Print Assumptions osm_f32_bound.
 Print Assumptions golden_f64_bound.
+Print Assumptions perturb.

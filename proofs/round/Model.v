@@ -692,6 +692,39 @@ Proof.
     generalize (exp_pos (x - m)). intros. nra.
 Qed.
 
+(** The algebra of the last step: l within Th W + Al of W >= 1, o within Ph V W + Ao of Ys, |Ys| <= V W. *)
+Lemma ratio_bound : forall l o W Ys V Th Ph Al Ao, 1 <= W -> 0 <= V -> 0 <= Th -> 0 <= Ph -> 0 <= Al -> 0 <= Ao ->
+  Rabs (l - W) <= Th * W + Al -> Rabs (o - Ys) <= Ph * V * W + Ao -> Rabs Ys <= V * W -> Th + Al < 1 ->
+  Rabs (o / l - Ys / W) <= (V * (Th + Ph) + Ao + V * Al) / (1 - Th - Al).
+Proof.
+  intros l o W Ys V Th Ph Al Ao HW HV HTh HPh HAl HAo Hel Heo Hys Hsm.
+  set (Nn := V * (Th + Ph) + Ao + V * Al).
+  assert (HlW : W * (1 - Th - Al) <= l).
+  { apply abs_le_inv in Hel. assert (Al <= Al * W) by nra. nra. }
+  assert (Hl0 : 0 < l) by nra.
+  assert (Hnum : Rabs ((o - Ys) * W - Ys * (l - W)) <= W * W * Nn).
+  { apply Rle_trans with (Rabs ((o - Ys) * W) + Rabs (Ys * (l - W))).
+    { replace ((o - Ys) * W - Ys * (l - W)) with ((o - Ys) * W + - (Ys * (l - W))) by ring.
+      rewrite <- (Rabs_Ropp (Ys * (l - W))). apply Rabs_triang. }
+    rewrite !Rabs_mult, (Rabs_right W) by lra.
+    assert (Rabs Ys * Rabs (l - W) <= V * W * (Th * W + Al)) by (apply Rmult_le_compat; try apply Rabs_pos; lra).
+    assert (Rabs (o - Ys) * W <= (Ph * V * W + Ao) * W) by (apply Rmult_le_compat_r; lra).
+    assert (0 <= V * Al) by (apply Rmult_le_pos; lra).
+    assert (W * (Ao + V * Al) <= W * W * (Ao + V * Al)).
+    { assert (0 <= W * (Ao + V * Al)) by (apply Rmult_le_pos; lra). nra. }
+    unfold Nn. nra. }
+  replace (o / l - Ys / W) with (((o - Ys) * W - Ys * (l - W)) / (l * W)) by (field; lra).
+  unfold Rdiv at 1. rewrite Rabs_mult, Rabs_inv, (Rabs_right (l * W)) by nra.
+  apply Rmult_le_reg_r with (l * W); [nra|].
+  rewrite Rmult_assoc, Rinv_l by nra. rewrite Rmult_1_r.
+  apply Rle_trans with (W * W * Nn); auto.
+  unfold Rdiv. assert (0 <= Nn) by (unfold Nn; nra).
+  assert (W * W * (1 - Th - Al) <= l * W) by nra.
+  apply Rle_trans with (Nn * / (1 - Th - Al) * (W * W * (1 - Th - Al))).
+  - right. field. lra.
+  - apply Rmult_le_compat_l; [apply Rmult_le_pos; [lra|left; apply Rinv_0_lt_compat; lra]|lra].
+Qed.
+
 (** The final step: out = rnd (o / l) (kernels: o[d] / sm; golden: acc[d] / l). *)
 Theorem final_div : forall eL eO cl kl ql Al co ko qo Ao ks m l o V R0,
   0 <= eL <= / 4 -> 0 <= eO <= / 4 ->
@@ -729,33 +762,8 @@ Proof.
   assert (Heo : Rabs (o - Ys) <= Ph * V * W + Ao).
   { replace (o - Ys) with ((o - wsum m ks ro) + (wsum m ks ro - Ys)) by ring.
     apply Rle_trans with (Rabs (o - wsum m ks ro) + Rabs (wsum m ks ro - Ys)); [apply Rabs_triang|lra]. }
-  set (Nn := V * (Th + Ph) + Ao + V * Al).
-  assert (HlW : W * (1 - Th - Al) <= l).
-  { apply abs_le_inv in Hel. assert (Al <= Al * W) by nra. nra. }
-  assert (Hl0 : 0 < l) by nra.
-  assert (Hnum : Rabs ((o - Ys) * W - Ys * (l - W)) <= W * W * Nn).
-  { apply Rle_trans with (Rabs ((o - Ys) * W) + Rabs (Ys * (l - W))).
-    { replace ((o - Ys) * W - Ys * (l - W)) with ((o - Ys) * W + - (Ys * (l - W))) by ring.
-      rewrite <- (Rabs_Ropp (Ys * (l - W))). apply Rabs_triang. }
-    rewrite !Rabs_mult, (Rabs_right W) by lra.
-    assert (Rabs Ys * Rabs (l - W) <= V * W * (Th * W + Al)) by (apply Rmult_le_compat; try apply Rabs_pos; lra).
-    assert (Rabs (o - Ys) * W <= (Ph * V * W + Ao) * W) by (apply Rmult_le_compat_r; lra).
-    assert (0 <= V * Al) by (apply Rmult_le_pos; lra).
-    assert (W * (Ao + V * Al) <= W * W * (Ao + V * Al)).
-    { assert (0 <= W * (Ao + V * Al)) by (apply Rmult_le_pos; lra). nra. }
-    unfold Nn. nra. }
-  set (E := Nn / (1 - Th - Al)).
-  assert (HE : Rabs (o / l - Ys / W) <= E).
-  { replace (o / l - Ys / W) with (((o - Ys) * W - Ys * (l - W)) / (l * W)) by (field; lra).
-    unfold Rdiv at 1. rewrite Rabs_mult, Rabs_inv, (Rabs_right (l * W)) by nra.
-    unfold E. apply Rmult_le_reg_r with (l * W); [nra|].
-    rewrite Rmult_assoc, Rinv_l by nra. rewrite Rmult_1_r.
-    apply Rle_trans with (W * W * Nn); auto.
-    unfold Rdiv. assert (0 <= Nn) by (unfold Nn; nra).
-    assert (W * W * (1 - Th - Al) <= l * W) by nra.
-    apply Rle_trans with (Nn * / (1 - Th - Al) * (W * W * (1 - Th - Al))).
-    - right. field. lra.
-    - apply Rmult_le_compat_l; [apply Rmult_le_pos; [lra|left; apply Rinv_0_lt_compat; lra]|lra]. }
+  set (E := (V * (Th + Ph) + Ao + V * Al) / (1 - Th - Al)).
+  assert (HE : Rabs (o / l - Ys / W) <= E) by (apply ratio_bound; auto).
   destruct (rnd_model (o / l)) as [d [e [Hd [He Hr]]]]. rewrite Hr.
   replace (o / l * (1 + d) + e - Ys / W) with ((o / l - Ys / W) * (1 + d) + (Ys / W) * d + e) by ring.
   assert (HYW : Rabs (Ys / W) <= V).
@@ -767,7 +775,7 @@ Proof.
   assert (Rabs (Ys / W) * Rabs d <= V * u) by (apply Rmult_le_compat; try apply Rabs_pos; lra).
   assert (Rabs (o / l - Ys / W) * Rabs (1 + d) <= (1 + u) * E)
     by (rewrite Rmult_comm; apply Rmult_le_compat; try apply Rabs_pos; lra).
-  unfold E, Nn in *. lra.
+  unfold E in *. lra.
 Qed.
 
 (** The exact value is the softmax . y whatever the reference: exp (x - m) = exp x / exp m. *)
@@ -783,6 +791,72 @@ Proof.
   rewrite He, Hy. destruct (Req_dec (esum 0 ks) 0) as [Z|Z].
   - rewrite Z. unfold Rdiv. rewrite Rmult_0_l, Rinv_0. ring.
   - field. split; auto. generalize (exp_pos (- m)); lra.
+Qed.
+
+(** ** The scores' own error: softmax . v moves by at most 2 V (e^D - 1) / (2 - e^D) when every score moves by at
+    most D (the verifier adds this for the GEMM's error on the scores, src/verify/judge.c apriori_abs). *)
+
+Lemma exp_dev : forall t D, Rabs t <= D -> Rabs (exp t - 1) <= exp D - 1.
+Proof.
+  intros t D H. apply abs_le_inv in H.
+  destruct (Rle_dec 0 t) as [Ht|Ht].
+  - assert (1 <= exp t) by (apply exp_ge1; lra). assert (exp t <= exp D) by (apply exp_mono; lra).
+    rewrite Rabs_right by lra. lra.
+  - assert (exp t <= 1) by (apply exp_le1; lra). rewrite Rabs_left1 by lra.
+    assert (exp (- t) <= exp D) by (apply exp_mono; lra).
+    assert (Hab : exp t * exp (- t) = 1) by (rewrite <- exp_plus; replace (t + - t) with 0 by ring; apply exp_0).
+    assert (0 < exp t) by apply exp_pos. assert (0 < exp (- t)) by apply exp_pos.
+    assert (exp t * (exp t + exp (- t) - 2) >= 0) by nra.
+    assert (exp t + exp (- t) - 2 >= 0) by nra. lra.
+Qed.
+
+Lemma pert_sums : forall ks ks' m V D,
+  Forall2 (fun kv kv' => snd kv' = snd kv /\ Rabs (fst kv' - fst kv) <= D) ks ks' ->
+  (forall kv, In kv ks -> Rabs (snd kv) <= V) ->
+  Rabs (esum m ks' - esum m ks) <= (exp D - 1) * esum m ks /\
+  Rabs (ysum m ks' - ysum m ks) <= (exp D - 1) * V * esum m ks.
+Proof.
+  intros ks ks' m V D H2. induction H2 as [|[x y] [x' y'] ks ks' [Ey Hx] H2 IH]; intros HV; simpl in *.
+  - rewrite Rminus_0_r, Rabs_R0. lra.
+  - subst y'. destruct (IH (fun kv Hin => HV kv (or_intror Hin))) as [He Hy].
+    assert (Hv : Rabs y <= V) by (apply (HV (x, y)); auto).
+    assert (Hd := exp_dev (x' - x) D Hx).
+    assert (Ex : exp (x' - m) = exp (x - m) * exp (x' - x)) by (rewrite <- exp_plus; f_equal; ring).
+    assert (0 < exp (x - m)) by apply exp_pos.
+    assert (Ht : Rabs (exp (x' - m) - exp (x - m)) <= exp (x - m) * (exp D - 1)).
+    { rewrite Ex. replace (exp (x - m) * exp (x' - x) - exp (x - m)) with (exp (x - m) * (exp (x' - x) - 1)) by ring.
+      rewrite Rabs_mult, (Rabs_right (exp (x - m))) by lra. apply Rmult_le_compat_l; lra. }
+    split.
+    + replace (exp (x' - m) + esum m ks' - (exp (x - m) + esum m ks))
+        with ((exp (x' - m) - exp (x - m)) + (esum m ks' - esum m ks)) by ring.
+      apply Rle_trans with (Rabs (exp (x' - m) - exp (x - m)) + Rabs (esum m ks' - esum m ks)); [apply Rabs_triang|].
+      lra.
+    + replace (exp (x' - m) * y + ysum m ks' - (exp (x - m) * y + ysum m ks))
+        with ((exp (x' - m) - exp (x - m)) * y + (ysum m ks' - ysum m ks)) by ring.
+      apply Rle_trans with (Rabs ((exp (x' - m) - exp (x - m)) * y) + Rabs (ysum m ks' - ysum m ks));
+        [apply Rabs_triang|].
+      rewrite Rabs_mult.
+      assert (Rabs (exp (x' - m) - exp (x - m)) * Rabs y <= exp (x - m) * (exp D - 1) * V)
+        by (apply Rmult_le_compat; try apply Rabs_pos; lra).
+      lra.
+Qed.
+
+Theorem perturb : forall ks ks' m V D,
+  Forall2 (fun kv kv' => snd kv' = snd kv /\ Rabs (fst kv' - fst kv) <= D) ks ks' ->
+  (exists kv, In kv ks /\ fst kv = m) -> (forall kv, In kv ks -> fst kv <= m /\ Rabs (snd kv) <= V) ->
+  0 <= D -> exp D < 2 ->
+  Rabs (ysum 0 ks' / esum 0 ks' - ysum 0 ks / esum 0 ks) <= 2 * V * (exp D - 1) / (2 - exp D).
+Proof.
+  intros ks ks' m V D H2 Hmax HV HD HD2.
+  rewrite <- (softmax_shift m ks'), <- (softmax_shift m ks).
+  assert (HW : 1 <= esum m ks) by (apply esum_ge1; auto).
+  destruct (pert_sums ks ks' m V D H2 (fun kv Hin => proj2 (HV kv Hin))) as [Hl Ho].
+  assert (Hys := ysum_le m ks V (fun kv Hin => proj2 (HV kv Hin))).
+  destruct Hmax as [kv0 [Hin0 _]]. assert (0 <= V) by (generalize (proj2 (HV kv0 Hin0)) (Rabs_pos (snd kv0)); lra).
+  assert (1 <= exp D) by (apply exp_ge1; lra).
+  apply Rle_trans with ((V * ((exp D - 1) + (exp D - 1)) + 0 + V * 0) / (1 - (exp D - 1) - 0)).
+  - apply ratio_bound; try lra; rewrite Rmult_comm in Hl; lra.
+  - right. field. lra.
 Qed.
 
 (** The final step from the two invariants (l over lk ks, o over ks, one leaf error each) to the bound on out. *)

@@ -217,7 +217,7 @@ static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *
  * exps within 2 ulp, P rounded to the dtype (and once more by dropout's 1/keep_prob), V = max|v| / keep_prob, on
  * scores off the exact ones by at most Delta = (D + 3) u |scale| (|q| |k| + |pse|) (the GEMM's sum of D products,
  * the scale, the pse: Higham's dot-product bound), which moves softmax . v by at most 2 V (e^Delta - 1) /
- * (2 - e^Delta); plus one ulp of the output. */
+ * (2 - e^Delta) (proved too: Model.v perturb); plus one ulp of the output. */
 static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     const fr_fwd_inputs *in = &x->c->in.fwd;
     double qa, qn, ka, kn, va, vn, pa = 0, pn;
