@@ -321,6 +321,8 @@ static void test_hypotheses(void) {
 
 /* The a-priori rule is the proved rounding bound (proofs/round): an fp32 output off the golden by half of it FAILs on
  * the reference bounds with their message; one off by twice it FAILs with the message citing the theorem. */
+/* Alike test_judge.c:test_gain: kept apart because each test has its own case spec and expectations; the likeness is
+ * the build / judge sequence. */
 static void test_apriori(void) {
     fr_gen_spec s = {.name = "judge_apriori", .dtype = FR_F32, .B = 1, .N1 = 2, .S1 = 16, .S2 = 300, .D = 16};
     tcase t;
