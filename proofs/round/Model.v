@@ -794,7 +794,7 @@ Proof.
 Qed.
 
 (** ** The scores' own error: softmax . v moves by at most 2 V (e^D - 1) / (2 - e^D) when every score moves by at
-    most D (the verifier adds this for the GEMM's error on the scores, src/verify/judge.c apriori_abs). *)
+    most D (the verifier adds this for the GEMM's error on the scores, src/verify/judge/judge.c apriori_abs). *)
 
 Lemma exp_dev : forall t D, Rabs t <= D -> Rabs (exp t - 1) <= exp D - 1.
 Proof.
