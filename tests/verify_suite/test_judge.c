@@ -366,6 +366,39 @@ static void test_native_dtype(void) {
     drop(&t);
 }
 
+/* The a-priori rule is the proved rounding bound (proofs/round): an fp32 output off the golden by half of it FAILs on
+ * the reference bounds with their message; one off by twice it FAILs with the message citing the theorem. */
+/* Alike test_judge.c:test_gain: kept apart because each test has its own case spec and expectations; the likeness is
+ * the build / judge sequence. */
+static void test_apriori(void) {
+    fr_gen_spec s = {.name = "judge_apriori", .dtype = FR_F32, .B = 1, .N1 = 2, .S1 = 16, .S2 = 300, .D = 16};
+    tcase t;
+    if (!build(&s, &t)) return;
+    fr_case_outputs o;
+    convert(&t, &t.gold, &o);
+    fr_judgement j = judge(&t, &o, FR_OK, "", false);
+    double ap = j.out[FR_CO_ATTENTION_OUT].apriori_abs;
+    printf("%-28s %s: a-priori (proved) bound %.3g\n", "golden rounded (fp32)", fr_verdict_name(j.verdict), ap);
+    CHECK(j.verdict == FR_PASS && ap > 0 && isfinite(ap), "golden rounded: %s, a-priori %g", fr_verdict_name(j.verdict),
+          ap);
+    fr_judgement_free(&j);
+    const char *cite = "exceeds the proved bound for any correct fp32 online softmax of this length";
+    for (int k = 0; k < 2; k++) {
+        double off = k == 0 ? 0.5 * ap : 2.0 * ap;
+        fr_store_f64(&o.fwd.attention_out, 5, fr_load_f64(&t.gold.fwd.attention_out, 5) + off);
+        j = judge(&t, &o, FR_OK, "", false);
+        printf("%-28s %s: %s\n", k == 0 ? "one element + 0.5 a-priori" : "one element + 2 a-priori",
+               fr_verdict_name(j.verdict), j.why);
+        CHECK(j.verdict == FR_FAIL, "an error of %g x the proved bound: %s, want FAIL", off / ap,
+              fr_verdict_name(j.verdict));
+        CHECK((strstr(j.why, cite) != NULL) == (k == 1), "%s the message cite the proved bound: %s",
+              k ? "must" : "must not", j.why);
+        fr_judgement_free(&j);
+    }
+    fr_case_outputs_free(&o);
+    drop(&t);
+}
+
 int main(void) {
     printf("test_judge: seed %llu\n", (unsigned long long)kSeed);
     test_native_dtype();
@@ -374,5 +407,6 @@ int main(void) {
     test_d1();
     test_hypotheses();
     test_zero_grad();
+    test_apriori();
     return fr_test_exit("test_judge");
 }

@@ -4,6 +4,7 @@
 #include "verify/judge/diagnose.h"
 
 #include "core/core.h"
+#include "core/osm_bound.h"
 #include "core/problem.h"
 #include "core/validate.h"
 #include "verify/judge/plain_ref.h"
@@ -218,9 +219,12 @@ static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *
     *maxnorm = sqrt(*maxnorm);
 }
 
-/* A-priori ceiling on attention_out's max abs error (docs/verification-method.md 1: Blanchard-Higham-Higham softmax bound with
- * the GEMM bounds): per row the weights carry a relative error below (n + 2 + 2 range) u_acc plus one rounding of P
- * (u_p), the output is a convex combination of V rows (times 1/keep_prob), plus one rounding of the output. */
+/* A-priori ceiling on attention_out's max abs error: the proved rounding bound of the online softmax (proofs/round,
+ * core/osm_bound.h) for ANY fp32 implementation of this length: n keys (the sink counts), every tiling (K = n), both
+ * exps within 2 ulp, P rounded to the dtype (and once more by dropout's 1/keep_prob), V = max|v| / keep_prob, on
+ * scores off the exact ones by at most Delta = (D + 3) u |scale| (|q| |k| + |pse|) (the GEMM's sum of D products,
+ * the scale, the pse: Higham's dot-product bound), which moves softmax . v by at most 2 V (e^Delta - 1) /
+ * (2 - e^Delta) (proved too: Model.v perturb); plus one ulp of the output. */
 static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     const fr_fwd_inputs *in = &x->c->in.fwd;
     double qa, qn, ka, kn, va, vn, pa = 0, pn;
@@ -239,11 +243,15 @@ static double apriori_abs(const ctx *x, fr_dtype out_dt) {
     if (x->pb.has_pse && fr_pse_type_is_slopes(x->pb.pse_type)) R += 1e4;
     if (x->pb.fp8) R *= 1e3;                            /* dequant scales (kept generous rather than exact) */
     double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
-    double uacc = ldexp(1.0, -24);
+    double u = ldexp(1.0, -24), V = va / kp;
     double up = x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64 ? 0.0 : unit_roundoff(x->pb.dtype);
-    double n = (double)x->pb.S2 + (double)x->pb.Dk + 2.0;
-    double rel = (n + 4.0 * R) * uacc + 2.0 * up;
-    return rel * va / kp + fr_ulp_of(out_dt, va / kp) + DBL_MIN;
+    if (x->pb.has_drop) up = (1.0 + up) * (1.0 + u) - 1.0;
+    double delta = ((double)(x->pb.Dk + x->pb.Drope) + 3.0) * u * R * 1.01; /* 1.01: gamma_D over D u */
+    double n = (double)x->pb.S2 + (x->pb.has_sink ? 1.0 : 0.0);
+    fr_osm_bound_params bp = fr_osm_bound_f32_any(up);
+    double soft = n >= 1 ? fr_osm_bound_kernel(&bp, n, n, 2.0 * (R + delta), V) : 0.0;
+    double ed = expm1(delta), pert = ed < 1.0 ? 2.0 * V * ed / (1.0 - ed) : INFINITY;
+    return soft + pert + fr_ulp_of(out_dt, V) + DBL_MIN;
 }
 
 /* A gradient whose golden is exactly zero everywhere (its terms cancel exactly: a softmax over one key gives
@@ -643,6 +651,11 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
                      "%s: the golden is exactly 0 everywhere; max abs %.3g > bound %.3g (= %g x the a-priori scale of "
                      "the cancelling terms, %.3g)",
                      nm, oj->m.max_abs, oj->bound_abs, kl2, zabs);
+        else if (fwd_out && oj->m.max_abs > oj->apriori_abs)
+            snprintf(bs->fail_why, sizeof bs->fail_why,
+                     "%s: max abs %.3g exceeds the proved bound for any correct fp32 online softmax of this length "
+                     "(%.3g, S2 = %lld; proofs/round); rel-L2 %.2f x plain, %.2f x ideal",
+                     nm, oj->m.max_abs, oj->apriori_abs, (long long)x->pb.S2, oj->x_plain, oj->x_ideal);
         else if (r_l2 >= r_abs)
             snprintf(bs->fail_why, sizeof bs->fail_why,
                      "%s: rel-L2 %.3g > bound %.3g (= %g x max(plain %.3g, ideal %.3g, u/4 %.3g)); %.2f x plain, "

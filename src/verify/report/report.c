@@ -36,7 +36,7 @@ void fr_report_thresholds(FILE *f, const fr_judge_opts *o) {
     fprintf(f, "thresholds (override with the options in brackets; ref = max(plain reference's, ideal pipeline's)):\n");
     if (o->standard == FR_STD_FLASHREF) {
         thr_line(f, "[--k-out]", "FAIL attention_out rel-L2 > %g x max(ref, u/4 of the out dtype)", o->k_out);
-        thr_line(f, "[--k-max]", "FAIL attention_out max abs > %g x max(ref, 1 ulp), or > the a-priori bound", o->k_max);
+        thr_line(f, "[--k-max]", "FAIL attention_out max abs > %g x max(ref, 1 ulp), or > the proved bound", o->k_max);
         thr_line(f, "[--k-grad]", "FAIL gradient rel-L2 > %g x max(ref, u/4 of the dtype)", o->k_grad);
         thr_line(f, "[--warn-frac]", "WARN a rel-L2 above %g of its FAIL bound (outputs of >= 1024 elements)",
                  o->warn_frac);
@@ -673,7 +673,7 @@ fr_status fr_report_html(const char *path, const fr_suite_result *r, const fr_re
     }
     fprintf(f,
             "</table><p class=note>Standard: %s. Thresholds: attention_out rel-L2 &le; %g &#215; max(the plain "
-            "reference's, the ideal pipeline's) (max abs &le; %g &#215;, and the a-priori bound); gradients &le; %g "
+            "reference's, the ideal pipeline's) (max abs &le; %g &#215;, and the proved a-priori bound); gradients &le; %g "
             "&#215;; softmax max/sum &le; %g &#215;; WARN above %g of a bound, or when the row-gain rms exceeds %g "
             "&#215; the noise floor and the references' gains. Fully masked rows: %s.</p>",
             fr_standard_name(m->judge->standard), m->judge->k_out, m->judge->k_max, m->judge->k_grad,
