@@ -185,6 +185,21 @@ def test_a_perturbed_dump_fails_naming_the_calls(dump, tmp_path):
     assert verify("--msprobe", ddir, "--filter", "7.forward").returncode == 0
 
 
+def test_gradients_the_dump_lacks_are_not_judged(dump, tmp_path):
+    """An input that did not require grad has a null gradient in the dump: the others are judged; without dq (the
+    judge's primary output) the call is reported, not judged."""
+    _, ddir = dump
+    d = _copy(ddir, tmp_path / "partial")
+    js = json.loads((d / "dump.json").read_text())
+    js["data"]["NPU.npu_fusion_attention.3.backward"]["output"][1] = None      # dk
+    js["data"]["NPU.npu_fusion_attention.1.backward"]["output"][0] = None      # dq
+    (d / "dump.json").write_text(json.dumps(js))
+    r = flashref.verify_msprobe(d, filter="backward")
+    c3, c1 = r["NPU.npu_fusion_attention.3.backward"], r["NPU.npu_fusion_attention.1.backward"]
+    assert c3.verdict == "PASS" and set(c3.outputs) == {"dq", "dv"} and "not judged: dk" in c3.extra, c3.raw
+    assert c1.verdict == "SKIP" and "no dq" in c1.why, c1.raw
+
+
 # ------------------------------------------------------------------------------------------------------------------
 # the C reader and flashref.npu.bind rebuild the same case
 
