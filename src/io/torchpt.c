@@ -213,6 +213,11 @@ static fr_status zip_open(const src *s, zip *z, fr_error *err) {
         else if (csize != usize || edisk != 0)
             st = fr_fail(err, FR_E_FORMAT, "%s: zip entry '%.*s': stored size %lld differs from its size %lld",
                          s->what, (int)nlen, name, (long long)csize, (long long)usize);
+        /* Every record, read or not, must fit before the directory: a header that lies about one is not torch's. */
+        else if (loff < 0 || loff > cd_off || cd_off - loff < 30 + (int64_t)nlen || usize > cd_off - loff - 30 - nlen)
+            st = fr_fail(err, FR_E_FORMAT, "%s: zip entry '%.*s' (%lld bytes at offset %lld) does not fit before the "
+                         "central directory at %lld", s->what, (int)nlen, name, (long long)usize, (long long)loff,
+                         (long long)cd_off);
         z->e[k] = (zent){name, nlen, usize, loff, rd32(c + 16)};
         p += 46 + nlen + xlen + clen;
     }

@@ -57,7 +57,8 @@ typedef struct rec {
     size_t n;
 } rec;
 
-enum { Z_ZIP64 = 1, Z_COMPRESSED = 2, Z_ENCRYPTED = 4, Z_BAD_CRC = 8, Z_COMMENT = 16, Z_LOCAL_NAME = 32 };
+enum { Z_ZIP64 = 1, Z_COMPRESSED = 2, Z_ENCRYPTED = 4, Z_BAD_CRC = 8, Z_COMMENT = 16, Z_LOCAL_NAME = 32,
+       Z_LYING_SIZE = 64 };
 
 /* A stored zip of the records (zip64: every size and offset through the zip64 extra field and end records). */
 static buf zip_of(const rec *r, int n, int flags) {
@@ -88,8 +89,9 @@ static buf zip_of(const rec *r, int n, int flags) {
         put_le(&cd, method, 2);
         put_le(&cd, 0, 4);
         put_le(&cd, crc, 4);
-        put_le(&cd, z64 ? 0xFFFFFFFFu : r[k].n, 4);
-        put_le(&cd, z64 ? 0xFFFFFFFFu : r[k].n, 4);
+        uint64_t csz = (flags & Z_LYING_SIZE) && k == n - 1 ? 0x7FFFFFF0u : r[k].n; /* the central size lies */
+        put_le(&cd, z64 ? 0xFFFFFFFFu : csz, 4);
+        put_le(&cd, z64 ? 0xFFFFFFFFu : csz, 4);
         put_le(&cd, nl, 2);
         put_le(&cd, z64 ? 28 : 0, 2);
         put_le(&cd, 0, 2);
@@ -246,6 +248,19 @@ static void test_built(void) {
         expect_refused(&z, zbad[k].needle, zbad[k].needle);
         free(z.p);
     }
+    /* a record the reader never reads (version), its central size lying (2 GB in a small file): refused all the same */
+    rec lying[4] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/byteorder", (const uint8_t *)"little", 6},
+                    {"archive/data/0", (const uint8_t *)v, sizeof v}, {"archive/version", (const uint8_t *)"3\n", 2}};
+    z = zip_of(lying, 4, 0);
+    fr_tensor tl;
+    fr_error el;
+    fr_status sl = read_mem(&z, &tl, &el);
+    CHECK(sl == FR_OK, "the four-record archive: %s", el.msg);
+    if (sl == FR_OK) free(tl.data);
+    free(z.p);
+    z = zip_of(lying, 4, Z_LYING_SIZE);
+    expect_refused(&z, "lying size of an unread record", "does not fit before the central directory");
+    free(z.p);
     rec dup[4] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/data/0", (const uint8_t *)v, sizeof v},
                   {"archive/data/0", (const uint8_t *)v, sizeof v}, {"b/data.pkl", pk.p, pk.n}};
     z = zip_of(dup, 3, 0);
