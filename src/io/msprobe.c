@@ -311,7 +311,9 @@ fr_status fr_mp_parse_json(const char *json, size_t len, fr_mp_want_fn want, fr_
     const char *end = NULL;
     cJSON *root = fr_io_json_parse(text, &end);
     fr_status st = FR_OK;
-    if (!root) {
+    if (!root && fr_io_json_syntax_ok(text)) {
+        st = fr_fail(err, FR_E_NOMEM, "%s: out of memory parsing the JSON", what); /* well-formed: cJSON ran out */
+    } else if (!root) {
         size_t at = end && end >= text ? (size_t)(end - text) : 0;
         st = fr_fail(err, FR_E_FORMAT, "%s: not valid JSON (near byte %zu of %zu)", what, at, sl);
     } else if (!cJSON_IsObject(root)) {
@@ -428,6 +430,16 @@ fr_status fr_mp_open(const char *dir, fr_mp_want_fn want, fr_mp_dump *d, fr_erro
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+static bool is_link(int dirfd, const char *name) {
+    struct stat sb;
+    return fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(sb.st_mode);
+}
+
+bool fr_mp_found_link(const char *root, const char *dir) {
+    struct stat sb;
+    return strcmp(root, dir) && lstat(dir, &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
 /* Any entry named dump.json (fr_mp_open then says what is wrong with one that is not a regular file). */
 static bool has_dump_json(int dirfd, const char *name) {
     struct stat sb;
@@ -436,7 +448,8 @@ static bool has_dump_json(int dirfd, const char *name) {
     return fstatat(dirfd, p, &sb, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-/* Subdirectories of dirfd (no links, no hidden names), sorted. */
+/* Subdirectories of dirfd and symbolic links (listed for the caller to refuse by name, never followed; no hidden
+ * names), sorted. */
 static int subdirs(int dirfd, char ***out) {
     *out = NULL;
     int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -451,7 +464,7 @@ static int subdirs(int dirfd, char ***out) {
     while ((de = readdir(dp))) {
         struct stat sb;
         if (de->d_name[0] == '.' || strlen(de->d_name) > 255 ||
-            fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(sb.st_mode))
+            fstatat(dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !(S_ISDIR(sb.st_mode) || S_ISLNK(sb.st_mode)))
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -501,7 +514,7 @@ fr_status fr_mp_find(const char *root, char ***dirs, int *n, fr_error *err) {
         int n1 = subdirs(rfd, &l1);
         if (n1 < 0) st = fr_fail(err, FR_E_IO, "%s: %s", root, fr_io_strerror());
         for (int a = 0; a < n1; a++) {
-            if (st == FR_OK && has_dump_json(rfd, l1[a])) {
+            if (st == FR_OK && (is_link(rfd, l1[a]) || has_dump_json(rfd, l1[a]))) {
                 char *p = fr_io_join(root, l1[a]);
                 ADD(p);
             } else if (st == FR_OK) {
@@ -509,7 +522,7 @@ fr_status fr_mp_find(const char *root, char ***dirs, int *n, fr_error *err) {
                 char **l2 = NULL;
                 int n2 = sfd >= 0 ? subdirs(sfd, &l2) : -1;
                 for (int b = 0; b < n2; b++) {
-                    if (st == FR_OK && has_dump_json(sfd, l2[b])) {
+                    if (st == FR_OK && (is_link(sfd, l2[b]) || has_dump_json(sfd, l2[b]))) {
                         char *mid = fr_io_join(root, l1[a]);
                         char *p = mid ? fr_io_join(mid, l2[b]) : NULL;
                         free(mid);

@@ -88,9 +88,13 @@ fr_status fr_mp_open(const char *dir, fr_mp_want_fn want, fr_mp_dump *d, fr_erro
 void fr_mp_free(fr_mp_dump *d);
 
 /* The dump directories at or below root: root itself when it holds dump.json, else its subdirectories (msprobe's
- * step*, then rank* / proc*: two levels at most) that do, sorted; symbolic links are not followed. *dirs: malloc'd
- * paths (free each and the array). FR_E_IO when root cannot be read, FR_E_FORMAT when no dump.json is found. */
+ * step*, then rank* / proc*: two levels at most) that do, sorted. A symbolic link at those levels is listed, never
+ * followed: the caller refuses it by name (fr_mp_found_link), so that a linked rank is not skipped in silence.
+ * *dirs: malloc'd paths (free each and the array). FR_E_IO when root cannot be read, FR_E_FORMAT when no dump.json
+ * (nor link) is found. */
 fr_status fr_mp_find(const char *root, char ***dirs, int *n, fr_error *err);
+/* Whether dir, a path fr_mp_find listed below root (not root itself, which the user named), is a symbolic link. */
+bool fr_mp_found_link(const char *root, const char *dir);
 
 /* A dumped tensor's file, opened and described: its own dtype and shape checked against dump.json's (label names
  * the argument in messages). *fd is open on success (close it). */

@@ -39,6 +39,8 @@ from flashref._arrays import to_numpy
 torch = torch_or_skip()
 
 SCRIPT = HERE / "msprobe_dump_script.py"
+# a small dump msprobe's own dumper wrote (tests/data/msprobe/make_dump.py): these tests run without msprobe
+COMMITTED = HERE.parent / "data" / "msprobe" / "dump"
 LAYOUTS = {"BSH", "SBH", "BNSD", "BSND", "TND"}
 
 
@@ -183,6 +185,40 @@ def test_a_perturbed_dump_fails_naming_the_calls(dump, tmp_path):
     assert all(c["verdict"] in ("PASS", "SKIP") for c in res["cases"] if c["name"] not in want)
     # the clean dump of the same calls passes: it is the perturbation that fails, not the calls
     assert verify("--msprobe", ddir, "--filter", "7.forward").returncode == 0
+
+
+def test_the_committed_dump_passes_and_its_perturbed_copy_fails(tmp_path):
+    """The dump tests/data/msprobe/make_dump.py had msprobe 26.2.0 write (12 entries: 7 forward, 5 backward; BSH, SBH,
+    BNSD, BSND, TND; sparse modes 0 and 1, a band, GQA, pse, a sink, _v2): judged PASS by name, and with one output
+    of three calls perturbed, exactly those three FAIL naming the output. Needs no msprobe."""
+    entries = fa_entries(COMMITTED)
+    assert len(entries) == 12 and sum(k.endswith(".backward") for k in entries) == 5, sorted(entries)
+    js = tmp_path / "c.json"
+    p = verify("--msprobe", COMMITTED, "--json", js, "-v")
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    res = json.loads(js.read_text())
+    assert [c["name"] for c in res["cases"]] == list(entries)
+    assert all(c["verdict"] == "PASS" for c in res["cases"]), [(c["name"], c["why"]) for c in res["cases"]]
+    assert all(n in p.stdout for n in entries)
+
+    d = _copy(COMMITTED, tmp_path / "perturbed")
+    out = entries["NPU.npu_fusion_attention.5.forward"]["output"][0]["data_name"]       # SBH with pse, inference
+    t = _load(d, out)
+    t[:, :, :8] *= 1.01                                    # head 0 of H = 2 x 8, 1 % too large
+    _save(d, out, t)
+    dv = entries["NPU.npu_fusion_attention.2.backward"]["output"][2]["data_name"]      # TND: dv
+    t = _load(d, dv)
+    _save(d, dv, t + 0.02 * t.std() * torch.randn(t.shape, generator=torch.Generator().manual_seed(2)))
+    smax = entries["NPU.npu_fusion_attention.4.forward"]["output"][1]["data_name"]     # sparse_mode 1: softmax_max
+    _save(d, smax, _load(d, smax) + 0.01)
+    p = verify("--msprobe", d, "--json", js)
+    assert p.returncode == 1, p.stdout[-3000:] + p.stderr[-2000:]
+    failed = {c["name"]: c["why"] for c in json.loads(js.read_text())["cases"] if c["verdict"] == "FAIL"}
+    want = {"NPU.npu_fusion_attention.5.forward": "attention_out", "NPU.npu_fusion_attention.2.backward": "dv",
+            "NPU.npu_fusion_attention.4.forward": "softmax_max"}
+    assert set(failed) == set(want), failed
+    for n, output in want.items():
+        assert output in failed[n] and n in p.stdout, failed[n]
 
 
 def test_gradients_the_dump_lacks_are_not_judged(dump, tmp_path):
@@ -447,6 +483,38 @@ def _variant(kind, dst, js, outside):
         e["input_args"][3]["value"] = 1
         _rewrite(dst, js)
         return "FR_E_RANGE"
+    if kind == "truncated":
+        p = data / q["data_name"]
+        p.write_bytes(p.read_bytes()[:-100])
+        return "no zip end-of-central-directory record"
+    if kind == "empty-file":
+        (data / q["data_name"]).write_bytes(b"")
+        return "0 bytes: not a torch.save (zip) file"
+    if kind == "lying-zip-size":
+        # the central directory gives an unread record (.format_version) 2 GB; torch.load would refuse the file too
+        p = data / q["data_name"]
+        b = bytearray(p.read_bytes())
+        with zipfile.ZipFile(p) as z:
+            k = [i.filename.endswith("/.format_version") for i in z.infolist()].index(True)
+        i = -1
+        for _ in range(k + 1):
+            i = b.find(b"PK\x01\x02", i + 1)
+        b[i + 20:i + 28] = (0x7FFFFFF0).to_bytes(4, "little") * 2
+        p.write_bytes(bytes(b))
+        return "does not fit before the central directory"
+    if kind == "data-name-directory":
+        (data / q["data_name"]).unlink()
+        (data / q["data_name"]).mkdir()
+        return "not a regular file"
+    if kind == "rank-symlink":
+        # msprobe's layout step0/proc*/ with one rank a link to a dump outside: refused by name, the other judged
+        shutil.copytree(dst, outside / "proc1")
+        proc0 = dst / "step0" / "proc0"
+        proc0.mkdir(parents=True)
+        for n in ("dump.json", "dump_tensor_data"):
+            shutil.move(str(dst / n), str(proc0 / n))
+        (dst / "step0" / "proc1").symlink_to(outside / "proc1")
+        return "step0/proc1 is a symbolic link: not followed"
     if kind == "bad-json":
         (dst / "dump.json").write_text('{"task": "tensor", "data": {"NPU.npu_fusion_attention.0.forward": {')
         return "not valid JSON"
@@ -504,12 +572,13 @@ def _sparse_pt(path, arch, pkl, nbytes):
 
 HOSTILE = ["missing", "lying-shape", "lying-dtype", "dotdot", "absolute", "symlink-out", "data-dir-symlink",
            "dump-json-symlink", "fifo", "pickle-runs-code", "not-zip", "crc", "huge-storage", "huge-problem",
-           "bad-json", "statistics", "wrong-type"]
+           "bad-json", "statistics", "wrong-type", "truncated", "empty-file", "lying-zip-size", "data-name-directory",
+           "rank-symlink"]
 
 
 @pytest.mark.parametrize("kind", HOSTILE)
-def test_hostile_dumps_are_refused_and_contained(dump, tmp_path, kind):
-    _, ddir = dump
+def test_hostile_dumps_are_refused_and_contained(tmp_path, kind):
+    ddir = COMMITTED                                      # its call 0: BSH fp32, positional arguments
     outside = tmp_path / "outside"
     outside.mkdir()
     torch.save(torch.zeros(1, 2, 16), outside / "outside.pt")
@@ -518,15 +587,18 @@ def test_hostile_dumps_are_refused_and_contained(dump, tmp_path, kind):
     dst, js = _mini(ddir, tmp_path / "dump")
     want = _variant(kind, dst, js, outside)
     before = {p: p.stat().st_mtime_ns for p in outside.rglob("*")} if kind in (
-        "data-dir-symlink", "dump-json-symlink") else before
+        "data-dir-symlink", "dump-json-symlink", "rank-symlink") else before
     written = tmp_path / "written"
-    p = verify("--msprobe", dst, "--write", written, timeout=60)
+    p = verify("--msprobe", dst, "--write", written, "-v", timeout=60)
     text = p.stdout + p.stderr
     assert p.returncode == 2, "%s: exit %d\n%s" % (kind, p.returncode, text[-3000:])
     assert want in text, "%s: %r not in\n%s" % (kind, want, text[-3000:])
     assert "cannot load" in text or "--msprobe" in text
     assert not (outside / "pwned").exists()                     # nothing the file said was run
     assert {p: p.stat().st_mtime_ns for p in outside.rglob("*")} == before    # nothing outside touched
+    if kind == "rank-symlink":                                   # the real rank beside the link is judged
+        assert "PASS  step0/proc0/NPU.npu_fusion_attention.0.forward" in p.stdout, p.stdout[-3000:]
+        written = written / "step0" / "proc1"
     assert not written.exists() or not any(written.iterdir())   # no case written for a refused call
 
 

@@ -94,10 +94,13 @@ typedef struct rowmap {
     int64_t d1_count;
 } rowmap;
 
+/* Leaves r empty: rowmap_build frees a half-built map and fr_judge_plain's ctx_free frees it again. */
 static void rowmap_free(rowmap *r) {
     free(r->d1);
     free(r->head);
     free(r->sm_d1);
+    r->d1 = r->sm_d1 = NULL;
+    r->head = NULL;
 }
 
 /* out: a contiguous tensor of the out-like shape (row length D); sm: the reference softmax max (any float dtype). */

@@ -1,6 +1,7 @@
 /* `flashref verify --msprobe` (suite.h): every fusion-attention call of msprobe dumps rebuilt as a case
  * (cases/npu_call.h) and the NPU's dumped outputs judged against the golden, each result named by its dump name. A
- * dump or a call that cannot be read is that result's input error ("cannot load ..."), the others are judged. */
+ * dump or a call that cannot be read is that result's input error ("cannot load ..."), the others are judged; out of
+ * memory is the library's own failure and stops the run (FR_E_NOMEM), never a verdict. */
 #include "verify/suite/suite_internal.h"
 
 #include "core/core.h"
@@ -63,6 +64,7 @@ static fr_status judge_entry(fr_iut *iut, const fr_mp_dump *d, const fr_mp_entry
     fr_error le;
     memset(&le, 0, sizeof le);
     fr_status st = fr_npu_rebuild(d, e, fwd, &nc, &le);
+    if (st == FR_E_NOMEM) return fr_fail(err, st, "%s: %s", name, le.msg); /* ours, not the dump's: the run stops */
     if (st != FR_OK) {
         input_error(cr, "call", st, le.msg);
         cr->seconds = fr_suite_now_s() - t0;
@@ -106,6 +108,10 @@ static fr_status judge_entry(fr_iut *iut, const fr_mp_dump *d, const fr_mp_entry
     fr_iut_given_set(iut, &nc.npu);
     st = fr_suite_judge_one(iut, &nc.c, NULL, cr->tags, &oc, NULL, cr, &le);
     fr_iut_given_set(iut, NULL);
+    if (st == FR_E_NOMEM) {
+        fr_npu_case_free(&nc);
+        return fr_fail(err, st, "%s: %s", name, le.msg);
+    }
     if (st != FR_OK) {
         memset(&cr->j, 0, sizeof cr->j);
         input_error(cr, "call (judging it failed)", st, le.msg);
@@ -147,11 +153,18 @@ fr_status fr_suite_verify_msprobe(const char *root, const fr_suite_opts *o_in, c
         fr_mp_dump d;
         fr_error le;
         memset(&le, 0, sizeof le);
-        fr_status ds = fr_mp_open(dirs[k], fr_npu_is_fa, &d, &le);
+        fr_status ds = fr_mp_found_link(root, dirs[k])
+                           ? fr_fail(&le, FR_E_IO, "%s is a symbolic link: not followed (a dump is read inside the "
+                                     "directory given; give the link's target as DUMP to judge it)", dirs[k])
+                           : fr_mp_open(dirs[k], fr_npu_is_fa, &d, &le);
         if (ds == FR_OK && d.n && (d.datafd < 0 || (d.task[0] && strcmp(d.task, "tensor")))) {
             ds = fr_fail(&le, FR_E_FORMAT, "%s: the dump holds no tensors (task \"%s\"%s): dump with task \"tensor\" "
                          "to have its calls judged", dirs[k], d.task, d.datafd < 0 ? ", no dump_tensor_data" : "");
             fr_mp_free(&d);
+        }
+        if (ds == FR_E_NOMEM) { /* the library's own failure, not the dump's: the run stops (docs/reliability.md) */
+            st = fr_fail(err, ds, "%s", le.msg);
+            break;
         }
         if (ds != FR_OK) {
             fr_case_result *cr = next_slot(res, &cap);
