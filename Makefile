@@ -49,7 +49,8 @@ $(VENV)/.torch-onnx: $(VENV)/.ok
 	@touch $@
 
 # The frameworks of the wider panel (runners/): OpenVINO, JAX (CPU), mindstudio-probe (Ascend's accuracy tool, with
-# its CPU golden of npu_fusion_attention); torch / onnxruntime come from `torch`. The newest PyPI release of each
+# its CPU golden of npu_fusion_attention, and its own dumper writes the dumps `flashref verify --msprobe` is tested on:
+# tests/python_pkg/test_msprobe.py, docs/ascend.md); torch / onnxruntime come from `torch`. The newest PyPI release of each
 # (versions in docs/verifier.md, "The panel"), one at a time so that one that cannot be had does not block the others:
 # its runners SKIP loudly (tests/panel/check_panel.py) and build/venv/.panel-missing says which and when.
 PANEL_PKGS ?= openvino jax mindstudio-probe

@@ -90,6 +90,20 @@ FR_API fr_status fr_verify_run_callback(const fr_verify_opts *o, fr_verify_callb
  * mutant:NAME. */
 FR_API fr_status fr_verify_run_impl(const fr_verify_opts *o, const char *impl, fr_verify_result **res,
                                     fr_error *err);
+/* msprobe dumps (docs/ascend.md): every npu_fusion_attention[_grad][_v2|_v3] call (and MindSpeed's) of the msprobe
+ * dump at or below dump_dir rebuilt with torch_npu's argument names and defaults, a backward entry as the grad call
+ * of its forward, and the NPU's dumped outputs judged against the golden, each result named by its dump name (as
+ * `flashref verify --msprobe`). o: filter / exact select calls by name, thresholds and impl_name as for the suites
+ * (set, seed, threads: unused). standard: "ascend-L1" when NULL (msprobe's level for these APIs), or "flashref",
+ * "ascend-L0", "ascend-L2", "fa". write_dir (NULL: none): every rebuilt call also written as a case directory
+ * write_dir/NAME with the NPU's outputs beside it. FR_OK when the dump was read (a call that cannot be read is its
+ * result's FAIL "cannot load ..."); FR_E_IO / FR_E_FORMAT when there is no dump there. */
+FR_API fr_status fr_verify_msprobe(const fr_verify_opts *o, const char *dump_dir, const char *standard,
+                                   const char *write_dir, fr_verify_result **res, fr_error *err);
+/* torch_npu's fusion-attention schemas as op-plugin publishes them (npu_fusion_attention, _grad, _v2, _grad_v2, _v3,
+ * _grad_v3), NULL-terminated: the one copy the dump reader and the Python package (flashref.npu) parse. */
+FR_API const char *const *fr_verify_npu_schemas(void);
+
 /* Overall verdict: 0 PASS, 1 WARN, 2 FAIL, 3 SKIP (every case skipped); number of cases. */
 FR_API int fr_verify_result_overall(const fr_verify_result *r);
 FR_API int fr_verify_result_count(const fr_verify_result *r);

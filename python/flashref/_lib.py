@@ -207,6 +207,8 @@ _sig("fr_verify_output_specs", C.c_int, C.c_int, P(Params), P(BwdInputs), Tensor
 _sig("fr_verify_opts_default", VerifyOpts)
 _sig("fr_verify_run_callback", C.c_int, P(VerifyOpts), CALLBACK, C.c_void_p, P(C.c_void_p), P(Error))
 _sig("fr_verify_run_impl", C.c_int, P(VerifyOpts), C.c_char_p, P(C.c_void_p), P(Error))
+_sig("fr_verify_msprobe", C.c_int, P(VerifyOpts), C.c_char_p, C.c_char_p, C.c_char_p, P(C.c_void_p), P(Error))
+_sig("fr_verify_npu_schemas", P(C.c_char_p))
 _sig("fr_verify_result_overall", C.c_int, C.c_void_p)
 _sig("fr_verify_result_count", C.c_int, C.c_void_p)
 _sig("fr_verify_result_json", C.c_int, C.c_void_p, P(C.c_void_p), P(Error))

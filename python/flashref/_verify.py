@@ -472,6 +472,26 @@ def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, fil
     return VerifyResult(h, r.errors)
 
 
+def verify_msprobe(path: Union[str, "os.PathLike[str]"], *, standard: Optional[str] = None,
+                   filter: Optional[str] = None, case: Optional[str] = None, write: Optional[str] = None,
+                   name: Optional[str] = None, **thresholds: float) -> VerifyResult:
+    """Judges an msprobe dump (Ascend's accuracy tool; docs/ascend.md), as `flashref verify --msprobe` does: every
+    npu_fusion_attention[_grad][_v2|_v3] call of the dump at or below path (a directory holding dump.json and
+    dump_tensor_data/, or one above it: step*/rank*) rebuilt with torch_npu's argument names and defaults, a backward
+    entry as the grad call of its forward, and the NPU's dumped outputs judged against the golden. Each CaseResult is
+    named by its dump name ("NPU.npu_fusion_attention.0.forward"). standard: "ascend-L1" (default: msprobe's level for
+    these APIs), "ascend-L0", "ascend-L2", "flashref" (flashref's own judge) or "fa". filter / case: calls whose
+    name contains / equals it. write: also write every rebuilt call as a case directory write/NAME with the NPU's
+    outputs beside it. A call that cannot be read FAILs with a why starting "cannot load"; a call with a drop mask
+    only the NPU knows SKIPs saying so. FlashrefError when path holds no dump."""
+    keep: list = []
+    o = _opts("default", filter, case, None, 0, thresholds, True, name, keep)
+    h, err = C.c_void_p(), L.Error()
+    L.check(L.lib.fr_verify_msprobe(C.byref(o), os.fsencode(path), standard.encode() if standard else None,
+                                    os.fsencode(write) if write else None, C.byref(h), C.byref(err)), err)
+    return VerifyResult(h, {})
+
+
 def list_cases(set: str = "default", filter: Optional[str] = None) -> List[Dict[str, str]]:
     """The cases of a set: [{"name", "category", "what"}] in run order."""
     out: List[Dict[str, str]] = []

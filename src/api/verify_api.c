@@ -10,6 +10,7 @@
 #include "study/emu_study.h"
 #include "verify/iut/iut_callback.h"
 #include "verify/metrics/metrics.h"
+#include "verify/cases/npu_call.h"
 #include "verify/report/report.h"
 #include "verify/suite/suite.h"
 
@@ -147,6 +148,40 @@ static void keep_exact(fr_suite_result *r, const char *exact) {
     fr_suite_summarize(r);
 }
 
+/* The suite options of a verify_opts (thresholds; set, filter, seed, threads). */
+static fr_suite_opts suite_opts_of(const fr_verify_opts *o) {
+    fr_suite_opts so = fr_suite_opts_default();
+    so.set = o->set;
+    so.filter = o->exact ? o->exact : o->filter;
+    so.seed = o->seed;
+    so.threads = o->threads;
+    so.judge.k_out = o->k_out;
+    so.judge.k_max = o->k_max;
+    so.judge.k_grad = o->k_grad;
+    so.judge.k_stats = o->k_stats;
+    so.judge.gain_warn = o->gain_warn;
+    so.judge.growth_warn = o->growth_warn;
+    if (o->standard) fr_standard_parse(o->standard, &so.judge.standard, NULL); /* checked by check_opts */
+    return so;
+}
+
+/* Hands a finished run over as *res (or frees it when st is an error). */
+static fr_status finish(fr_verify_result *vr, fr_status st, const fr_verify_opts *o, const fr_suite_opts *so,
+                        const char *impl, const char *set, fr_verify_result **res) {
+    if (st != FR_OK) {
+        fr_suite_result_free(&vr->r);
+        free(vr);
+        return st;
+    }
+    if (o->exact) keep_exact(&vr->r, o->exact);
+    vr->judge = so->judge;
+    snprintf(vr->impl, sizeof vr->impl, "%s", o->impl_name ? o->impl_name : impl);
+    snprintf(vr->set, sizeof vr->set, "%s", set);
+    vr->seed = o->seed;
+    *res = vr;
+    return FR_OK;
+}
+
 static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result **res, fr_error *err) {
     fr_verify_opts o = o_in ? *o_in : fr_verify_opts_default();
     if (!o.set) o.set = "default";
@@ -154,18 +189,7 @@ static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result *
     if (st != FR_OK) return st;
     fr_verify_result *vr = calloc(1, sizeof *vr);
     if (!vr) return fr_fail(err, FR_E_NOMEM, "verify: out of memory");
-    fr_suite_opts so = fr_suite_opts_default();
-    so.set = o.set;
-    so.filter = o.exact ? o.exact : o.filter;
-    so.seed = o.seed;
-    so.threads = o.threads;
-    so.judge.k_out = o.k_out;
-    so.judge.k_max = o.k_max;
-    so.judge.k_grad = o.k_grad;
-    so.judge.k_stats = o.k_stats;
-    so.judge.gain_warn = o.gain_warn;
-    so.judge.growth_warn = o.growth_warn;
-    if (o.standard) fr_standard_parse(o.standard, &so.judge.standard, NULL); /* checked by check_opts */
+    fr_suite_opts so = suite_opts_of(&o);
     so.judge.external = o.external == 1 || (o.external == -1 && !fr_iut_is_builtin(iut));
     names nm;
     memset(&nm, 0, sizeof nm);
@@ -185,18 +209,7 @@ static fr_status run(const fr_verify_opts *o_in, fr_iut *iut, fr_verify_result *
     st = fr_suite_run(iut, &so, &vr->r, err);
     free(nm.name);
     free(nm.cat);
-    if (st != FR_OK) {
-        fr_suite_result_free(&vr->r);
-        free(vr);
-        return st;
-    }
-    if (o.exact) keep_exact(&vr->r, o.exact);
-    vr->judge = so.judge;
-    snprintf(vr->impl, sizeof vr->impl, "%s", o.impl_name ? o.impl_name : fr_iut_name(iut));
-    snprintf(vr->set, sizeof vr->set, "%s", o.set);
-    vr->seed = o.seed;
-    *res = vr;
-    return FR_OK;
+    return finish(vr, st, &o, &so, fr_iut_name(iut), o.set, res);
 }
 
 static fr_status finish_json(cJSON *root, char **json, fr_error *err);
@@ -332,6 +345,28 @@ fr_status fr_verify_run_impl(const fr_verify_opts *o, const char *impl, fr_verif
     fr_iut_close(iut);
     return st;
 }
+
+fr_status fr_verify_msprobe(const fr_verify_opts *o_in, const char *dump_dir, const char *standard,
+                            const char *write_dir, fr_verify_result **res, fr_error *err) {
+    if (!res || !dump_dir) return fr_fail(err, FR_E_NULL, "verify_msprobe: NULL dump directory or result pointer");
+    *res = NULL;
+    fr_verify_opts o = o_in ? *o_in : fr_verify_opts_default();
+    if (!o.set) o.set = "default";
+    fr_status st = check_opts(&o, err);
+    if (st != FR_OK) return st;
+    fr_suite_opts so = suite_opts_of(&o);
+    so.judge.external = true;
+    so.judge.standard = FR_STD_ASCEND_L1; /* msprobe's level for these APIs */
+    if (standard && (st = fr_standard_parse(standard, &so.judge.standard, err)) != FR_OK) return st;
+    fr_verify_result *vr = calloc(1, sizeof *vr);
+    if (!vr) return fr_fail(err, FR_E_NOMEM, "verify: out of memory");
+    st = fr_suite_verify_msprobe(dump_dir, &so, write_dir, &vr->r, NULL, NULL, err);
+    char impl[256];
+    snprintf(impl, sizeof impl, "msprobe:%.240s", dump_dir);
+    return finish(vr, st, &o, &so, impl, "verify", res);
+}
+
+const char *const *fr_verify_npu_schemas(void) { return fr_npu_schemas; }
 
 int fr_verify_result_overall(const fr_verify_result *r) { return r ? (int)r->r.overall : (int)FR_SKIP; }
 int fr_verify_result_count(const fr_verify_result *r) { return r ? r->r.n : 0; }

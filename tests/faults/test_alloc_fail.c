@@ -449,6 +449,25 @@ static fr_status run_verify_api(const scenario *s, int item, fr_error *err) {
     return st;
 }
 
+/* flashref verify --msprobe (fr_verify_msprobe) on the dump msprobe wrote (tests/data/msprobe/dump): its TND call,
+ * forward and backward (dump.json parsed whole, torch.save files read, both calls rebuilt and judged), and the JSON. */
+static fr_status run_verify_msprobe(const scenario *s, int item, fr_error *err) {
+    (void)s;
+    (void)item;
+    fr_verify_opts o = fr_verify_opts_default();
+    o.filter = "npu_fusion_attention.2.";
+    o.threads = 1;
+    fr_verify_result *r = NULL;
+    fr_status st = fr_verify_msprobe(&o, FR_MSPROBE_DUMP, NULL, NULL, &r, err);
+    if (st != FR_OK) return st;
+    char *json = NULL;
+    st = fr_verify_result_json(r, &json, err);
+    if (st == FR_OK) digest(json, strlen(json) > 200 ? 200 : strlen(json)); /* past the header: times */
+    fr_verify_free(json);
+    fr_verify_result_free(r);
+    return st;
+}
+
 #ifdef FR_HAVE_MPI
 /* The MPI layer as one process (rank 0 of 1, MPI not initialised): one problem, a case loaded and run into its
  * folder, and the suite's gather. */
@@ -521,6 +540,7 @@ int main(int argc, char **argv) {
         {"reports", run_reports, 0, NULL, 0, false, false},
         {"verify_dirs", run_verify, 0, NULL, 0, false, false},
         {"verify_api_callback", run_verify_api, 0, NULL, 0, true, true},
+        {"verify_msprobe", run_verify_msprobe, 0, NULL, 0, true, false},
 #ifdef FR_HAVE_MPI
         {"dist_one_rank", run_dist, 0, NULL, 0, false, false},
 #endif

@@ -1,11 +1,17 @@
 """docs/ascend.md runs as written: every ```python block (```python file=NAME: written to NAME first) and every
 ```sh block, in order, in one temporary folder, with `python` the venv's interpreter, `flashref` the command and
-`runners/` the repository's runners. ```text blocks are shown, not run (commands for an NPU host)."""
+`runners/` the repository's runners. ```text blocks are shown, not run (commands for an NPU host). A block marked
+needs=msprobe needs PyPI's mindstudio-probe (`make test` installs it): where it could not be had, those blocks are
+left out and the test SKIPs loudly once the others have run."""
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from conftest import HERE, torch_or_skip
 
@@ -37,13 +43,18 @@ def test_the_examples_run(tmp_path, cli):
     (tmp_path / "runners").symlink_to(HERE.parent.parent / "runners")
     env = dict(os.environ, PATH="%s%s%s" % (bin_dir, os.pathsep, os.environ.get("PATH", "")),
                PYTHONPATH=os.pathsep.join([pkg] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    ran, scripts = 0, []
+    ran, scripts, left_out = 0, [], 0
+    have_msprobe = importlib.util.find_spec("msprobe") is not None
     for n, (kind, info, code) in enumerate(blocks()):
         if kind == "text":
             continue
-        m = re.match(r"file=(\S+)$", info)
-        if m:
-            (tmp_path / m.group(1)).write_text(code)
+        opts = dict(tok.split("=", 1) for tok in info.split())
+        assert set(opts) <= {"file", "needs"} and opts.get("needs", "msprobe") == "msprobe", info
+        if opts.get("needs") == "msprobe" and not have_msprobe:
+            left_out += 1
+            continue
+        if "file" in opts:
+            (tmp_path / opts["file"]).write_text(code)
         elif kind == "python":
             # the python blocks run in one interpreter (one torch import), each in a fresh namespace
             path = tmp_path / ("block_%d.py" % n)
@@ -62,3 +73,8 @@ def test_the_examples_run(tmp_path, cli):
         p.stdout[-3000:], p.stderr[-3000:])
     ran += len(scripts)
     assert ran >= 4
+    if left_out:
+        marker = Path(sys.executable).resolve().parent.parent / ".panel-missing"
+        why = marker.read_text().strip() if marker.exists() else "mindstudio-probe is not installed"
+        print("\nWARNING: %d block(s) of docs/ascend.md need msprobe (%s): not run" % (left_out, why), file=sys.stderr)
+        pytest.skip("ran %d blocks; %d need msprobe, which is not available: %s" % (ran, left_out, why))

@@ -340,6 +340,9 @@ class NpuCall:
 
     # -- the mapping --------------------------------------------------------------------------------------------
 
+    # Alike src/verify/cases/npu_call.c:build (with _check, stats_from_npu, outputs_from_npu, grad_call): kept apart
+    # because the command line reads msprobe dumps without Python; the schemas are one copy (the library's), and
+    # tests/python_pkg/test_msprobe.py requires both to give the same case for every call of msprobe-written dumps.
     def _map(self) -> None:
         a = self.args
         fwd = self.op == "fwd"

@@ -161,6 +161,9 @@ fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs
         } else if (src->data) {
             free(dst->data);
             *dst = *src;
+        } else if (!fr_tensor_present(src)) { /* left out on purpose (a dump without it): absent, not unwritten */
+            free(dst->data);
+            memset(dst, 0, sizeof *dst);
         }
         free(g[k].base);
     }

@@ -30,6 +30,12 @@ typedef enum fr_iut_kind {
 fr_status fr_iut_open(const char *spec, fr_iut **iut, fr_error *err);
 /* An IUT whose outputs are already in each case directory (fr_iut_run reads them). */
 fr_status fr_iut_open_disk(fr_iut **iut, fr_error *err);
+/* An IUT whose outputs the caller holds in memory (an msprobe dump's, read by the caller): before each case,
+ * fr_iut_given_set(iut, &outputs) (NULL: the case SKIPs). An output absent there is left absent (not judged when the
+ * judge's absent_ok allows it, else a FAIL); one of another shape or dtype is handed to the judge as it is. Kind
+ * FR_IUT_DISK: outputs already made elsewhere. */
+fr_status fr_iut_open_given(const char *name, fr_iut **iut, fr_error *err);
+void fr_iut_given_set(fr_iut *iut, const fr_case_outputs *o);
 void fr_iut_close(fr_iut *iut);
 
 /* Per-case timeout in seconds of an implementation outside this process (plugin:, exec:, persistent:): running the

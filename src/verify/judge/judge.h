@@ -59,6 +59,8 @@ typedef struct fr_judge_opts {
     double growth_warn; /* WARN (suite): error / ideal's error grows by more than this factor along a length series
                            (default 2) */
     bool external;      /* fully masked rows are implementation-defined (D1): finite required, not compared */
+    unsigned absent_ok; /* outputs (1u << fr_case_output) the IUT may leave absent: not judged (an msprobe dump that
+                           holds no dsink of a call); present ones are judged as always */
 } fr_judge_opts;
 
 fr_judge_opts fr_judge_opts_default(void);

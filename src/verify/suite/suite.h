@@ -115,6 +115,18 @@ fr_status fr_suite_shrink(fr_iut *iut, const fr_gen_spec *spec, fr_diag diag, co
 fr_status fr_suite_verify_dirs(char *const *dirs, int ndirs, const fr_suite_opts *o, fr_suite_result *res,
                                fr_error *err);
 
+/* Judges msprobe dumps (`flashref verify --msprobe`; docs/ascend.md): every npu_fusion_attention[_grad][_v2|_v3]
+ * call (and MindSpeed's) of the dump directories at or below root (io/msprobe.h: fr_mp_find) rebuilt as a case
+ * (cases/npu_call.h), a backward entry as the grad call of its forward, and the NPU's dumped outputs judged against
+ * a fresh golden and the ideal pipeline, fully masked rows implementation-defined. Results are named by their dump
+ * names (with several dumps, prefixed by the dump's directory below root) in dump.json order; filter / only select by
+ * that name. A dump or call that cannot be read is its result's FAIL "cannot load ..." (an input error), a call
+ * whose drop mask only the NPU knows a SKIP saying so. write_dir (NULL: none): each rebuilt call is also written as
+ * a case directory write_dir/NAME with the NPU's outputs beside its inputs. *n_dumps, *n_other (may be NULL): the
+ * dump directories read and the entries of other APIs they held. FR_E_IO / FR_E_FORMAT when root holds no dump. */
+fr_status fr_suite_verify_msprobe(const char *root, const fr_suite_opts *o, const char *write_dir,
+                                  fr_suite_result *res, int *n_dumps, int *n_other, fr_error *err);
+
 /* The pairwise coverage of a run: cv gets every generated case's cell (cv initialized by the caller). */
 void fr_suite_coverage(const fr_suite_result *r, fr_coverage *cv);
 /* Suite-level summary after a run: fills count, overall and primary. */
