@@ -284,9 +284,10 @@ static int64_t env_int(const char *name, int64_t dflt) {
     return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
-/* Sum of x[0..n) (n a multiple of 64) with four independent AVX-512 accumulators: a read loop limited by memory,
- * not by the latency of one add chain. */
-__attribute__((target("avx512f"))) static double read_sum(const float *x, size_t n) {
+/* Sum of x[0..n) (n a multiple of 64) with four independent accumulators: a read loop limited by memory, not by the
+ * latency of one add chain. AVX-512, AVX2 or plain C as the library's dispatcher says the CPU runs (the AVX-512 one
+ * alone died with SIGILL on AVX2 machines). */
+__attribute__((target("avx512f"))) static double read_sum_512(const float *x, size_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i < n; i += 64) {
         a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
@@ -295,6 +296,33 @@ __attribute__((target("avx512f"))) static double read_sum(const float *x, size_t
         a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + i + 48));
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+__attribute__((target("avx2"))) static double read_sum_256(const float *x, size_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    float l[8];
+    _mm256_storeu_ps(l, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    return (double)(((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])));
+}
+
+static double read_sum_c(const float *x, size_t n) {
+    float a[8] = {0};
+    for (size_t i = 0; i < n; i += 8)
+        for (int k = 0; k < 8; k++) a[k] += x[i + k];
+    return (double)(((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])));
+}
+
+typedef double read_sum_fn(const float *x, size_t n);
+static read_sum_fn *read_sum_pick(const char **name) {
+    if (fr_isa_available(FR_ISA_AVX512)) return *name = "AVX-512", read_sum_512;
+    if (fr_isa_available(FR_ISA_AVX2)) return *name = "AVX2", read_sum_256;
+    return *name = "C", read_sum_c;
 }
 
 /* bench_kernels --peaks: "fma dpbf16 amx" wall GFLOP/s on nt threads (0 where the CPU lacks one).
@@ -320,6 +348,9 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (size_t i = 0; i < nf; i++) big[i] = 1.0f;
         double bw = 0;
+        const char *rname;
+        read_sum_fn *read_sum = read_sum_pick(&rname);
+        fprintf(stderr, "bench_kernels --decode: read loop on %s\n", rname);
         for (int rep = 0; rep < 3; rep++) {
             double t0 = now(), acc = 0;
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : acc)
