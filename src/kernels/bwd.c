@@ -6,7 +6,8 @@
  * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; bf16 inputs on a variant with
  * a bf16 dot form S = Q K^T and dP = dY V^T from the exact bf16 products); the casts of P and dS to the input dtype
  * before the three GEMMs dV, dK, dQ ([U] in the spec) follow inner_precise (D17): 0 and 2 leave them in fp32, 1 rounds
- * P o Z and dS of bf16 / fp16 inputs to that dtype, nearest even, in every variant. Gradients carry the factor scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
+ * P o Z and dS of bf16 / fp16 inputs to that dtype, nearest even, in every variant. Gradients carry the factor
+ * scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "kernels/kernels.h"
