@@ -329,8 +329,8 @@ static read_sum_fn *read_sum_pick(const char **name) {
  * bench_kernels --row S D CAUSAL: "fwd_f32 fwd_bf16 bwd_f32 bwd_bf16 blas_f32" wall GFLOP/s (a warm-up call, then
  * the best of 4 calls, 2 at S >= 4096: what side_by_side.py gives PyTorch)
  * for B = 1, N1 = N2 = FLASHREF_BENCH_HEADS, S1 = S2 = S.
- * bench_kernels --decode: "stream_read f32 bf16" GB/s: a read loop over 1 GiB, then decode (S1 = 1, S2 = 128K,
- * N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
+ * bench_kernels --decode: "stream_read f32 bf16 f32_s8 bf16_s8" GB/s: a read loop over 1 GiB, then decode (S1 = 1,
+ * then S1 = 8; S2 = 128K, N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
  * PyTorch between these calls and prints the table with ratios. */
 static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
     if (!strcmp(argv[1], "--peaks")) {
@@ -360,10 +360,10 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
         }
         free(big);
         printf("%.2f", bw);
-        for (int v = 0; v < 2; v++) {
-            shape s = {8, 8, 1, 131072, 128, false};
+        for (int v = 0; v < 4; v++) { /* fp32 and bf16 at S1 = 1, then at S1 = 8 */
+            shape s = {8, 8, v < 2 ? 1 : 8, 131072, 128, false};
             bufs b;
-            build(&b, &s, v ? FR_BF16 : FR_F32, false);
+            build(&b, &s, v % 2 ? FR_BF16 : FR_F32, false);
             double best = 1e30;
             if (time_call(&b, FR_ENGINE_FAST, nt, false, 0).wall < 0) return 1; /* warm-up, as for --row */
             for (int rep = 0; rep < 4; rep++) {
@@ -372,7 +372,7 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
                 if (m.wall < best) best = m.wall;
             }
             release(&b);
-            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v ? 2 : 4) / best * 1e-9);
+            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v % 2 ? 2 : 4) / best * 1e-9);
         }
         printf("\n");
         return 0;
