@@ -287,6 +287,8 @@ static int64_t env_int(const char *name, int64_t dflt) {
 /* Sum of x[0..n) (n a multiple of 64) with four independent accumulators: a read loop limited by memory, not by the
  * latency of one add chain. AVX-512, AVX2 or plain C as the library's dispatcher says the CPU runs (the AVX-512 one
  * alone died with SIGILL on AVX2 machines). */
+/* Alike bench_kernels.c:read_sum_256: kept apart because each is one ISA's loop (16-lane zmm here, 8-lane ymm there),
+ * compiled for its own target. */
 __attribute__((target("avx512f"))) static double read_sum_512(const float *x, size_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i < n; i += 64) {
@@ -298,6 +300,8 @@ __attribute__((target("avx512f"))) static double read_sum_512(const float *x, si
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+/* Alike bench_kernels.c:read_sum_512: kept apart because each is one ISA's loop (8-lane ymm here, 16-lane zmm there),
+ * compiled for its own target. */
 __attribute__((target("avx2"))) static double read_sum_256(const float *x, size_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i < n; i += 32) {
