@@ -167,6 +167,9 @@ static bool check_inner_precise(const kt_prob *P, const fr_bwd_inputs *bi, const
     fr_params p1 = P->p;
     p1.inner_precise = 1;
     fr_error err;
+/* Alike test_kernels_bwd.c:run_case and test_kernels_emu_ip1.c:run_case (their variant loops): kept apart because each
+ * body checks something else (both modes against two fp64 backwards here); only the skip-a-missing-variant prologue
+ * is alike. */
 #define FR_VARIANT(vname, visa, ...)                                                                                   \
     do {                                                                                                               \
         const fr_kops *ops = fr_kops_get(visa);                                                                        \
