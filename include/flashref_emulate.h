@@ -96,6 +96,8 @@ FR_API fr_numerics fr_numerics_ideal(fr_dtype input_dtype);
  *   "fa4-sm100-fwd-inference"  fp32, exp2 with log2e folded, lazy threshold 8, kv tile 128, reverse KV order,
  *                              P bf16/fp16 RNE, row sum from unrounded P, dpsum from the rounded output
  *   "fa4-sm100-fwd-train"      the same with threshold 0 (exact running max) and the o_lo dpsum fix
+ *   "fast-ip1"                 flashref's fast engine with inner_precise 1 (D17): fp32, exp, threshold 0, kv tile
+ *                              128, P and output cast half away, P o Z and dS cast nearest even to the input dtype
  * Returns FR_E_INVALID_ARG for an unknown name (the message lists the names). */
 FR_API fr_status fr_numerics_preset(const char *name, fr_numerics *out, fr_error *err);
 /* The preset names, NULL-terminated. */

@@ -31,6 +31,8 @@ void suite_cli_help(FILE *f) {
             "  --standard S       flashref (default: k x max(plain, ideal), WARN band, row gain), ascend-L0,\n"
             "                     ascend-L1, ascend-L2 (dual benchmark against the plain reference), fa (2 x plain)\n"
             "  --external         treat fully masked rows as implementation-defined (D1; default for non-built-ins)\n"
+            "  --inner-precise N  every case (generated, regression, --write) runs with inner_precise N (0, 1, 2;\n"
+            "                     docs/semantics-decisions.md D17) instead of its own case.json value\n"
             "  -v                 print every case, not only those that did not pass\n"
             "environment: FLASHREF_EXEC_TIMEOUT=SECONDS the default per-case timeout (600);\n"
             "  FLASHREF_KEEP_TMP=1 keep the temporary case directories of exec:/persistent: runs (messages name them);\n"
@@ -147,7 +149,7 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     static const char *const kv[] = {
         "--filter", "--seed",    "--threads",   "--json", "--report", "--history",    "--k-out", "--k-max",
         "--k-grad", "--k-stats", "--gain-warn", "--impl", "--set",    "--regression", "--write", "--growth-warn",
-        "--timeout", "--standard", "--warn-frac", "--only", "--random", "--promote"};
+        "--timeout", "--standard", "--warn-frac", "--only", "--random", "--promote", "--inner-precise"};
     int which = -1;
     for (int k = 0; k < (int)(sizeof kv / sizeof kv[0]); k++)
         if (!strcmp(a, kv[k])) which = k;
@@ -220,6 +222,16 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
         return 1;
     }
     case 21: s->o.promote_dir = v; return 1;
+    case 22: {
+        long ip = strtol(v, &end, 10);
+        if (*end || end == v || ip < 0 || ip > 2) {
+            fprintf(stderr, "flashref %s: --inner-precise: '%s' is not 0, 1 or 2\n", cmd, v);
+            return -1;
+        }
+        s->o.set_inner_precise = true;
+        s->o.inner_precise = (int)ip;
+        return 1;
+    }
     }
 #undef VAL
     return 0;

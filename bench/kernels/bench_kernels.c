@@ -284,9 +284,12 @@ static int64_t env_int(const char *name, int64_t dflt) {
     return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
-/* Sum of x[0..n) (n a multiple of 64) with four independent AVX-512 accumulators: a read loop limited by memory,
- * not by the latency of one add chain. */
-__attribute__((target("avx512f"))) static double read_sum(const float *x, size_t n) {
+/* Sum of x[0..n) (n a multiple of 64) with four independent accumulators: a read loop limited by memory, not by the
+ * latency of one add chain. AVX-512, AVX2 or plain C as the library's dispatcher says the CPU runs (the AVX-512 one
+ * alone died with SIGILL on AVX2 machines). */
+/* Alike bench_kernels.c:read_sum_256: kept apart because each is one ISA's loop (16-lane zmm here, 8-lane ymm there),
+ * compiled for its own target. */
+__attribute__((target("avx512f"))) static double read_sum_512(const float *x, size_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     for (size_t i = 0; i < n; i += 64) {
         a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i));
@@ -297,12 +300,41 @@ __attribute__((target("avx512f"))) static double read_sum(const float *x, size_t
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
+/* Alike bench_kernels.c:read_sum_512: kept apart because each is one ISA's loop (8-lane ymm here, 16-lane zmm there),
+ * compiled for its own target. */
+__attribute__((target("avx2"))) static double read_sum_256(const float *x, size_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (size_t i = 0; i < n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    float l[8];
+    _mm256_storeu_ps(l, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    return (double)(((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7])));
+}
+
+static double read_sum_c(const float *x, size_t n) {
+    float a[8] = {0};
+    for (size_t i = 0; i < n; i += 8)
+        for (int k = 0; k < 8; k++) a[k] += x[i + k];
+    return (double)(((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])));
+}
+
+typedef double read_sum_fn(const float *x, size_t n);
+static read_sum_fn *read_sum_pick(const char **name) {
+    if (fr_isa_available(FR_ISA_AVX512)) return *name = "AVX-512", read_sum_512;
+    if (fr_isa_available(FR_ISA_AVX2)) return *name = "AVX2", read_sum_256;
+    return *name = "C", read_sum_c;
+}
+
 /* bench_kernels --peaks: "fma dpbf16 amx" wall GFLOP/s on nt threads (0 where the CPU lacks one).
  * bench_kernels --row S D CAUSAL: "fwd_f32 fwd_bf16 bwd_f32 bwd_bf16 blas_f32" wall GFLOP/s (a warm-up call, then
  * the best of 4 calls, 2 at S >= 4096: what side_by_side.py gives PyTorch)
  * for B = 1, N1 = N2 = FLASHREF_BENCH_HEADS, S1 = S2 = S.
- * bench_kernels --decode: "stream_read f32 bf16" GB/s: a read loop over 1 GiB, then decode (S1 = 1, S2 = 128K,
- * N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
+ * bench_kernels --decode: "stream_read f32 bf16 f32_s8 bf16_s8" GB/s: a read loop over 1 GiB, then decode (S1 = 1,
+ * then S1 = 8; S2 = 128K, N1 = N2 = 8, D = 128) as K and V bytes per second. Used by bench/kernels/side_by_side.py, which measures
  * PyTorch between these calls and prints the table with ratios. */
 static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
     if (!strcmp(argv[1], "--peaks")) {
@@ -320,6 +352,9 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
 #pragma omp parallel for num_threads(nt) schedule(static)
         for (size_t i = 0; i < nf; i++) big[i] = 1.0f;
         double bw = 0;
+        const char *rname;
+        read_sum_fn *read_sum = read_sum_pick(&rname);
+        fprintf(stderr, "bench_kernels --decode: read loop on %s\n", rname);
         for (int rep = 0; rep < 3; rep++) {
             double t0 = now(), acc = 0;
 #pragma omp parallel for num_threads(nt) schedule(static) reduction(+ : acc)
@@ -329,10 +364,10 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
         }
         free(big);
         printf("%.2f", bw);
-        for (int v = 0; v < 2; v++) {
-            shape s = {8, 8, 1, 131072, 128, false};
+        for (int v = 0; v < 4; v++) { /* fp32 and bf16 at S1 = 1, then at S1 = 8 */
+            shape s = {8, 8, v < 2 ? 1 : 8, 131072, 128, false};
             bufs b;
-            build(&b, &s, v ? FR_BF16 : FR_F32, false);
+            build(&b, &s, v % 2 ? FR_BF16 : FR_F32, false);
             double best = 1e30;
             if (time_call(&b, FR_ENGINE_FAST, nt, false, 0).wall < 0) return 1; /* warm-up, as for --row */
             for (int rep = 0; rep < 4; rep++) {
@@ -341,7 +376,7 @@ static int side_by_side(int argc, char **argv, int nt, int64_t heads) {
                 if (m.wall < best) best = m.wall;
             }
             release(&b);
-            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v ? 2 : 4) / best * 1e-9);
+            printf(" %.2f", 2.0 * 8 * 131072 * 128 * (v % 2 ? 2 : 4) / best * 1e-9);
         }
         printf("\n");
         return 0;

@@ -2,7 +2,8 @@
 scaled_dot_product_attention (its fused CPU flash kernel), fp32 and bf16, forward and backward, with the machine's
 peaks (AVX-512 FMA loop, vdpbf16ps loop, AMX TDPBF16PS tile loop, torch's bf16 4096^3 matmul), in one run.
 
-Usage: side_by_side.py BENCH_KERNELS_EXE. For every shape the flashref numbers (bench_kernels --row) and the torch
+Usage: side_by_side.py BENCH_KERNELS_EXE [--decode-only]. --decode-only: only the decode line (read loop, then
+decode at S1 = 1 and 8, fp32 and bf16), without the peaks and the table. For every shape the flashref numbers (bench_kernels --row) and the torch
 numbers are measured back to back, so the load of a shared machine hits both alike: only the ratios of one run
 count. B = 1, H = 16 (FLASHREF_BENCH_HEADS), S in {1024, 4096}, D in {64, 128}, causal and not; threads from
 FLASHREF_BENCH_THREADS (default 2). GFLOP/s are wall clock, best of a few calls, FLOPs 4 B H S^2 D (half for causal),
@@ -71,6 +72,14 @@ def main():
     load = os.getloadavg()
     print(f"side_by_side: {nt} threads, B = 1, H = {H}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
           f"on {os.cpu_count()} CPUs; torch {torch.__version__ if torch else 'missing'}", flush=True)
+    if "--decode-only" not in sys.argv[2:]:
+        table(run, torch, nt, H)
+    decode_line(run, nt)
+    load = os.getloadavg()
+    print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+def table(run, torch, nt, H):
     fma, dpbf, amx = run("--peaks")
     mm = 0.0
     if torch is not None:
@@ -98,12 +107,14 @@ def main():
                         cells.append(f"{f[k]:.0f} / {t[k]:.0f} = {f[k] / t[k]:.2f}x")
                 cells.append(f"{f[0]:.0f} / {f[4]:.0f} = {f[0] / f[4]:.2f}x")
                 print(f"| {S}, {D}{' causal' if causal else ''} | " + " | ".join(cells) + " |", flush=True)
-    bw, d32, d16 = run("--decode")
-    print(f"\ndecode (S1 = 1, S2 = 128K, N1 = N2 = 8, D = 128; K and V bytes read per second): fp32 {d32:.1f} GB/s "
-          f"= {100 * d32 / bw:.0f}% and bf16 {d16:.1f} GB/s = {100 * d16 / bw:.0f}% of the read bandwidth measured "
-          f"in the same run ({bw:.1f} GB/s, sum over 1 GiB on {nt} threads)")
-    load = os.getloadavg()
-    print(f"\nload average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+def decode_line(run, nt):
+    bw, d32, d16, e32, e16 = run("--decode")
+    print(f"\ndecode (S2 = 128K, N1 = N2 = 8, D = 128; K and V bytes read per second), against the read bandwidth "
+          f"measured just before it ({bw:.1f} GB/s, sum over 1 GiB on {nt} threads): S1 = 1: fp32 {d32:.1f} GB/s = "
+          f"{100 * d32 / bw:.0f}%, bf16 {d16:.1f} GB/s = {100 * d16 / bw:.0f}%; S1 = 8: fp32 {e32:.1f} GB/s = "
+          f"{100 * e32 / bw:.0f}%, bf16 {e16:.1f} GB/s = {100 * e16 / bw:.0f}%")
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ class Numerics:
 
 
 def preset(name: str) -> Numerics:
-    """A named preset: exact, ideal-bf16, ideal-fp16, ascend-a2, fa4-sm100-fwd-inference, fa4-sm100-fwd-train."""
+    """A named preset: exact, ideal-bf16, ideal-fp16, ascend-a2, fa4-sm100-fwd-inference, fa4-sm100-fwd-train, fast-ip1."""
     c, err = L.Numerics(), L.Error()
     L.check(L.lib.fr_numerics_preset(name.encode(), C.byref(c), C.byref(err)), err)
     return Numerics(c)

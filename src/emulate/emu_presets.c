@@ -102,7 +102,7 @@ fr_numerics fr_numerics_ideal(fr_dtype input_dtype) {
 }
 
 static const char *const preset_names[] = {"exact",     "ideal-bf16", "ideal-fp16", "ascend-a2", "fa4-sm100-fwd-inference",
-                                           "fa4-sm100-fwd-train", NULL};
+                                           "fa4-sm100-fwd-train", "fast-ip1", NULL};
 
 const char *const *fr_numerics_preset_names(void) { return preset_names; }
 
@@ -139,10 +139,25 @@ fr_status fr_numerics_preset(const char *name, fr_numerics *out, fr_error *err) 
         n.rowsum = FR_EMU_ROWSUM_UNROUNDED; /* row_sum accumulates the fp32 p (update_row_sum) */
         n.dpsum = train ? FR_EMU_DPSUM_OUT_LO : FR_EMU_DPSUM_OUT; /* o_lo residual (SPARSE_MLA_DPSUM_PRECISION) */
         n.ds_dtype = FR_DT_NONE;
+    } else if (!strcmp(name, "fast-ip1")) {
+        /* flashref's fast engine with inner_precise = 1 (semantics-decisions.md D17, src/kernels/README.md) */
+        n = fr_numerics_ideal(FR_BF16);
+        n.p_dtype = FR_DT_NONE;             /* the input dtype (fp32 inputs: no rounding) */
+        n.p_round = FR_ROUND_HALF_AWAY;     /* forward P cast (D3, every mode) */
+        n.kv_tile = 128;                    /* FR_K_BN key rows per tile */
+        n.q_tile = 64;                      /* FR_K_BM query rows per sub-tile (no numeric effect) */
+        n.rescale_threshold = 0.0;          /* exact running max (core/osm.h, threshold 0) */
+        n.rowsum = FR_EMU_ROWSUM_UNROUNDED; /* l sums the fp32 p before the cast */
+        n.out_round = FR_ROUND_HALF_AWAY;   /* D3 */
+        n.dpsum = FR_EMU_DPSUM_OUT;         /* D_i from attention_in */
+        n.bwd_p = FR_EMU_P_RECOMPUTE;       /* P from the stored max and sum */
+        n.ds_dtype = FR_DT_NONE;            /* D17: P o Z and dS cast to the input dtype before dV, dK, dQ ... */
+        n.ds_round = FR_ROUND_NEAREST_EVEN; /* ... nearest even */
+        n.grad_round = FR_ROUND_HALF_AWAY;  /* gradients stored as D3 */
     } else {
         return fr_fail(err, FR_E_INVALID_ARG,
                        "numerics preset: unknown name '%s' (exact, ideal-bf16, ideal-fp16, ascend-a2, "
-                       "fa4-sm100-fwd-inference, fa4-sm100-fwd-train)",
+                       "fa4-sm100-fwd-inference, fa4-sm100-fwd-train, fast-ip1)",
                        name);
     }
     snprintf(n.name, sizeof n.name, "%s", name);

@@ -3,10 +3,11 @@
  *     (core/osm.h fr_osm_f32_bwd_row), dP = dY V^T, dS = P o (dP o Z - D_i), and own dK, dV of the tile, summed over
  *     the G query heads of the group and every query tile, in a fixed order;
  *   pass B, one task per (b, h, query tile): recompute the same and own dQ (+ the tile's part of dsink).
- * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; the casts of P and dS to the
- * input dtype before the matmuls are [U] in the spec and not applied; bf16 inputs on a variant with a bf16 dot form
- * S = Q K^T and dP = dY V^T from the exact bf16 products, the three GEMMs with P or dS stay fp32); gradients carry
- * the factor scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
+ * D_i = sum_d dY * O (attention_in). Computation in fp32 (16-bit inputs are widened; bf16 inputs on a variant with
+ * a bf16 dot form S = Q K^T and dP = dY V^T from the exact bf16 products); the casts of P and dS to the input dtype
+ * before the three GEMMs dV, dK, dQ ([U] in the spec) follow inner_precise (D17): 0 and 2 leave them in fp32, 1 rounds
+ * P o Z and dS of bf16 / fp16 inputs to that dtype, nearest even, in every variant. Gradients carry the factor
+ * scale. No S1 x S2 buffer: working memory is a few tiles per thread. */
 #include "core/core.h"
 #include "core/osm.h"
 #include "core/progress.h"
@@ -32,6 +33,7 @@ typedef struct bwd_ctx {
     int64_t DQ;
     int64_t DQ2, Dv2;         /* bf16 pairs per Q/K row and per dY/V row */
     bool bf16;                /* S = Q K^T and dP = dY V^T on the variant's bf16 GEMM (exact bf16 products) */
+    fr_dtype ip16;            /* inner_precise 1 with bf16 / fp16 inputs: P o Z and dS rounded to it (D17), else none */
     bool fused;               /* one task per (b, kv head) does all (task_group) */
     fr_sem_batch *batches; /* every batch (O(B): B <= 2M non-TND would be large, so only TND keeps them) */
     int64_t *qtask0, *ktask0; /* TND: first task of batch b in pass B / pass A */
@@ -320,6 +322,10 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
         if (cls == FR_TILE_PARTIAL && isnan(qs->msub[r] + qs->invl[r]))
             for (int64_t j = 0; j < nj; j++)
                 if (!w->keep[r * FR_K_BN + j]) p[j] = 0.0f, dp[j] = 0.0f;
+        if (c->ip16 != FR_DT_NONE) { /* inner_precise 1 (D17): the operands of dV, dK and dQ in the 16-bit dtype */
+            fr_kio_round_rne16(c->ip16, nj, p);
+            fr_kio_round_rne16(c->ip16, nj, dp);
+        }
     }
 }
 
@@ -561,11 +567,18 @@ static fr_status bwd_topk(const bwd_ctx *c, int nt, fr_error *err) {
                             float z = sem->dropout ? (fr_sem_drop_bit(sem, &sb, h, i, j) ? sem->rkeep : 0.0f) : 1.0f;
                             const float *vr = rows_view(c, &fin->value, NULL, Dv, 0, &sb, sb.kv0, kv, j, 1, v, &ld);
                             double dp = 0.0;
+                            float pz = p * z;
+                            if (c->ip16 != FR_DT_NONE) fr_kio_round_rne16(c->ip16, 1, &pz); /* D17 */
                             for (int64_t d = 0; d < Dv; d++) {
                                 dp += (double)dy[d] * (double)vr[d];
-                                dv[j * Dv + d] += (double)(p * z) * (double)dy[d];
+                                dv[j * Dv + d] += (double)pz * (double)dy[d];
                             }
                             double ds = (double)p * (dp * (double)z - (double)di);
+                            if (c->ip16 != FR_DT_NONE) { /* D17: dS as fp32, then cast to the 16-bit dtype */
+                                float dsf = (float)ds;
+                                fr_kio_round_rne16(c->ip16, 1, &dsf);
+                                ds = (double)dsf;
+                            }
                             for (int64_t d = 0; d < DQ; d++) {
                                 dk[j * DQ + d] += ds * (double)q[d];
                                 dq[d] += ds * (double)kr[d];
@@ -678,6 +691,7 @@ fr_status fr_k_bwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, c
     c.DQ = pb->Dk + pb->Drope;
     c.DQ2 = (c.DQ + 1) / 2, c.Dv2 = (pb->Dv + 1) / 2;
     c.bf16 = pb->dtype == FR_BF16 && ops->bf16_gemm && !c.sem.topk;
+    c.ip16 = p->inner_precise == 1 && (pb->dtype == FR_BF16 || pb->dtype == FR_F16) ? pb->dtype : FR_DT_NONE;
     int64_t nA = 0, nB = 0;
     if (pb->layout == FR_TND) {
         size_t B = (size_t)(pb->B > 0 ? pb->B : 1);

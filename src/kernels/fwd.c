@@ -207,10 +207,17 @@ static void pack_kv_inner(const fwd_ctx *c, fwd_ws *w, const fr_sem_batch *sb, i
         int64_t ldk = nj > 1 ? fr_layout_offset(K, pb->layout, pb->Dk, sb->kv0, sb->b, kv, j0 + 1, 0) - o0 : pb->Dk;
         c->ops->transpose_f32(nj, c->DQ, (const float *)K->data + o0, ldk, w->kt, FR_K_BN);
     } else {
-        float *row = w->s; /* S is free while packing; DQ <= 2 * 768 < FR_K_BM * FR_K_BN */
-        for (int64_t j = 0; j < nj; j++) {
-            load_qk_row(c, K, &in->key_rope, sb, sb->kv0, kv, j0 + j, row);
-            for (int64_t d = 0; d < c->DQ; d++) w->kt[d * FR_K_BN + j] = row[d];
+        /* widened rows into S (free while packing; DQ <= 2 * 768 < FR_K_BM * FR_K_BN), blocks of them transposed by
+         * the variant's slot: a bf16 decode on a variant without a bf16 dot spent its time in the element-wise
+         * scatter this replaces (the same values moved, so the same bits) */
+        float *rows = w->s;
+        int64_t nr = (FR_K_BM * FR_K_BN) / c->DQ;
+        if (nr > 16) nr &= ~(int64_t)15;
+        for (int64_t j = 0; j < nj; j += nr) {
+            int64_t n = min64(nr, nj - j);
+            for (int64_t r = 0; r < n; r++)
+                load_qk_row(c, K, &in->key_rope, sb, sb->kv0, kv, j0 + j + r, rows + r * c->DQ);
+            c->ops->transpose_f32(n, c->DQ, rows, c->DQ, w->kt + j, FR_K_BN);
         }
     }
     if (V->dtype == FR_F32 && V->strides[V->ndim - 1] == 1 && !pb->fp8) {

@@ -102,3 +102,10 @@ void fr_kio_round_p(fr_dtype dt, int64_t n, float *p) {
     default: return;
     }
 }
+
+void fr_kio_round_rne16(fr_dtype dt, int64_t n, float *x) {
+    if (dt == FR_BF16)
+        for (int64_t j = 0; j < n; j++) x[j] = fr_round_bf16_rne(x[j]);
+    else if (dt == FR_F16)
+        for (int64_t j = 0; j < n; j++) x[j] = fr_round_f16_rne(x[j]);
+}

@@ -17,5 +17,8 @@ void fr_kio_store_stat(const fr_tensor *t, int64_t off, float v);
 /* p[0..n) rounded in place to the values of dtype dt, as the operator casts P before P.V (spec 3 step 7): fp16/bf16
  * half away from zero, e4m3fn/e5m2 nearest even saturating, hif8 half away saturating; fp32 unchanged. */
 void fr_kio_round_p(fr_dtype dt, int64_t n, float *p);
+/* x[0..n) rounded in place to bf16 / fp16 values (dt), nearest even, saturating: the backward's casts of P and dS
+ * in inner_precise = 1 (semantics-decisions.md D17); any other dt leaves x unchanged. */
+void fr_kio_round_rne16(fr_dtype dt, int64_t n, float *x);
 
 #endif

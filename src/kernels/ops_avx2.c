@@ -10,6 +10,7 @@ void fr_k_gemm_f32_4x24_avx2(int64_t m, int64_t n, int64_t k, const float *A, in
 float fr_k_max_f32_avx2(int64_t n, const float *x);
 float fr_k_expsum_f32_avx2(int64_t n, float *x, float sub);
 void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t);
+void fr_k_transpose_f32_8x8_avx2(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
 
 static inline __m256i tail_mask8(int64_t rem) {
     int r = rem >= 8 ? 8 : rem <= 0 ? 0 : (int)rem;
@@ -160,11 +161,43 @@ void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t)
     }
 }
 
-/* What avx2 overrides; the rest is scalar's (transpose: no 8 x 8 kernel yet; the bf16 slots are only the reference
- * there, bf16 inputs being widened for gemm_f32). */
+/* One 8 x 8 block: 2 x 2 transposes of pairs (unpack ps), of 2 x 2 blocks (shuffle ps), then of the 128-bit halves
+ * (permute2f128). Data movement only: the packed tiles, and so every result, are the scalar slot's bits. */
+/* Alike ops_avx512.c:tr16: kept apart because each is one ISA's block transpose (8 x 8 ymm here, 16 x 16 zmm there),
+ * compiled with its own ISA flags. */
+static inline void tr8(const float *src, int64_t lds, float *dst, int64_t ldd) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(src + i * lds);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);     /* r0c0 r1c0 r0c1 r1c1 | r0c4 r1c4 r0c5 r1c5 */
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]); /* r0c2 r1c2 r0c3 r1c3 | r0c6 r1c6 r0c7 r1c7 */
+    }
+    for (int i = 0; i < 8; i += 4) {
+        r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);         /* column 0 (| 4) of rows i..i+3 */
+        r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);     /* column 1 (| 5) */
+        r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44); /* column 2 (| 6) */
+        r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE); /* column 3 (| 7) */
+    }
+    for (int c = 0; c < 4; c++) {
+        _mm256_storeu_ps(dst + c * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x20));
+        _mm256_storeu_ps(dst + (4 + c) * ldd, _mm256_permute2f128_ps(r[c], r[4 + c], 0x31));
+    }
+}
+
+void fr_k_transpose_f32_8x8_avx2(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd) {
+    int64_t r8 = rows & ~(int64_t)7, c8 = cols & ~(int64_t)7;
+    for (int64_t r = 0; r < r8; r += 8)
+        for (int64_t c = 0; c < c8; c += 8) tr8(src + r * lds + c, lds, dst + c * ldd + r, ldd);
+    for (int64_t r = 0; r < rows; r++) /* edges */
+        for (int64_t c = r < r8 ? c8 : 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}
+
+/* What avx2 overrides; the rest is scalar's (the bf16 slots are only the reference there, bf16 inputs being widened
+ * for gemm_f32). */
 const fr_kops fr_kops_over_avx2 = {
     .gemm_f32 = fr_k_gemm_f32_4x24_avx2,
     .max_f32 = fr_k_max_f32_avx2,
     .expsum_f32 = fr_k_expsum_f32_avx2,
     .kahan_add_f32 = fr_k_kahan_add_f32_avx2,
+    .transpose_f32 = fr_k_transpose_f32_8x8_avx2,
 };

@@ -107,6 +107,8 @@ void fr_k_kahan_add_f32_avx512(int64_t n, float *acc, float *comp, const float *
 
 /* One 16 x 16 block: 4 x 4 transposes inside 128-bit lanes (unpack ps / pd), then a 4 x 4 transpose of the lanes
  * (shuffle_f32x4). */
+/* Alike ops_avx2.c:tr8: kept apart because each is one ISA's block transpose (16 x 16 zmm here, 8 x 8 ymm there),
+ * compiled with its own ISA flags. */
 static inline void tr16(const float *src, int64_t lds, float *dst, int64_t ldd) {
     __m512 r[16], t[16];
     for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);

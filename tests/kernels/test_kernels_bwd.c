@@ -4,7 +4,12 @@
  * Bounds: fp32 gradients rel-L2 <= 1e-6 (dq, dk, dv, dq_rope, dk_rope), dsink 1e-5 relative to the sum of its
  * terms' magnitudes (they cancel); 16-bit gradients
  * rel-L2 <= 4e-3 (their final rounding alone is up to 2^-8 relative for bf16); rows of fully masked queries give
- * exactly zero dq. */
+ * exactly zero dq.
+ * inner_precise = 1 (semantics-decisions.md D17), every variant: 16-bit inputs with fp32 gradient outputs against
+ * the fp64 backward with P o Z and dS rounded to the input dtype (nearest even) before the three products: rel-L2
+ * <= 1e-4 (a kernel's fp32 P or dS next to a rounding boundary may round the other way than the fp64 one), and at
+ * least 8 x closer to it than to the unrounded one (measured 30-30000 x: the rounding happened); inner_precise = 0 with
+ * fp32 outputs within 2e-5 of the unrounded one; fp32 inputs bit-identical in both modes. */
 #include "common/check.h"
 #include "kt_harness.h"
 
@@ -26,7 +31,15 @@ static int64_t krow(const kt_prob *P, int64_t b, int64_t n, int64_t j) { return 
 
 /* Alike kt_harness.c:kt_reference: kept apart because the backward oracle and the forward oracle compute different
  * sums; they share only the (b, h, i) loop heads. */
-static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows) {
+/* v as fp32, then rounded to bf16 / fp16 nearest even (rnd); other rnd: v unchanged. */
+static double round16(double v, fr_dtype rnd) {
+    if (rnd == FR_BF16) return fr_bf16_to_f32(fr_f32_to_bf16((float)v, FR_ROUND_NEAREST_EVEN, FR_SAT));
+    if (rnd == FR_F16) return fr_f16_to_f32(fr_f32_to_f16((float)v, FR_ROUND_NEAREST_EVEN, FR_SAT));
+    return v;
+}
+
+/* rnd: FR_DT_NONE, or the dtype P o Z and dS are rounded to before the three products (inner_precise 1, D17). */
+static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bool *d1rows, fr_dtype rnd) {
     const kt_case *c = &P->c;
     const fr_fwd_inputs *in = &P->in;
     int64_t S1 = P->pb.S1, S2 = P->pb.S2, Dv = c->Dv, DQ = c->Dk + c->Drope, G = (c->N2 ? c->N1 / c->N2 : 1);
@@ -82,12 +95,13 @@ static void bwd_reference(const kt_prob *P, const fr_bwd_inputs *bi, bref *R, bo
                     double z = kt_drop_keep(P, b, h, i, j, S1b, S2b) ? (c->keep_prob < 1 ? rkeep : 1.0) : 0.0;
                     double dp = 0;
                     int64_t kr = krow(P, b, kv, j);
+                    double pz = round16(p * z, rnd);
                     for (int64_t d = 0; d < Dv; d++) {
                         double vv = kt_get(&in->value, fr_layout_offset(&in->value, c->layout, Dv, k0, b, kv, j, d));
                         dp += dy[d] * vv;
-                        R->dv[kr * Dv + d] += p * z * dy[d];
+                        R->dv[kr * Dv + d] += pz * dy[d];
                     }
-                    double ds = p * (dp * z - Di);
+                    double ds = round16(p * (dp * z - Di), rnd);
                     int64_t qr = qrow(P, b, h, i);
                     for (int64_t d = 0; d < DQ; d++) {
                         R->dq[qr * DQ + d] += scale * ds * kvv[d];
@@ -132,6 +146,67 @@ static bool same_bits(const fr_tensor *a, const fr_tensor *b) {
     return memcmp(a->data, b->data, (size_t)kt_numel(a) * fr_dtype_size(a->dtype)) == 0;
 }
 
+static double grads_rel(const kt_prob *P, const fr_bwd_outputs *o, const bref *R, const bool *d1rows, int64_t *nnan) {
+    const kt_case *c = &P->c;
+    int64_t nd1 = 0;
+    double rq = grad_rel(P, &o->dq, &o->dq_rope, R->dq, true, c->Dk, c->Drope, d1rows, nnan, &nd1);
+    double rk = grad_rel(P, &o->dk, &o->dk_rope, R->dk, false, c->Dk, c->Drope, d1rows, nnan, &nd1);
+    double rv = grad_rel(P, &o->dv, NULL, R->dv, false, c->Dv, 0, d1rows, nnan, &nd1);
+    *nnan += nd1;
+    return fmax(rq, fmax(rk, rv));
+}
+
+/* inner_precise 1 (D17) on every variant this CPU runs: see the header. Returns whether every check held. */
+static bool check_inner_precise(const kt_prob *P, const fr_bwd_inputs *bi, const bref *R0, const bool *d1rows) {
+    const kt_case *c = &P->c;
+    bool all = true;
+    bref R1;
+    memset(&R1, 0, sizeof R1);
+    bool *d1b = calloc((size_t)(c->B * c->N1 * P->pb.S1 + 1), sizeof(bool));
+    bool narrow = c->dt == FR_BF16 || c->dt == FR_F16;
+    if (narrow) bwd_reference(P, bi, &R1, d1b, c->dt);
+    fr_params p1 = P->p;
+    p1.inner_precise = 1;
+    fr_error err;
+/* Alike test_kernels_bwd.c:run_case and test_kernels_emu_ip1.c:run_case (their variant loops): kept apart because each
+ * body checks something else (both modes against two fp64 backwards here); only the skip-a-missing-variant prologue
+ * is alike. */
+#define FR_VARIANT(vname, visa, ...)                                                                                   \
+    do {                                                                                                               \
+        const fr_kops *ops = fr_kops_get(visa);                                                                        \
+        if (!ops) {                                                                                                    \
+            printf("  %-24s %-10s inner_precise 1 SKIPPED: this CPU lacks it\n", c->name, #vname);                     \
+            break;                                                                                                     \
+        }                                                                                                              \
+        fr_dtype odt = narrow ? FR_F32 : c->dt;                                                                        \
+        fr_bwd_outputs o0 = kt_grads(P, odt), o1 = kt_grads(P, odt);                                                   \
+        bool ok = fr_k_bwd(ops, 2, &P->pb, &P->p, bi, &o0, &err) == FR_OK &&                                           \
+                  fr_k_bwd(ops, 2, &P->pb, &p1, bi, &o1, &err) == FR_OK;                                               \
+        if (!ok) {                                                                                                     \
+            printf("  %-24s %-10s inner_precise status: %s  FAIL\n", c->name, #vname, err.msg);                        \
+        } else if (narrow) {                                                                                           \
+            int64_t nnan = 0;                                                                                          \
+            double e00 = grads_rel(P, &o0, R0, d1rows, &nnan), e11 = grads_rel(P, &o1, &R1, d1rows, &nnan);            \
+            double e10 = grads_rel(P, &o1, R0, d1rows, &nnan);                                                         \
+            ok = e00 <= 2e-5 && e11 <= 1e-4 && e10 >= 8 * e11 && nnan == 0;                                            \
+            printf("  %-24s %-10s fp32 grads: ip0 vs fp64 %.3g; ip1 vs rounded fp64 %.3g, vs unrounded %.3g%s\n",      \
+                   c->name, #vname, e00, e11, e10, ok ? "" : "  FAIL");                                                \
+        } else {                                                                                                       \
+            ok = same_bits(&o0.dq, &o1.dq) && same_bits(&o0.dk, &o1.dk) && same_bits(&o0.dv, &o1.dv) &&               \
+                 same_bits(&o0.dq_rope, &o1.dq_rope) && same_bits(&o0.dk_rope, &o1.dk_rope) &&                         \
+                 same_bits(&o0.dsink, &o1.dsink);                                                                      \
+            printf("  %-24s %-10s inner_precise 1 vs 0: %s\n", c->name, #vname,                                        \
+                   ok ? "bit-identical (no 16-bit dtype)" : "DIFFER  FAIL");                                           \
+        }                                                                                                              \
+        all = all && ok;                                                                                               \
+        kt_free_grads(&o0), kt_free_grads(&o1);                                                                        \
+    } while (0);
+#include "core/variants.inc"
+#undef FR_VARIANT
+    free(R1.dq), free(R1.dk), free(R1.dv), free(R1.dsink), free(R1.dsink_abs), free(d1b);
+    return all;
+}
+
 static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     kt_prob P;
     kt_build(&P, c, seed);
@@ -142,7 +217,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
     bref R;
     bool *d1rows = calloc((size_t)(c->B * c->N1 * P.pb.S1 + 1), sizeof(bool));
-    bwd_reference(&P, &bi, &R, d1rows);
+    bwd_reference(&P, &bi, &R, d1rows, FR_DT_NONE);
     double lim = c->dt == FR_F32 ? 1e-6 : 4e-3;
     fr_bwd_outputs first;
     bool have_first = false;
@@ -187,6 +262,7 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     } while (0);
 #include "core/variants.inc"
 #undef FR_VARIANT
+    if (!check_inner_precise(&P, &bi, &R, d1rows)) bad = 1;
     if (threads_check) {
         fr_bwd_outputs a = kt_grads(&P, c->dt), b3 = kt_grads(&P, c->dt);
         const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);
@@ -244,6 +320,8 @@ int main(int argc, char **argv) {
     ADD(k_->name = "bf16 fused MHA B=2 pse", k_->dt = FR_BF16, k_->B = 2, k_->N1 = 4, k_->N2 = 4, k_->S1 = 70,
         k_->S2 = 200, k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL, k_->Dk = 64, k_->Dv = 64);
     ADD(k_->name = "fp16 causal", k_->dt = FR_F16, k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
+    ADD(k_->name = "fp16 fused GQA drop sink", k_->dt = FR_F16, k_->B = 2, k_->N1 = 4, k_->N2 = 2, k_->S1 = 70,
+        k_->S2 = 140, k_->keep_prob = 0.8, k_->sink = true);
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k, k % 4 == 1 || strncmp(cs[k].name, "fused", 5) == 0);
     return fr_test_exit("test_kernels_bwd");
 }

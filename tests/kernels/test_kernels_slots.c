@@ -178,7 +178,7 @@ static void check_decode_slots(const fr_kops *v) {
     CHECK(nbad == 0, "%s: %lld bad (the line above)", v->name, (long long)nbad);
 }
 
-/* The vector slots at lengths around the vector widths (8, 16) and the tile (16 x 16 transpose). */
+/* The vector slots at lengths around the vector widths (8, 16) and the tiles (8 x 8, 16 x 16 transpose). */
 static void check_vector_slots(const fr_kops *v) {
     static const int64_t lens[] = {1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
     int64_t nbad = 0;
@@ -209,10 +209,10 @@ static void check_vector_slots(const fr_kops *v) {
         if (memcmp(p0, p1, sizeof(uint16_t) * (size_t)(n + (n & 1))) && nbad++ < 3)
             printf("    pack_bf16_away %s n=%lld: not bit-identical\n", v->name, (long long)n);
     }
-    /* transpose and interleave: rows x cols around 16 */
-    static const int64_t dims[] = {1, 15, 16, 17, 32};
-    for (size_t a = 0; a < 5; a++)
-        for (size_t b = 0; b < 5; b++) {
+    /* transpose and interleave: rows x cols around the 8 x 8 (avx2) and 16 x 16 (avx512) blocks */
+    static const int64_t dims[] = {1, 7, 8, 9, 15, 16, 17, 32};
+    for (size_t a = 0; a < 8; a++)
+        for (size_t b = 0; b < 8; b++) {
             int64_t r = dims[a], c = dims[b], lds = c + 3, ldd = r + 2;
             float src[32 * 35], d0[35 * 34], d1[35 * 34];
             for (int64_t e = 0; e < r * lds; e++) src[e] = unif();

@@ -126,6 +126,18 @@ int main(int argc, char **argv) {
     rc = run("verify '%s/cases/eq_fp32_pse1_bnss'", tmp);
     CHECK(rc == 1 && contains("out.txt", "shape"), "fp64 outputs must FAIL with shape: exit %d", rc);
 
+    /* --inner-precise N (D17): every case takes it (case.json of --write says so); the fast engine PASSes a bf16
+     * backward case in mode 1; values outside 0..2 are usage errors. */
+    rc = run("suite --set quick --only gr_bf16_gqa_causal --inner-precise 1 --write '%s/ip1'", tmp);
+    CHECK(rc == 0, "--inner-precise 1 --write: exit %d", rc);
+    rc = run("case check '%s/ip1/gr_bf16_gqa_causal'", tmp);
+    CHECK(rc == 0 && contains("out.txt", "inner_precise 1"), "the written case.json without inner_precise 1");
+    rc = run("suite --set quick --only gr_bf16_gqa_causal --impl fast --inner-precise 1");
+    CHECK(rc == 0 && contains("out.txt", "PASS"), "fast engine, inner_precise 1: exit %d", rc);
+    CHECK(run("suite --set quick --inner-precise 3") == 2 && contains("out.txt", "is not 0, 1 or 2"),
+          "--inner-precise 3 accepted");
+    CHECK(run("suite --set quick --inner-precise one") == 2, "--inner-precise one accepted");
+
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (!failures && system(cmd) != 0) printf("could not remove %s\n", tmp);

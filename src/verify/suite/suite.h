@@ -52,6 +52,10 @@ typedef struct fr_suite_opts {
     int random;                 /* > 0: instead of the set, this many random draws from the option matrix (seed) */
     bool shrink;                /* shrink every failing random draw (cases/shrink.h; suite_shrink.c) */
     const char *promote_dir;    /* write every failing draw's smallest configuration there as a regression case */
+    /* set_inner_precise: every case of the run (generated, order variants, regression, --write) takes inner_precise
+     * (0..2; semantics-decisions.md D17) instead of its own; the golden, ideal and plain references ignore it. */
+    bool set_inner_precise;
+    int inner_precise;
     fr_suite_progress_fn progress;
     void *progress_ud;
     /* Distribution across processes (mpirun flashref suite, src/dist): with parts > 1 this run computes only the

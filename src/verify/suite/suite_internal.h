@@ -18,6 +18,8 @@ double fr_suite_now_s(void); /* monotonic seconds, for case and run times */
 /* ---- post-processing and category checks (suite_modify.c) ---- */
 
 fr_status fr_suite_apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err);
+/* The run's overrides of a case's parameters (o->set_inner_precise). */
+void fr_suite_override_params(fr_params *p, const fr_suite_opts *o);
 /* Top-k order variant 1..3 of the index tensor t, in place: reversed, a seeded shuffle, rotated by half a row. */
 void fr_suite_permute_topk(const fr_tensor *t, int variant, uint64_t seed);
 /* Explicit softmax properties of a V = I case (ideal: the ideal pipeline's outputs or NULL); may FAIL cr. */

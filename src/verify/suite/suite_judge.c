@@ -131,6 +131,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     fr_gen_case g;
     fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
     if (st == FR_OK) st = fr_suite_apply_mod(&g, it->mod, err);
+    if (st == FR_OK) fr_suite_override_params(&g.params, o);
     if (st == FR_E_NOMEM) return st; /* never a verdict (fr_suite_judge_one) */
     if (st != FR_OK) {
         cr->j.verdict = st == FR_E_UNSUPPORTED ? FR_SKIP : FR_FAIL;
@@ -199,6 +200,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
                 if (gst == FR_E_NOMEM) st = gst;
                 if (gst != FR_OK) break;
                 fr_suite_permute_topk(&g2.in.fwd.topk_indices, v, g2.seed);
+                fr_suite_override_params(&g2.params, o);
                 fr_case c2;
                 fr_suite_case_view(&g2, &c2);
                 fr_case_result vr;

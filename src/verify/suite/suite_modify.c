@@ -19,6 +19,10 @@ static void set_kv_row(const fr_problem *pb, const fr_tensor *t, int64_t D, int6
         fr_store_f64(t, fr_layout_offset(t, pb->layout, D, 0, b, n, j, d), v);
 }
 
+void fr_suite_override_params(fr_params *p, const fr_suite_opts *o) {
+    if (o->set_inner_precise) p->inner_precise = o->inner_precise;
+}
+
 fr_status fr_suite_apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
     if (mod == FR_MOD_NONE) return FR_OK;
     fr_problem pb;

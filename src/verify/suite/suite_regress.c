@@ -134,6 +134,7 @@ fr_status fr_suite_run_dir(fr_iut *iut, const char *dir, fr_suite_cat cat, const
         snprintf(cr->j.why, sizeof cr->j.why, "cannot load the case: %s: %.300s", fr_status_name(st), le.msg);
         return FR_OK;
     }
+    if (iut) fr_suite_override_params(&c.params, o); /* outputs on disk were made as they were */
     cr->dtype = c.dtype;
     cr->bwd = c.op == FR_CASE_BWD;
     fr_problem pb;

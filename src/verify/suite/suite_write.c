@@ -94,6 +94,7 @@ static fr_status write_opts_part(const fr_suite_opts *o, const char *dir, int pa
             fr_gen_case g;
             if ((st = fr_gen_build(it[k].spec, seed, &g, err)) != FR_OK) break;
             st = fr_suite_apply_mod(&g, it[k].mod, err);
+            fr_suite_override_params(&g.params, o);
             if (st == FR_OK && v) fr_suite_permute_topk(&g.in.fwd.topk_indices, v, g.seed);
             char p[4096];
             if (v)
