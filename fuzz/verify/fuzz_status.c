@@ -64,10 +64,11 @@ static bool on_line(void *ud, const char *line, size_t n) {
     ps->hash = mix(ps->hash, &code, sizeof code);
     ps->hash = mix(ps->hash, msg, strlen(msg));
     if (code == -1 && strncmp(msg, "malformed status line: ", 23) != 0) {
-        /* -1 written by the runner itself parses as -1 with its message: only then may the prefix be absent */
+        /* -1 written by the runner itself (-1, -0001 ...) parses as -1 with its message: only then may the prefix be
+         * absent */
         const char *p = line + 16;
         while (*p == ' ') p++;
-        if (strncmp(p, "-1", 2) != 0) abort();
+        if (strtol(p, NULL, 10) != -1) abort();
     }
     if (strncmp(msg, "malformed status line: ", 23) != 0 && (!*msg || msg[strlen(msg) - 1] != ' ')) {
         char again[400], msg2[MSG];
