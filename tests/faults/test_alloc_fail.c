@@ -441,9 +441,29 @@ static fr_status run_reports(const scenario *s, int item, fr_error *err) {
     if (st == FR_OK) st = fr_report_history(p, null, &g_res, &m, err); /* a second run reads the first */
     fclose(null);
     static const char *const files[] = {"r.json", "r.html"}; /* history lines hold the time: not digested */
-    for (int k = 0; k < 2 && st == FR_OK; k++) {
+    static long long whole[2] = {-1, -1}; /* each report's size in the reference run */
+    for (int k = 0; k < 2; k++) {
         snprintf(p, sizeof p, "%s/%s", g_out, files[k]);
-        digest_file(p);
+        struct stat sb;
+        if (st == FR_OK) {
+            digest_file(p);
+            if (whole[k] < 0 && stat(p, &sb) == 0) whole[k] = (long long)sb.st_size;
+        } else if (stat(p, &sb) == 0) {
+            /* A report written before a later one failed stays, whole: checked here, then removed so that the sweep's
+             * check (nothing left by a failed run) sees the rest. */
+            CHECK(whole[k] >= 0 && (long long)sb.st_size == whole[k], "reports: %s left by a failed run is %lld bytes, "
+                  "whole it is %lld", files[k], (long long)sb.st_size, whole[k]);
+            unlink(p);
+        }
+    }
+    snprintf(p, sizeof p, "%s/h.jsonl", g_out);
+    FILE *h = st != FR_OK ? fopen(p, "rb") : NULL;
+    if (h) { /* the first history line, appended before the second call failed: whole lines only */
+        char buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf, h);
+        fclose(h);
+        CHECK(n > 0 && buf[n - 1] == '\n', "reports: a failed run left a partial history line (%zu bytes)", n);
+        unlink(p);
     }
     return st;
 }
@@ -481,14 +501,25 @@ static fr_status run_verify_api(const scenario *s, int item, fr_error *err) {
     fr_verify_result *r = NULL;
     fr_status st = fr_verify_run_callback(&o, cb_fast, NULL, &r, err);
     if (st != FR_OK) return st;
+    int overall = fr_verify_result_overall(r), n = fr_verify_result_count(r);
+    digest(&overall, sizeof overall);
+    digest(&n, sizeof n);
+    fr_verify_result_free(r);
+    return st;
+}
+
+/* The in-process verifier's JSON (through a temporary file, read back) and HTML of one result: in-process, not in
+ * fork mode, since a forked child that fails would remove the temporary file its parent is writing. */
+static fr_verify_result *g_vres;
+static fr_status run_verify_api_reports(const scenario *s, int item, fr_error *err) {
+    (void)s;
     char *json = NULL;
-    st = fr_verify_result_json(r, &json, err);
+    fr_status st = fr_verify_result_json(g_vres, &json, err);
     if (st == FR_OK) digest(json, strlen(json) > 200 ? 200 : strlen(json)); /* past the header: times */
     fr_verify_free(json);
     char p[700];
     snprintf(p, sizeof p, "%s/v.html", g_out);
-    if (st == FR_OK) st = fr_verify_result_html(r, p, err);
-    fr_verify_result_free(r);
+    if (st == FR_OK) st = fr_verify_result_html(g_vres, p, err);
     return st;
 }
 
@@ -555,6 +586,13 @@ int main(int argc, char **argv) {
             fr_iut_close(iut);
         }
     }
+    if (st == FR_OK) {
+        fr_verify_opts vo = fr_verify_opts_default();
+        vo.set = "quick";
+        vo.filter = "mha";
+        vo.threads = 1;
+        st = fr_verify_run_callback(&vo, cb_fast, NULL, &g_vres, &err);
+    }
     if (!CHECKED(st == FR_OK, "setup: %s", err.msg)) return fr_test_exit("test_alloc_fail");
     const scenario all[] = {
         {"fwd_bwd_golden", run_engine, g_ncases, NULL, FR_ENGINE_GOLDEN, false, false},
@@ -564,6 +602,7 @@ int main(int argc, char **argv) {
         {"reports", run_reports, 0, NULL, 0, true, false},
         {"verify_dirs", run_verify, 0, NULL, 0, false, false},
         {"verify_api_callback", run_verify_api, 0, NULL, 0, true, true},
+        {"verify_api_reports", run_verify_api_reports, 0, NULL, 0, true, false},
 #ifdef FR_HAVE_MPI
         {"dist_one_rank", run_dist, 0, NULL, 0, false, false},
 #endif
@@ -577,6 +616,7 @@ int main(int argc, char **argv) {
     }
     printf("test_alloc_fail: %ld runs, %ld with an injected failure\n", g_runs, g_total_k);
     fr_suite_result_free(&g_res);
+    fr_verify_result_free(g_vres);
     for (int k = 0; k < g_ncases; k++) fr_gen_case_free(&g_cases[k]);
     rm_rf(g_root);
     return fr_test_exit("test_alloc_fail");
