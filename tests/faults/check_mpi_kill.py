@@ -27,6 +27,8 @@ def check(ok, what):
         print("FAIL " + what)
 
 
+# Alike check_signals.py:marked: kept apart because each script runs alone (ctest runs it by path) and that one lists
+# pids, this one maps ranks.
 def ranks(mark):
     """{rank: pid} of the live processes whose environment holds mark."""
     found = {}

@@ -31,6 +31,8 @@ def check(ok, what):
         print("FAIL " + what)
 
 
+# Alike check_mpi_kill.py:ranks: kept apart because each script runs alone (ctest runs it by path) and that one maps
+# ranks, this one lists pids.
 def marked(mark):
     """Pids of live processes whose environment holds mark."""
     pids = []

@@ -8,6 +8,7 @@
  * FR_OOM_SAMPLE=N caps the k of a sampled scenario (below: the reports, the in-process verifier and the quick-set
  * suite) at N evenly spread values. FR_OOM_TRACE=K: one run per scenario with allocation K failing, its stack printed. */
 #include "common/check.h"
+#include "common/kit.h"
 #include "core/alloc_hook.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
@@ -77,27 +78,8 @@ static void snap(snapshot *s) {
     s->fds = count_fds();
 }
 
-static void rm_rf(const char *p) {
-    struct stat sb;
-    if (lstat(p, &sb) != 0) return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(p);
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char q[1200];
-            snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-            rm_rf(q);
-        }
-        if (d) closedir(d);
-        rmdir(p);
-    } else {
-        unlink(p);
-    }
-}
-
 static void empty_out(void) {
-    rm_rf(g_out);
+    fr_test_rm_rf(g_out);
     mkdir(g_out, 0777);
 }
 
@@ -402,7 +384,7 @@ static fr_status run_case_io(const scenario *s, int item, fr_error *err) {
         now[0] = '\0';
         list_into(dir, now, sizeof now, &nl);
         CHECK(!strcmp(now, written), "case_io: a failed load or output write (%s) changed the case folder:\n%s\nwas:\n%s", err->msg, now, written);
-        rm_rf(dir);
+        fr_test_rm_rf(dir);
     }
     return st;
 }
@@ -481,6 +463,7 @@ static fr_status run_verify(const scenario *s, int item, fr_error *err) {
 }
 
 /* The in-process verifier API (what the Python package calls): a callback, JSON and HTML of its result. */
+/* Alike test_write_fail.c:cb_fast: kept apart because this test's copy may record where the failure fell. */
 static fr_status cb_fast(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
     (void)ud;
     fr_engine e = fr_engine_default(FR_ENGINE_FAST);
@@ -526,6 +509,7 @@ static fr_status run_verify_api_reports(const scenario *s, int item, fr_error *e
 #ifdef FR_HAVE_MPI
 /* The MPI layer as one process (rank 0 of 1, MPI not initialised): one problem, a case loaded and run into its
  * folder, and the suite's gather. */
+/* Alike test_write_fail.c:run_dist: kept apart because each test's scenario checks a different failure around it. */
 static fr_status run_dist(const scenario *s, int item, fr_error *err) {
     (void)s;
     fr_dist d = {0, 1, 0};
@@ -609,6 +593,7 @@ int main(int argc, char **argv) {
         {"suite_exec", run_suite, 0, "exec:sh -c 'exit 77'", 1, false, false},
         {"suite_quick_fast", run_suite, 0, "fast", 0, true, true},
     };
+    /* Alike test_write_fail.c:main (the scenario selection): kept apart because each test's scenario type differs. */
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         bool want = argc < 2;
         for (int a = 1; a < argc; a++) want |= !strncmp(all[k].name, argv[a], strlen(argv[a]));
@@ -618,6 +603,6 @@ int main(int argc, char **argv) {
     fr_suite_result_free(&g_res);
     fr_verify_result_free(g_vres);
     for (int k = 0; k < g_ncases; k++) fr_gen_case_free(&g_cases[k]);
-    rm_rf(g_root);
+    fr_test_rm_rf(g_root);
     return fr_test_exit("test_alloc_fail");
 }

@@ -7,6 +7,7 @@
  *
  *   test_write_fail [SCENARIO...]   every scenario, or those whose name starts with one of the arguments */
 #include "common/check.h"
+#include "common/kit.h"
 #include "core/alloc_hook.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
@@ -87,25 +88,6 @@ static const entry *find(const listing *l, const char *path) {
     return NULL;
 }
 
-static void rm_rf(const char *p) {
-    struct stat sb;
-    if (lstat(p, &sb) != 0) return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(p);
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char q[1400];
-            snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-            rm_rf(q);
-        }
-        if (d) closedir(d);
-        rmdir(p);
-    } else {
-        unlink(p);
-    }
-}
-
 static void copy_file(const char *from, const char *to) {
     FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
     char buf[4096];
@@ -151,7 +133,7 @@ static long g_runs, g_hits;
 static void sweep(const scenario *s) {
     int bad_before = failures;
     /* The reference run: what the files hold when the disk never fills. */
-    rm_rf(g_out);
+    fr_test_rm_rf(g_out);
     mkdir(g_out, 0777);
     if (s->setup) s->setup();
     listing before, ref, now, tmp0, tmp1;
@@ -175,7 +157,7 @@ static void sweep(const scenario *s) {
             printf("%s: stopping after 10 failed checks\n", s->name);
             break;
         }
-        rm_rf(g_out);
+        fr_test_rm_rf(g_out);
         mkdir(g_out, 0777);
         if (s->setup) s->setup();
         memset(&err, 0, sizeof err);
@@ -307,6 +289,7 @@ static fr_status run_verify_html(fr_error *err) {
 
 #ifdef FR_HAVE_MPI
 /* The MPI layer as rank 0 of 1: a case's outputs written by rows into its folder (pwrite). */
+/* Alike test_alloc_fail.c:run_dist: kept apart because each test's scenario checks a different failure around it. */
 static fr_status run_dist(fr_error *err) {
     fr_dist d = {0, 1, 0};
     fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
@@ -323,6 +306,7 @@ static fr_status run_dist(fr_error *err) {
 }
 #endif
 
+/* Alike test_alloc_fail.c:cb_fast: kept apart because that copy records whether an injected failure fell in it. */
 static fr_status cb_fast(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
     (void)ud;
     fr_engine e = fr_engine_default(FR_ENGINE_FAST);
@@ -390,6 +374,7 @@ int main(int argc, char **argv) {
         {"dist_one_rank", NULL, run_dist, NULL},
 #endif
     };
+    /* Alike test_alloc_fail.c:main (the scenario selection): kept apart because each test's scenario type differs. */
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         bool want = argc < 2;
         for (int a = 1; a < argc; a++) want |= !strncmp(all[k].name, argv[a], strlen(argv[a]));
@@ -399,6 +384,6 @@ int main(int argc, char **argv) {
     fr_verify_result_free(g_vres);
     fr_suite_result_free(&g_res);
     fr_gen_case_free(&g_gen);
-    rm_rf(g_root);
+    fr_test_rm_rf(g_root);
     return fr_test_exit("test_write_fail");
 }
