@@ -21,12 +21,15 @@ endif()
 # renamed to a fr_hook_* function of src/core/alloc_hook.c, so each one goes through one counter without any call
 # site naming it. Object-like macros, so a function pointer such as cJSON's free_fn = free is renamed too.
 set(FR_ALLOC_HOOK_DEFS "")
+set(FR_ALLOC_HOOK_OPTS "")
 if(FR_ALLOC_HOOK)
   set(FR_ALLOC_HOOK_DEFS FR_ALLOC_HOOK=1)
   foreach(fn malloc calloc realloc free aligned_alloc posix_memalign strdup strndup getline getdelim realpath fopen
-             fdopen opendir fdopendir)
+             fdopen opendir fdopendir fwrite fputs fputc fprintf fflush fclose fsync)
     list(APPEND FR_ALLOC_HOOK_DEFS ${fn}=fr_hook_${fn})
   endforeach()
+  # write and pwrite: function-like renames, forced in (alloc_hook_io.h says why).
+  set(FR_ALLOC_HOOK_OPTS -include ${PROJECT_SOURCE_DIR}/src/core/alloc_hook_io.h)
 endif()
 
 # fr_layer(NAME SOURCES...): the OBJECT library fr_NAME of one src/ folder.
@@ -35,6 +38,7 @@ function(fr_layer name)
   target_include_directories(fr_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(fr_${name} PUBLIC OpenMP::OpenMP_C PkgConfig::CJSON)
   target_compile_definitions(fr_${name} PRIVATE FR_BUILDING_LIBRARY=1 ${FR_ALLOC_HOOK_DEFS})
+  target_compile_options(fr_${name} PRIVATE ${FR_ALLOC_HOOK_OPTS})
 endfunction()
 
 # The variant list (src/core/variants.inc, one FR_VARIANT row a line): FR_VARIANTS, the names in list order, and

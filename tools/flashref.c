@@ -2,6 +2,9 @@
  * share (help flags, the rank) is cli_util.c, below them. */
 #include "cli.h"
 
+#include "core/cleanup.h"
+
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +32,30 @@ static void usage(FILE *f) {
 
 static int dispatch(int argc, char **argv);
 
+/* SIGINT, SIGTERM, SIGHUP: stop the runners and remove the temporary case folders and report files the run holds
+ * (core/cleanup.h), then die of the same signal, so that the shell sees 130/143 and a script calling us stops too. */
+static void on_signal(int sig) {
+    fr_cleanup_run();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigfillset(&sa.sa_mask); /* one cleanup at a time */
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+        struct sigaction old;
+        /* A signal ignored by whoever started us (nohup, a background job) stays ignored. */
+        if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(sigs[k], &sa, NULL);
+    }
+}
+
 int main(int argc, char **argv) {
+    catch_signals();
 #ifdef FR_HAVE_MPI
     fr_dist_init(&argc, &argv, cli_dist_state()); /* MPI only under mpirun */
     int rc = dispatch(argc, argv);

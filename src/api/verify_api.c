@@ -3,6 +3,7 @@
  * layer: every number comes from the same suite, judge, metrics and study code `flashref` runs. */
 #include "flashref_verify.h"
 
+#include "core/cleanup.h"
 #include "core/core.h"
 #include "core/problem.h"
 #include "flashref_emulate.h"
@@ -16,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 #include "io/json_checked.h" /* after cJSON.h: every add checked */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -387,23 +389,27 @@ fr_status fr_verify_result_json(const fr_verify_result *r, char **json, fr_error
     int fd = mkstemp(path);
     if (fd < 0) return fr_fail(err, FR_E_IO, "%s: cannot create a temporary file", path);
     close(fd);
+    int slot = fr_cleanup_add_file(path); /* removed on SIGINT/SIGTERM by a program that asks (cleanup.h) */
     fr_report_meta m = meta_of(r);
     fr_status st = fr_report_json(path, &r->r, &m, err);
     if (st == FR_OK) {
         FILE *f = fopen(path, "rb");
         char *buf = NULL;
         long len = -1;
+        bool nomem = !f && errno == ENOMEM;
         if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-            (buf = malloc((size_t)len + 1)) && fread(buf, 1, (size_t)len, f) == (size_t)len) {
+            !(nomem = !(buf = malloc((size_t)len + 1))) && fread(buf, 1, (size_t)len, f) == (size_t)len) {
             buf[len] = '\0';
             *json = buf;
         } else {
             free(buf);
-            st = fr_fail(err, FR_E_IO, "%s: cannot read back the JSON", path);
+            st = nomem ? fr_fail(err, FR_E_NOMEM, "verify: out of memory reading back the JSON")
+                       : fr_fail(err, FR_E_IO, "%s: cannot read back the JSON", path);
         }
         if (f) fclose(f);
     }
     remove(path);
+    fr_cleanup_drop(slot);
     return st;
 }
 

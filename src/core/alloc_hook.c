@@ -17,6 +17,15 @@
 #undef fdopen
 #undef opendir
 #undef fdopendir
+#undef fwrite
+#undef fputs
+#undef fputc
+#undef fprintf
+#undef write
+#undef pwrite
+#undef fflush
+#undef fclose
+#undef fsync
 #undef _POSIX_C_SOURCE
 #define _GNU_SOURCE
 
@@ -25,11 +34,15 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* The prototypes the renamed system headers give the library's sources. */
 void *fr_hook_malloc(size_t n);
@@ -47,6 +60,15 @@ FILE *fr_hook_fopen(const char *path, const char *mode);
 FILE *fr_hook_fdopen(int fd, const char *mode);
 DIR *fr_hook_opendir(const char *path);
 DIR *fr_hook_fdopendir(int fd);
+size_t fr_hook_fwrite(const void *p, size_t size, size_t n, FILE *f);
+int fr_hook_fputs(const char *s, FILE *f);
+int fr_hook_fputc(int c, FILE *f);
+int fr_hook_fprintf(FILE *f, const char *fmt, ...);
+ssize_t fr_hook_write(int fd, const void *p, size_t n);
+ssize_t fr_hook_pwrite(int fd, const void *p, size_t n, off_t off);
+int fr_hook_fflush(FILE *f);
+int fr_hook_fclose(FILE *f);
+int fr_hook_fsync(int fd);
 
 /* Test-only state: the one place the library keeps process-global mutable state, in this build only. */
 static atomic_long g_count, g_fail_at, g_live;
@@ -127,6 +149,116 @@ FILE *fr_hook_fopen(const char *path, const char *mode) { return inject(FR_ALLOC
 FILE *fr_hook_fdopen(int fd, const char *mode) { return inject(FR_ALLOC_STREAM) ? NULL : fdopen(fd, mode); }
 DIR *fr_hook_opendir(const char *path) { return inject(FR_ALLOC_STREAM) ? NULL : opendir(path); }
 DIR *fr_hook_fdopendir(int fd) { return inject(FR_ALLOC_STREAM) ? NULL : fdopendir(fd); }
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* A disk that fills (fr_fault_write_set): writes to regular files only; pipes, terminals and /dev/null are not on a
+ * disk. The k-th write writes half of its bytes (a short write, as a filling disk gives) and every later one fails
+ * with ENOSPC; fflush and fclose of a stream with bytes still buffered fail as their flush would, fsync fails. */
+static atomic_long g_wcount, g_wfail_at;
+static atomic_int g_wfull;
+
+void fr_fault_write_set(long fail_at) {
+    atomic_store(&g_wcount, 0);
+    atomic_store(&g_wfull, 0);
+    atomic_store(&g_wfail_at, fail_at);
+}
+long fr_fault_write_count(void) { return atomic_load(&g_wcount); }
+int fr_fault_write_hit(void) { return atomic_load(&g_wfull); }
+
+static bool on_disk(int fd) {
+    struct stat sb;
+    return fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* 0: write normally; 1: this write is the short one; 2: the disk is full (errno ENOSPC). */
+static int write_fault(int fd) {
+    if (!on_disk(fd)) return 0;
+    long c = atomic_fetch_add(&g_wcount, 1) + 1;
+    if (atomic_load(&g_wfull)) {
+        errno = ENOSPC;
+        return 2;
+    }
+    long at = atomic_load(&g_wfail_at);
+    if (at <= 0 || c != at) return 0;
+    atomic_store(&g_wfull, 1);
+    return 1;
+}
+
+/* The stream's own error indicator, as a failed flush sets it (glibc's FILE, the hook build only). */
+static void stream_failed(FILE *f) {
+    __fpurge(f);
+    f->_flags |= _IO_ERR_SEEN;
+    errno = ENOSPC;
+}
+
+size_t fr_hook_fwrite(const void *p, size_t size, size_t n, FILE *f) {
+    int w = size && n ? write_fault(fileno(f)) : 0;
+    if (w == 0) return fwrite(p, size, n, f);
+    size_t done = w == 1 ? fwrite(p, size, n / 2, f) : 0;
+    if (w == 1) fflush(f);
+    stream_failed(f);
+    return done;
+}
+int fr_hook_fputs(const char *s, FILE *f) {
+    if (!*s || !write_fault(fileno(f))) return fputs(s, f);
+    stream_failed(f);
+    return EOF;
+}
+int fr_hook_fputc(int c, FILE *f) {
+    if (!write_fault(fileno(f))) return fputc(c, f);
+    stream_failed(f);
+    return EOF;
+}
+int fr_hook_fprintf(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int r;
+    if (!write_fault(fileno(f))) {
+        r = vfprintf(f, fmt, ap);
+    } else {
+        stream_failed(f);
+        r = -1;
+    }
+    va_end(ap);
+    return r;
+}
+ssize_t fr_hook_write(int fd, const void *p, size_t n) {
+    int w = n ? write_fault(fd) : 0;
+    if (w == 0) return write(fd, p, n);
+    if (w == 1 && n / 2) return write(fd, p, n / 2);
+    errno = ENOSPC;
+    return -1;
+}
+ssize_t fr_hook_pwrite(int fd, const void *p, size_t n, off_t off) {
+    int w = n ? write_fault(fd) : 0;
+    if (w == 0) return pwrite(fd, p, n, off);
+    if (w == 1 && n / 2) return pwrite(fd, p, n / 2, off);
+    errno = ENOSPC;
+    return -1;
+}
+/* A stream with bytes still buffered on a full disk: its flush fails. */
+static bool flush_fails(FILE *f) {
+    return f && atomic_load(&g_wfull) && __fwritable(f) && __fpending(f) > 0 && on_disk(fileno(f));
+}
+int fr_hook_fflush(FILE *f) {
+    if (!flush_fails(f)) return fflush(f);
+    stream_failed(f);
+    return EOF;
+}
+int fr_hook_fclose(FILE *f) {
+    if (!flush_fails(f)) return fclose(f);
+    stream_failed(f);
+    fclose(f);
+    errno = ENOSPC;
+    return EOF;
+}
+int fr_hook_fsync(int fd) {
+    if (on_disk(fd) && atomic_load(&g_wfull)) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return fsync(fd);
+}
 
 /* cJSON allocates through its own process-wide hooks; point them here once, when the library is loaded. */
 __attribute__((constructor)) static void route_cjson(void) {

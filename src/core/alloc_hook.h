@@ -29,6 +29,15 @@ FR_API long fr_alloc_hook_live(void);
 /* Calls fn(k) at the k-th allocating call since fr_alloc_hook_set, before anything else: a true answer makes that call
  * fail (the test's fork mode: fork there, fail in the child, go on in the parent). NULL: none. */
 FR_API void fr_alloc_hook_observe(int (*fn)(long k));
+/* A disk that fills (the same build renames fwrite, fputs, fputc, fprintf, write, pwrite, fflush, fclose and fsync):
+ * counting from zero, the fail_at-th write to a regular file writes half its bytes and every later write, flush of
+ * buffered bytes and fsync fails with ENOSPC, until the next call (0: none fails). Pipes, terminals and devices are
+ * not disks: writes to them neither count nor fail. */
+FR_API void fr_fault_write_set(long fail_at);
+/* Writes to regular files since fr_fault_write_set. */
+FR_API long fr_fault_write_count(void);
+/* 1 once the disk has filled since fr_fault_write_set. */
+FR_API int fr_fault_write_hit(void);
 /* 1 in a build with the hook (the Python tests ask through ctypes). */
 FR_API int fr_alloc_hook_enabled(void);
 

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dist/dist.h"
 
+#include "core/cleanup.h"
 #include "core/core.h"
 #include "core/problem.h"
 #include "golden/golden_part.h"
@@ -30,6 +31,7 @@ typedef struct out_file {
     char *path;
     int fd;
     bool made;                /* created by this rank (rank 0): removed again when the run fails */
+    int slot;                 /* core/cleanup.h: removed if a signal ends the run before every rank agreed */
     char hdr[FR_NPY_HEADER_MAX];
     size_t hl;                /* header bytes = file offset of element 0 */
     int64_t data_bytes;
@@ -92,7 +94,7 @@ static void add_file(writer *w, const fr_tensor *t, out_kind kind, int64_t D) {
     if (!fr_tensor_present(t)) return; /* an empty one still gets its file: the header alone */
     out_file *f = &w->f[w->nf++];
     memset(f, 0, sizeof *f);
-    f->t = t, f->kind = kind, f->D = D, f->fd = -1;
+    f->t = t, f->kind = kind, f->D = D, f->fd = -1, f->slot = -1;
 }
 
 /* The outputs of the case and which grid owns each, with their paths and expected headers. The outputs must be
@@ -150,6 +152,8 @@ static void create_files(writer *w) {
         bool ok = fr_io_pwrite_full(fd, f->hdr, f->hl, 0) && ftruncate(fd, (off_t)(f->hl + (size_t)f->data_bytes)) == 0;
         if ((w->st = fr_io_out_close_fd(&o, fd, ok, w->err)) != FR_OK) break;
         f->made = true; /* only a file of ours is removed on failure, never what stood there */
+        /* A rank killed mid-run makes mpirun end the others with SIGTERM: the file goes with them. */
+        f->slot = fr_cleanup_add_file(f->path);
         w->bytes += (int64_t)f->hl;
     }
 }
@@ -174,6 +178,8 @@ static void open_files(writer *w) {
         } else if (!fr_io_pread_full(f->fd, got, f->hl, 0) || memcmp(got, f->hdr, f->hl) != 0) {
             w->st = fr_fail(w->err, FR_E_IO, "%s: header is not the one expected (not the file rank 0 laid out)",
                             f->path);
+        } else if (f->slot < 0) {
+            f->slot = fr_cleanup_add_file(f->path); /* the file rank 0 laid out: half-written until all agree */
         }
     }
 }
@@ -258,9 +264,11 @@ fr_status fr_dist_run_to_dir(const fr_dist *d, const fr_case *c, fr_case_outputs
     if (w.st == FR_OK) write_part(&w, d->rank, d->size);
     close_all(&w);
     st = fr_dist_agree(d, w.st, err);
-    for (int k = 0; k < w.nf; k++)
+    for (int k = 0; k < w.nf; k++) {
         if (st != FR_OK && w.f[k].made) unlink(w.f[k].path);
-    for (int k = 0; k < w.nf; k++) free(w.f[k].path);
+        fr_cleanup_drop(w.f[k].slot);
+        free(w.f[k].path);
+    }
     if (written) *written = w.bytes;
     return st;
 }

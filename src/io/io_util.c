@@ -43,7 +43,9 @@ fr_status fr_io_open_read(const char *path, FILE **fp, int64_t *size, fr_error *
     if (!f) {
         int e = errno;
         close(fd);
-        return fr_fail(err, FR_E_IO, "%s: cannot open: %s", path, fr_io_strerror_r(e, (char[128]){0}, 128));
+        /* No memory for the stream: the machine's failure, not the file's (the suite stops on it, never a verdict). */
+        return fr_fail(err, e == ENOMEM ? FR_E_NOMEM : FR_E_IO, "%s: cannot open: %s", path,
+                       fr_io_strerror_r(e, (char[128]){0}, 128));
     }
     *fp = f;
     *size = (int64_t)sb.st_size;

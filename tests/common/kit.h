@@ -5,7 +5,8 @@
  *   fr_test_bwd_inputs(...)          the backward's inputs: the forward's inputs plus dy, attention_in and the
  *                                    stored softmax_max / softmax_sum.
  *   fr_test_file_contains(dir, name, s)  whether the file dir/name (its first 4 MiB) contains the string s; false
- *                                    when it cannot be read. */
+ *                                    when it cannot be read.
+ *   fr_test_rm_rf(path)              removes path and, for a folder, everything in it (links not followed). */
 #ifndef FR_TESTS_COMMON_KIT_H
 #define FR_TESTS_COMMON_KIT_H
 
@@ -18,5 +19,6 @@ int fr_test_cli(const char *exe, const char *out, const char *fmt, ...);
 fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tensor attention_in, fr_tensor smax,
                                  fr_tensor ssum);
 bool fr_test_file_contains(const char *dir, const char *name, const char *s);
+void fr_test_rm_rf(const char *path);
 
 #endif

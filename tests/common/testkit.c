@@ -3,11 +3,14 @@
 #include "common/kit.h"
 #include "common/seed.h"
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 int failures = 0;
 long checks = 0;
@@ -102,4 +105,23 @@ bool fr_test_file_contains(const char *dir, const char *name, const char *s) {
     fclose(f);
     buf[n] = 0;
     return strstr(buf, s) != NULL;
+}
+
+void fr_test_rm_rf(const char *p) {
+    struct stat sb;
+    if (lstat(p, &sb) != 0) return;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(p);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char q[4200];
+            snprintf(q, sizeof q, "%.2000s/%.2000s", p, e->d_name);
+            fr_test_rm_rf(q);
+        }
+        if (d) closedir(d);
+        rmdir(p);
+    } else {
+        unlink(p);
+    }
 }

@@ -5,8 +5,10 @@
  * (no temporary directory, no partial output file). A build without -DFR_ALLOC_HOOK=ON has no such test.
  *
  *   test_alloc_fail [SCENARIO...]   every scenario, or those whose name starts with one of the arguments
- * FR_OOM_SAMPLE=N caps the k of a sampled scenario (below: only the quick-set suite) at N evenly spread values. */
+ * FR_OOM_SAMPLE=N caps the k of a sampled scenario (below: the reports, the in-process verifier and the quick-set
+ * suite) at N evenly spread values. FR_OOM_TRACE=K: one run per scenario with allocation K failing, its stack printed. */
 #include "common/check.h"
+#include "common/kit.h"
 #include "core/alloc_hook.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
 #include <sanitizer/lsan_interface.h>
 #define HAVE_LSAN 1
 #endif
@@ -75,27 +78,8 @@ static void snap(snapshot *s) {
     s->fds = count_fds();
 }
 
-static void rm_rf(const char *p) {
-    struct stat sb;
-    if (lstat(p, &sb) != 0) return;
-    if (S_ISDIR(sb.st_mode)) {
-        DIR *d = opendir(p);
-        struct dirent *e;
-        while (d && (e = readdir(d)) != NULL) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            char q[1200];
-            snprintf(q, sizeof q, "%s/%s", p, e->d_name);
-            rm_rf(q);
-        }
-        if (d) closedir(d);
-        rmdir(p);
-    } else {
-        unlink(p);
-    }
-}
-
 static void empty_out(void) {
-    rm_rf(g_out);
+    fr_test_rm_rf(g_out);
     mkdir(g_out, 0777);
 }
 
@@ -151,14 +135,19 @@ static void digest_result(const fr_suite_result *r) {
 
 /* The checks of one run with allocation k failed (kind: what failed; before: the state before the run). Returns
  * whether the failure was absorbed (FR_OK). */
+/* The failed allocation was one the implementation under test made (the callback's own engine call): that is the
+ * implementation's failure, judged as its case's verdict, not the verifier's. */
+static bool g_failed_in_impl;
+
 static bool check_failed_run(const scenario *s, int item, long k, fr_status st, int kind, long live, uint64_t ref,
                              const snapshot *before, const fr_error *err) {
     snapshot after;
     snap(&after);
     bool absorbed = st == FR_OK;
     if (absorbed) {
-        /* A failure the entry point absorbed (a cache it goes without): acceptable only with the same answer. */
-        CHECK(g_digest == ref, "%s item %d: allocation %ld failed, the call returned FR_OK with another answer",
+        /* A failure the entry point absorbed (a cache it goes without): acceptable only with the same answer; or the
+         * implementation's own failure, which is its case's verdict (any answer). */
+        CHECK(g_digest == ref || g_failed_in_impl, "%s item %d: allocation %ld failed, the call returned FR_OK with another answer",
               s->name, item, k);
     } else if (kind == FR_ALLOC_MEM) {
         CHECK(st == FR_E_NOMEM, "%s: allocation %ld failed: status %s (want FR_E_NOMEM): %s", s->name, k,
@@ -190,6 +179,7 @@ static int fork_observer(long k) {
     if (pid == 0) {
         g_in_child = true;
         g_child_k = k;
+        g_failed_in_impl = false;
         failures = 0;
         return 1;
     }
@@ -240,6 +230,20 @@ static void sweep_forked(const scenario *s, int item, long n, uint64_t ref, long
     g_fork_ks = NULL;
 }
 
+/* FR_OOM_TRACE=K (ASan builds): one run of each scenario named, in-process, with allocation K failing and its stack
+ * printed: which call a failed check is about. */
+static long g_trace_k;
+static int trace_observer(long k) {
+#ifdef HAVE_LSAN
+    if (k == g_trace_k) {
+        printf("allocation %ld:\n", k);
+        fflush(stdout);
+        __sanitizer_print_stack_trace();
+    }
+#endif
+    return k == g_trace_k; /* the observer makes it fail */
+}
+
 static void sweep_item(const scenario *s, int item) {
     fr_error err;
     memset(&err, 0, sizeof err);
@@ -253,6 +257,22 @@ static void sweep_item(const scenario *s, int item) {
     CHECK(live == 0, "%s: reference run: %ld blocks not freed", s->name, live);
     if (getenv("FR_OOM_COUNT_ONLY")) {
         printf("%s item %d: %ld allocations\n", s->name, item, n);
+        return;
+    }
+    if (getenv("FR_OOM_TRACE")) { /* one run, in-process, allocation K failing, its stack printed */
+        g_trace_k = atol(getenv("FR_OOM_TRACE"));
+        empty_out();
+        memset(&err, 0, sizeof err);
+        g_digest = 0;
+        g_failed_in_impl = false;
+        fr_alloc_hook_set(0);
+        fr_alloc_hook_observe(trace_observer);
+        st = s->run(s, item, &err);
+        fr_alloc_hook_observe(NULL);
+        fr_alloc_hook_set(0);
+        printf("%s item %d, allocation %ld failed: %s, %s%s: %s\n", s->name, item, g_trace_k, fr_status_name(st),
+               g_digest == ref ? "same answer" : "another answer", g_failed_in_impl ? " (in the implementation)" : "",
+               err.msg);
         return;
     }
     long sample = 0;
@@ -274,6 +294,7 @@ static void sweep_item(const scenario *s, int item) {
         snap(&before);
         memset(&err, 0, sizeof err);
         g_digest = 0;
+        g_failed_in_impl = false;
         fr_alloc_hook_set(k);
         st = s->run(s, item, &err);
         int kind = fr_alloc_hook_failed();
@@ -363,7 +384,7 @@ static fr_status run_case_io(const scenario *s, int item, fr_error *err) {
         now[0] = '\0';
         list_into(dir, now, sizeof now, &nl);
         CHECK(!strcmp(now, written), "case_io: a failed load or output write (%s) changed the case folder:\n%s\nwas:\n%s", err->msg, now, written);
-        rm_rf(dir);
+        fr_test_rm_rf(dir);
     }
     return st;
 }
@@ -402,9 +423,29 @@ static fr_status run_reports(const scenario *s, int item, fr_error *err) {
     if (st == FR_OK) st = fr_report_history(p, null, &g_res, &m, err); /* a second run reads the first */
     fclose(null);
     static const char *const files[] = {"r.json", "r.html"}; /* history lines hold the time: not digested */
-    for (int k = 0; k < 2 && st == FR_OK; k++) {
+    static long long whole[2] = {-1, -1}; /* each report's size in the reference run */
+    for (int k = 0; k < 2; k++) {
         snprintf(p, sizeof p, "%s/%s", g_out, files[k]);
-        digest_file(p);
+        struct stat sb;
+        if (st == FR_OK) {
+            digest_file(p);
+            if (whole[k] < 0 && stat(p, &sb) == 0) whole[k] = (long long)sb.st_size;
+        } else if (stat(p, &sb) == 0) {
+            /* A report written before a later one failed stays, whole: checked here, then removed so that the sweep's
+             * check (nothing left by a failed run) sees the rest. */
+            CHECK(whole[k] >= 0 && (long long)sb.st_size == whole[k], "reports: %s left by a failed run is %lld bytes, "
+                  "whole it is %lld", files[k], (long long)sb.st_size, whole[k]);
+            unlink(p);
+        }
+    }
+    snprintf(p, sizeof p, "%s/h.jsonl", g_out);
+    FILE *h = st != FR_OK ? fopen(p, "rb") : NULL;
+    if (h) { /* the first history line, appended before the second call failed: whole lines only */
+        char buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf, h);
+        fclose(h);
+        CHECK(n > 0 && buf[n - 1] == '\n', "reports: a failed run left a partial history line (%zu bytes)", n);
+        unlink(p);
     }
     return st;
 }
@@ -422,11 +463,16 @@ static fr_status run_verify(const scenario *s, int item, fr_error *err) {
 }
 
 /* The in-process verifier API (what the Python package calls): a callback, JSON and HTML of its result. */
+/* Alike test_write_fail.c:cb_fast: kept apart because this test's copy may record where the failure fell. */
 static fr_status cb_fast(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo, fr_bwd_outputs *bo, fr_error *err) {
     (void)ud;
     fr_engine e = fr_engine_default(FR_ENGINE_FAST);
     e.num_threads = 1;
-    return c->op == FR_VERIFY_FWD ? fr_fwd(c->params, &c->in->fwd, fo, &e, err) : fr_bwd(c->params, c->in, bo, &e, err);
+    bool before = fr_alloc_hook_failed() != FR_ALLOC_NONE;
+    fr_status st =
+        c->op == FR_VERIFY_FWD ? fr_fwd(c->params, &c->in->fwd, fo, &e, err) : fr_bwd(c->params, c->in, bo, &e, err);
+    if (!before && fr_alloc_hook_failed() != FR_ALLOC_NONE) g_failed_in_impl = true;
+    return st;
 }
 
 static fr_status run_verify_api(const scenario *s, int item, fr_error *err) {
@@ -438,14 +484,25 @@ static fr_status run_verify_api(const scenario *s, int item, fr_error *err) {
     fr_verify_result *r = NULL;
     fr_status st = fr_verify_run_callback(&o, cb_fast, NULL, &r, err);
     if (st != FR_OK) return st;
+    int overall = fr_verify_result_overall(r), n = fr_verify_result_count(r);
+    digest(&overall, sizeof overall);
+    digest(&n, sizeof n);
+    fr_verify_result_free(r);
+    return st;
+}
+
+/* The in-process verifier's JSON (through a temporary file, read back) and HTML of one result: in-process, not in
+ * fork mode, since a forked child that fails would remove the temporary file its parent is writing. */
+static fr_verify_result *g_vres;
+static fr_status run_verify_api_reports(const scenario *s, int item, fr_error *err) {
+    (void)s;
     char *json = NULL;
-    st = fr_verify_result_json(r, &json, err);
+    fr_status st = fr_verify_result_json(g_vres, &json, err);
     if (st == FR_OK) digest(json, strlen(json) > 200 ? 200 : strlen(json)); /* past the header: times */
     fr_verify_free(json);
     char p[700];
     snprintf(p, sizeof p, "%s/v.html", g_out);
-    if (st == FR_OK) st = fr_verify_result_html(r, p, err);
-    fr_verify_result_free(r);
+    if (st == FR_OK) st = fr_verify_result_html(g_vres, p, err);
     return st;
 }
 
@@ -471,6 +528,7 @@ static fr_status run_verify_msprobe(const scenario *s, int item, fr_error *err) 
 #ifdef FR_HAVE_MPI
 /* The MPI layer as one process (rank 0 of 1, MPI not initialised): one problem, a case loaded and run into its
  * folder, and the suite's gather. */
+/* Alike test_write_fail.c:run_dist: kept apart because each test's scenario checks a different failure around it. */
 static fr_status run_dist(const scenario *s, int item, fr_error *err) {
     (void)s;
     fr_dist d = {0, 1, 0};
@@ -531,22 +589,31 @@ int main(int argc, char **argv) {
             fr_iut_close(iut);
         }
     }
+    if (st == FR_OK) {
+        fr_verify_opts vo = fr_verify_opts_default();
+        vo.set = "quick";
+        vo.filter = "mha";
+        vo.threads = 1;
+        st = fr_verify_run_callback(&vo, cb_fast, NULL, &g_vres, &err);
+    }
     if (!CHECKED(st == FR_OK, "setup: %s", err.msg)) return fr_test_exit("test_alloc_fail");
     const scenario all[] = {
         {"fwd_bwd_golden", run_engine, g_ncases, NULL, FR_ENGINE_GOLDEN, false, false},
         {"fwd_bwd_fast", run_engine, g_ncases, NULL, FR_ENGINE_FAST, false, false},
         {"fwd_bwd_emulate", run_engine, g_ncases, NULL, FR_ENGINE_EMULATE, false, false},
         {"case_io", run_case_io, g_ncases, NULL, 0, false, false},
-        {"reports", run_reports, 0, NULL, 0, false, false},
+        {"reports", run_reports, 0, NULL, 0, true, false},
         {"verify_dirs", run_verify, 0, NULL, 0, false, false},
         {"verify_api_callback", run_verify_api, 0, NULL, 0, true, true},
         {"verify_msprobe", run_verify_msprobe, 0, NULL, 0, true, false},
+        {"verify_api_reports", run_verify_api_reports, 0, NULL, 0, true, false},
 #ifdef FR_HAVE_MPI
         {"dist_one_rank", run_dist, 0, NULL, 0, false, false},
 #endif
         {"suite_exec", run_suite, 0, "exec:sh -c 'exit 77'", 1, false, false},
         {"suite_quick_fast", run_suite, 0, "fast", 0, true, true},
     };
+    /* Alike test_write_fail.c:main (the scenario selection): kept apart because each test's scenario type differs. */
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         bool want = argc < 2;
         for (int a = 1; a < argc; a++) want |= !strncmp(all[k].name, argv[a], strlen(argv[a]));
@@ -554,7 +621,8 @@ int main(int argc, char **argv) {
     }
     printf("test_alloc_fail: %ld runs, %ld with an injected failure\n", g_runs, g_total_k);
     fr_suite_result_free(&g_res);
+    fr_verify_result_free(g_vres);
     for (int k = 0; k < g_ncases; k++) fr_gen_case_free(&g_cases[k]);
-    rm_rf(g_root);
+    fr_test_rm_rf(g_root);
     return fr_test_exit("test_alloc_fail");
 }

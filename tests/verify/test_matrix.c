@@ -199,7 +199,8 @@ int main(int argc, char **argv) {
     printf("test_matrix: seed %llu\n", (unsigned long long)seed);
     ax = fr_matrix_axes();
     uint8_t *allowed = malloc((size_t)fr_coverage_npairs());
-    fr_matrix_allowed(allowed);
+    fr_error merr;
+    CHECK(fr_matrix_allowed(allowed, &merr) == FR_OK, "fr_matrix_allowed: %s", merr.msg);
     test_axes_follow_enums();
     test_values_reachable();
     test_classify();

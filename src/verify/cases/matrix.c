@@ -656,8 +656,9 @@ int fr_coverage_gain(const fr_coverage *cv, const uint8_t *allowed, const int ce
     return g;
 }
 
-/* A validated draw with the wanted values (FR_OK), within `tries` attempts. */
-static bool draw_valid(const int *want, uint64_t *rng, const fr_draw_limits *lim, int tries, fr_draw *d, int *cell) {
+/* A validated draw with the wanted values within `tries` attempts: 1; none: 0; -1: the check ran out of memory (a
+ * draw counted invalid for want of memory would silently shrink the allowed pairs, or change the batch). */
+static int draw_valid(const int *want, uint64_t *rng, const fr_draw_limits *lim, int tries, fr_draw *d, int *cell) {
     for (int t = 0; t < tries; t++) {
         fr_matrix_draw(want, rng, lim, d);
         fr_matrix_classify(&d->spec, cell);
@@ -666,12 +667,14 @@ static bool draw_valid(const int *want, uint64_t *rng, const fr_draw_limits *lim
             ok = want[a] < 0 || want[a] == cell[a];
         if (!ok) continue;
         fr_error e;
-        if (fr_gen_check(&d->spec, &e) == FR_OK) return true;
+        fr_status st = fr_gen_check(&d->spec, &e);
+        if (st == FR_OK) return 1;
+        if (st == FR_E_NOMEM) return -1;
     }
-    return false;
+    return 0;
 }
 
-void fr_matrix_allowed(uint8_t *allowed) {
+fr_status fr_matrix_allowed(uint8_t *allowed, fr_error *err) {
     int np = fr_coverage_npairs(), want[FR_AX_COUNT], cell[FR_AX_COUNT], p[NPAIRS_CELL];
     memset(allowed, 0, (size_t)np);
     fr_draw_limits lim = fr_draw_limits_default();
@@ -680,20 +683,26 @@ void fr_matrix_allowed(uint8_t *allowed) {
     for (int a = 0; a < FR_AX_COUNT; a++)
         want[a] = -1;
     /* free draws first: each marks all its pairs; then pinned draws for the pairs still unseen */
-    for (int t = 0; t < 2000; t++)
-        if (draw_valid(want, &rng, &lim, 1, &d, cell))
+    for (int t = 0; t < 2000; t++) {
+        int v = draw_valid(want, &rng, &lim, 1, &d, cell);
+        if (v < 0) return fr_fail(err, FR_E_NOMEM, "option matrix: out of memory");
+        if (v)
             for (int k = 0, n = cell_pairs(cell, p); k < n; k++)
                 allowed[p[k]] = 1;
+    }
     for (int idx = 0; idx < np; idx++) {
         if (allowed[idx]) continue;
         int a, va, b, vb;
         fr_coverage_pair(idx, &a, &va, &b, &vb);
         want[a] = va, want[b] = vb;
-        if (draw_valid(want, &rng, &lim, FR_MATRIX_TRIES, &d, cell))
+        int v = draw_valid(want, &rng, &lim, FR_MATRIX_TRIES, &d, cell);
+        if (v < 0) return fr_fail(err, FR_E_NOMEM, "option matrix: out of memory");
+        if (v)
             for (int k = 0, n = cell_pairs(cell, p); k < n; k++)
                 allowed[p[k]] = 1;
         want[a] = want[b] = -1;
     }
+    return FR_OK;
 }
 
 fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim, fr_draw *out,
@@ -701,7 +710,11 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
     int np = fr_coverage_npairs();
     uint8_t *allowed = malloc((size_t)np);
     if (!allowed) return fr_fail(err, FR_E_NOMEM, "random: out of memory");
-    fr_matrix_allowed(allowed);
+    fr_status ast = fr_matrix_allowed(allowed, err);
+    if (ast != FR_OK) {
+        free(allowed);
+        return ast;
+    }
     enum { CANDIDATES = 12 };
     for (int k = 0; k < n; k++) {
         uint64_t rng = seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(k + 1));
@@ -723,16 +736,23 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
                     }
                 }
             }
-            if (!draw_valid(want, &rng, lim, 8, &cand, cell)) continue;
+            int v = draw_valid(want, &rng, lim, 8, &cand, cell);
+            if (v < 0) {
+                free(allowed);
+                return fr_fail(err, FR_E_NOMEM, "random: out of memory");
+            }
+            if (!v) continue;
             int g = fr_coverage_gain(cv, allowed, cell);
             if (g > best_gain) best_gain = g, fr_draw_copy(&best, &cand);
         }
         if (best_gain < 0) { /* nothing valid among the candidates: any valid draw */
             for (int a = 0; a < FR_AX_COUNT; a++)
                 want[a] = -1;
-            if (!draw_valid(want, &rng, lim, 1000, &best, cell)) {
+            int v = draw_valid(want, &rng, lim, 1000, &best, cell);
+            if (v <= 0) {
                 free(allowed);
-                return fr_fail(err, FR_E_INTERNAL, "random: no valid draw found (draw %d)", k);
+                return v < 0 ? fr_fail(err, FR_E_NOMEM, "random: out of memory")
+                             : fr_fail(err, FR_E_INTERNAL, "random: no valid draw found (draw %d)", k);
             }
         }
         snprintf(best.name, sizeof best.name, "rnd_%d", k);

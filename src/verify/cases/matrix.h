@@ -117,7 +117,7 @@ int fr_coverage_npairs(void);
  * pair, pinned draws (FR_MATRIX_TRIES of them at most) until one passes fr_gen_check with both values. A fraction of a
  * second; callers compute it once. */
 #define FR_MATRIX_TRIES 64
-void fr_matrix_allowed(uint8_t *allowed);
+fr_status fr_matrix_allowed(uint8_t *allowed, fr_error *err); /* FR_E_NOMEM: a check ran out of memory */
 
 /* N draws (names rnd_0 .. rnd_N-1), greedy for pairs not yet in *cv (which they are added to): draw k depends only on
  * seed and the draws before it, so a batch's draw k is reproduced by any batch of more than k draws. */

@@ -14,6 +14,7 @@
 #include "verify/iut/iut_internal.h"
 #include "verify/iut/iut_proc.h"
 
+#include "core/cleanup.h"
 #include "core/core.h"
 #include "io/io_util.h"
 #include "io/npy.h"
@@ -49,6 +50,7 @@ typedef struct exec_impl {
     fr_proc proc;     /* persistent: the running runner */
     bool running;
     char hello[200];  /* worker: what its first status line said (the plugin's name) */
+    bool reported;    /* the last case's status came from the worker itself (its own FR_E_NOMEM is its verdict) */
 } exec_impl;
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -88,62 +90,12 @@ static fr_status make_tmp_dir(char **out, int *dfd, fr_error *err) {
     return FR_OK;
 }
 
-/* Empties the directory dfd refers to, never following a symbolic link (every step is relative to a descriptor
- * opened O_NOFOLLOW). Depth is bounded: a runaway nesting stops at 512 levels. */
-static void clear_dir_fd(int dfd, int depth) {
-    if (depth > 512) return;
-    fchmod(dfd, 0700); /* a runner may have made it unreadable or unwritable */
-    for (int pass = 0; pass < 4; pass++) {
-        /* Listed with getdents64 into a buffer on the stack, not opendir: a cleanup that needs memory would leave the
-         * directory behind exactly when memory is short. */
-        if (lseek(dfd, 0, SEEK_SET) != 0) return;
-        int removed = 0, seen = 0;
-        _Alignas(8) char buf[1024];
-        long got;
-        while ((got = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
-        for (long off = 0; off < got;) {
-            const struct dirent64_raw {
-                uint64_t ino;
-                int64_t next;
-                unsigned short reclen;
-                unsigned char type;
-                char d_name[];
-            } *e = (const void *)(buf + off);
-            off += e->reclen;
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            seen++;
-            struct stat sb;
-            if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0) continue;
-            if (S_ISDIR(sb.st_mode)) {
-                /* A mode-000 directory cannot be opened for reading: make it ours again without following a link
-                 * (O_PATH opens it, then the chmod goes through /proc/self/fd, which names that very inode). */
-                int pfd = openat(dfd, e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (pfd >= 0) {
-                    char pp[64];
-                    snprintf(pp, sizeof pp, "/proc/self/fd/%d", pfd);
-                    chmod(pp, 0700);
-                    close(pfd);
-                }
-                int sub = openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0) {
-                    clear_dir_fd(sub, depth + 1);
-                    close(sub);
-                }
-                removed += unlinkat(dfd, e->d_name, AT_REMOVEDIR) == 0;
-            } else {
-                removed += unlinkat(dfd, e->d_name, 0) == 0;
-            }
-        }
-        if (seen == 0 || removed == 0) return;
-    }
-}
-
 /* Removes the case directory: its contents through dfd, then the name itself: our directory, or a symbolic link
  * (removed, not followed) or another directory the runner put there. */
 static void remove_case_dir(const char *path, int dfd) {
     struct stat mine, now;
     bool have_mine = fstat(dfd, &mine) == 0;
-    clear_dir_fd(dfd, 0);
+    fr_clear_dir_fd(dfd, 0);
     fchmod(dfd, 0700);
     if (lstat(path, &now) != 0) return;
     if (S_ISDIR(now.st_mode) && have_mine && now.st_ino == mine.st_ino && now.st_dev == mine.st_dev) {
@@ -151,7 +103,7 @@ static void remove_case_dir(const char *path, int dfd) {
     } else if (S_ISDIR(now.st_mode)) {
         int o = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (o >= 0) {
-            clear_dir_fd(o, 0);
+            fr_clear_dir_fd(o, 0);
             close(o);
         }
         rmdir(path);
@@ -309,7 +261,7 @@ static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case
     fr_proc p;
     fr_status st = fr_proc_start(&p, &spec, err);
     free(cmdline);
-    if (st != FR_OK) return fr_fail(err, FR_E_IO, "exec: %s", err ? err->msg : "cannot start");
+    if (st != FR_OK) return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", err ? err->msg : "cannot start");
     fr_tail errt;
     memset(&errt, 0, sizeof errt);
     int r = fr_proc_poll(&p, deadline, NULL, &errt, NULL, NULL);
@@ -357,6 +309,35 @@ static void check_echo(status_line *s, const char *line, size_t n) {
     }
 }
 
+bool fr_exec_status_parse(const char *line, size_t n, long *code, char *msg, size_t cap) {
+    if (n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0) return false;
+    /* Only the line's n bytes are read (the caller cuts an echo off there), from a NUL-terminated copy: a NUL byte of
+     * the line's own ends it (strtol stops there too). A message is at most cap bytes, so a longer line loses its tail. */
+    char buf[512];
+    size_t m = n < sizeof buf - 1 ? n : sizeof buf - 1;
+    memcpy(buf, line, m);
+    buf[m] = '\0';
+    const char *p = buf + sizeof STATUS_PREFIX - 1;
+    while (*p == ' ') p++;
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    /* the number ends the word: "0abc" is no status 0 */
+    if (end == p || errno || (*end && *end != ' ' && *end != '\t' && *end != '\r')) {
+        *code = -1;
+        snprintf(msg, cap, "malformed status line: ");
+        size_t k = strlen(msg);
+        fr_utf8_sanitize(line, n, msg + k, cap - k);
+        return true;
+    }
+    while (*end == ' ') end++;
+    size_t l = strlen(end);
+    while (l && (end[l - 1] == '\r' || end[l - 1] == ' ')) l--;
+    fr_utf8_sanitize(end, l, msg, cap);
+    *code = v;
+    return true;
+}
+
 static bool on_line(void *ud, const char *line, size_t n) {
     status_line *s = ud;
     if (n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0) return false;
@@ -367,33 +348,14 @@ static bool on_line(void *ud, const char *line, size_t n) {
     const char *tab = memchr(line, '\t', n);
     check_echo(s, line, n);
     if (tab) n = (size_t)(tab - line); /* the echo is not part of the message */
-    const char *p = line + sizeof STATUS_PREFIX - 1;
-    while (*p == ' ') p++;
-    char *end;
-    errno = 0;
-    long v = strtol(p, &end, 10);
-    /* the number ends the word: "0abc" is no status 0 */
-    if (end == p || errno || (*end && *end != ' ' && *end != '\t' && *end != '\r')) {
-        s->got = true;
-        s->code = -1;
-        snprintf(s->msg, sizeof s->msg, "malformed status line: ");
-        size_t k = strlen(s->msg);
-        fr_utf8_sanitize(line, n, s->msg + k, sizeof s->msg - k);
-        return true;
-    }
-    while (*end == ' ') end++;
-    size_t l = strlen(end);
-    while (l && (end[l - 1] == '\r' || end[l - 1] == ' ')) l--;
-    fr_utf8_sanitize(end, l, s->msg, sizeof s->msg);
+    (void)fr_exec_status_parse(line, n, &s->code, s->msg, sizeof s->msg);
     s->got = true;
-    s->code = v;
     return true;
 }
 
 static const char *const kPersistentEnv[] = {"FLASHREF_PROTOCOL=persistent-1", NULL};
 
-/* A worker reports a failure as "flashref-status: 1 FR_E_NAME: message": the status it had in the worker. */
-static fr_status worker_status(const char *msg, const char **rest) {
+fr_status fr_exec_worker_status(const char *msg, const char **rest) {
     *rest = msg;
     for (int k = 1; k < FR_STATUS_COUNT; k++) {
         const char *n = fr_status_name((fr_status)k);
@@ -415,7 +377,8 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
                          .setenv = kPersistentEnv};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
     free(line);
-    if (st != FR_OK) return fr_fail(err, FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
+    if (st != FR_OK)
+        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
     ei->running = true;
     if (!ei->fn) return FR_OK;
     status_line sl;
@@ -509,7 +472,8 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
                                      : fr_fail(err, FR_E_UNSUPPORTED, "%s", ei->fn ? sl.msg : head);
         } else if (ei->fn) {
             const char *rest;
-            st = worker_status(sl.msg, &rest);
+            st = fr_exec_worker_status(sl.msg, &rest);
+            ei->reported = true;
             st = fr_fail(err, st, "%s", rest);
         } else {
             snprintf(head, sizeof head, "%s: status %ld: %.280s", ei->label, sl.code, sl.msg[0] ? sl.msg : "(no message)");
@@ -555,17 +519,23 @@ static fr_status exec_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
         return st;
     }
     bool keep = keep_tmp();
+    int slot = keep ? -1 : fr_cleanup_add_dir(dir); /* removed by fr_cleanup_run on SIGINT/SIGTERM */
     if ((st = fr_case_write(c, dir, err)) != FR_OK) {
         iut->own_failure = true; /* our temporary area (a full disk, no memory), not the implementation */
     } else {
         double deadline = fr_proc_now() + ei->timeout_s;
+        ei->reported = false;
         st = ei->persistent ? persistent_one(ei, dir, dfd, o, deadline, err) : exec_one(ei, dir, dfd, o, deadline, err);
+        /* Out of memory on our side (the command line, a pipe's process, reading the outputs back) is the run's
+         * failure, never the implementation's verdict. */
+        if (st == FR_E_NOMEM && !ei->reported) iut->own_failure = true;
     }
     if (st != FR_OK && keep && err && strstr(err->msg, dir) == NULL) {
         size_t len = strlen(err->msg);
         snprintf(err->msg + len, sizeof err->msg - len, " (case kept in %s)", dir);
     }
     if (!keep) remove_case_dir(dir, dfd);
+    fr_cleanup_drop(slot);
     close(dfd);
     free(dir);
     return st;

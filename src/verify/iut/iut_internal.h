@@ -34,4 +34,13 @@ fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_err
  * by the IUT from here on (freed at close; by the caller when this fails). */
 fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, fr_iut *iut, fr_error *err);
 
+/* The persistent protocol's status line (iut_exec.c; docs/exec-protocol.md): whether line (n bytes, NUL-terminated
+ * at n) is one ("flashref-status: CODE MESSAGE"); if so *code is CODE (-1 when it is not a number) and msg its
+ * message (sanitized UTF-8, cut to cap bytes with the NUL; for a malformed line, the whole line). */
+bool fr_exec_status_parse(const char *line, size_t n, long *code, char *msg, size_t cap);
+/* A worker reports a failure as "flashref-status: 1 FR_E_NAME: message": the status it had in the worker (FR_E_INTERNAL
+ * when msg names none, and for FR_E_UNSUPPORTED / FR_E_NOT_AVAILABLE, which only the verifier itself may give);
+ * *rest points into msg past the name. */
+fr_status fr_exec_worker_status(const char *msg, const char **rest);
+
 #endif

@@ -99,14 +99,22 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
         snprintf(p, sizeof p, "%.4000s/%s.npy", c->dir, fr_case_output_name((fr_case_output)k));
         fr_npy_header h;
         fr_error he;
-        if (fr_npy_read_file_header(p, &h, &he) != FR_OK) continue; /* reported by the full read below */
+        fr_status hs = fr_npy_read_file_header(p, &h, &he);
+        if (hs == FR_E_NOMEM) {
+            for (int j = 0; j < k; j++) free(head[j].data);
+            return fr_fail(err, FR_E_NOMEM, "disk: %s", he.msg);
+        }
+        if (hs != FR_OK) continue; /* reported by the full read below */
         fr_dtype dt;
         if (fr_npy_header_dtype(&h, want->dtype, &dt, p, NULL) == FR_OK && h.ndim == want->ndim &&
             !memcmp(h.shape, want->shape, sizeof(int64_t) * (size_t)h.ndim))
             continue;
         fr_dtype got = fr_npy_native_dtype(h.descr);
         head[k] = fr_tensor_make(got != FR_DT_NONE ? got : FR_U8, malloc(1), h.ndim, h.shape);
-        if (!head[k].data) return fr_fail(err, FR_E_NOMEM, "disk: out of memory");
+        if (!head[k].data) {
+            for (int j = 0; j < k; j++) free(head[j].data);
+            return fr_fail(err, FR_E_NOMEM, "disk: out of memory");
+        }
         mismatch = true;
     }
     if (mismatch) {

@@ -4,6 +4,7 @@
 
 #include "verify/iut/iut_proc.h"
 
+#include "core/cleanup.h"
 #include "core/core.h"
 
 #include <dirent.h>
@@ -307,7 +308,7 @@ static void close_fd(int *fd) {
 
 fr_status fr_proc_start(fr_proc *p, const fr_proc_spec *s, fr_error *err) {
     memset(p, 0, sizeof *p);
-    p->in = p->out = p->err = p->stat = -1;
+    p->in = p->out = p->err = p->stat = p->cleanup = -1;
     int inp[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1}, statp[2] = {-1, -1};
     fr_status st = FR_OK;
     if ((s->pipe_in && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, inp) != 0) ||
@@ -339,6 +340,7 @@ fr_status fr_proc_start(fr_proc *p, const fr_proc_spec *s, fr_error *err) {
         return st;
     }
     p->sup = sup;
+    p->cleanup = fr_cleanup_add_pid(sup); /* stopped by fr_cleanup_run on SIGINT/SIGTERM */
     p->in = inp[0];
     p->out = outp[0];
     p->err = errp[0];
@@ -390,17 +392,22 @@ static bool drain(int *fd, fr_tail *t, fr_proc *ls, fr_proc_line_fn on_line, voi
             return true;
         }
         if (t) fr_tail_add(t, buf, (size_t)r);
-        if (!on_line) continue;
-        for (ssize_t i = 0; i < r; i++) {
-            if (buf[i] == '\n') {
-                ls->line[ls->linelen] = '\0';
-                if (on_line(ud, ls->line, ls->linelen)) *got_line = true;
-                ls->linelen = 0;
-            } else if (ls->linelen + 1 < sizeof ls->line) {
-                ls->line[ls->linelen++] = buf[i]; /* a longer line is cut: status lines are short */
-            }
+        if (on_line && fr_proc_feed_lines(ls, buf, (size_t)r, on_line, ud)) *got_line = true;
+    }
+}
+
+bool fr_proc_feed_lines(fr_proc *ls, const char *buf, size_t n, fr_proc_line_fn on_line, void *ud) {
+    bool got = false;
+    for (size_t i = 0; i < n; i++) {
+        if (buf[i] == '\n') {
+            ls->line[ls->linelen] = '\0';
+            if (on_line(ud, ls->line, ls->linelen)) got = true;
+            ls->linelen = 0;
+        } else if (ls->linelen + 1 < sizeof ls->line) {
+            ls->line[ls->linelen++] = buf[i]; /* a longer line is cut: status lines are short */
         }
     }
+    return got;
 }
 
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud) {
@@ -476,6 +483,8 @@ void fr_proc_end(fr_proc *p) {
             nanosleep(&ts, NULL);
         }
         read_stat(p);
+        fr_cleanup_drop(p->cleanup);
+        p->cleanup = -1;
         p->sup = 0;
     }
     close_fd(&p->out);

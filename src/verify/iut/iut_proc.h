@@ -50,6 +50,7 @@ typedef struct fr_proc_spec {
 
 typedef struct fr_proc {
     pid_t sup;       /* the supervisor (0: none) */
+    int cleanup;     /* its slot in core/cleanup.h's table (-1: none) */
     pid_t runner;    /* the runner (= its process group), once the supervisor reported it */
     int in, out, err, stat; /* our ends, -1 when closed */
     bool exited;     /* the runner has exited; wstatus is its wait status */
@@ -68,6 +69,10 @@ fr_status fr_proc_start(fr_proc *p, const fr_proc_spec *s, fr_error *err);
  * complete stdout line was passed to on_line and it returned true (returns 2). */
 typedef bool (*fr_proc_line_fn)(void *ud, const char *line, size_t n);
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud);
+/* The stdout line reader of fr_proc_poll: splits n bytes read into lines (a line longer than fr_proc.line is cut,
+ * its rest dropped up to the newline) and passes each complete one to on_line; a partial line waits in ls for the
+ * next call. Returns whether on_line returned true for any. */
+bool fr_proc_feed_lines(fr_proc *ls, const char *buf, size_t n, fr_proc_line_fn on_line, void *ud);
 
 /* Writes all of buf to the runner's stdin; false when the runner is gone or the deadline passed. */
 bool fr_proc_write(fr_proc *p, const char *buf, size_t n, double deadline);

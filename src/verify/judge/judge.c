@@ -102,7 +102,7 @@ typedef struct rowmap {
     int64_t d1_count;
 } rowmap;
 
-/* Leaves r empty: rowmap_build frees a half-built map and fr_judge_plain's ctx_free frees it again. */
+/* Idempotent: a failed rowmap_build frees what it got, and its caller's cleanup frees the rowmap again. */
 static void rowmap_free(rowmap *r) {
     free(r->d1);
     free(r->head);
@@ -429,6 +429,14 @@ static fr_status stage_load(ctx *x, const fr_case_outputs *iut, const fr_case_ou
         if (plain) x->pl[k] = fr_metrics_load(fr_case_output_cslot(plain, (fr_case_output)k), &np);
         if (!x->a[k] || !x->r[k] || na != nr)
             return fr_fail(err, FR_E_NOMEM, "judge: %s: cannot load", fr_case_output_name((fr_case_output)k));
+        /* An ideal or plain reference that is there but could not be loaded (no memory) must not be judged as
+         * absent: the verdict would rest on fewer references than the case has. */
+        const fr_tensor *ti = ideal ? fr_case_output_cslot(ideal, (fr_case_output)k) : NULL,
+                        *tp = plain ? fr_case_output_cslot(plain, (fr_case_output)k) : NULL;
+        if ((ti && fr_tensor_present(ti) && fr_tensor_numel(ti) > 0 && !x->e[k]) ||
+            (tp && fr_tensor_present(tp) && fr_tensor_numel(tp) > 0 && !x->pl[k]))
+            return fr_fail(err, FR_E_NOMEM, "judge: %s: cannot load a reference",
+                           fr_case_output_name((fr_case_output)k));
         if (x->e[k] && ne != na) {
             free(x->e[k]);
             x->e[k] = NULL;

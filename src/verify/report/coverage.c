@@ -19,7 +19,11 @@ fr_status fr_coverage_report_from(fr_coverage *cv, int cases, fr_coverage_report
         fr_coverage_report_free(cr);
         return fr_fail(err, FR_E_NOMEM, "coverage: out of memory");
     }
-    fr_matrix_allowed(cr->allowed_map);
+    fr_status st = fr_matrix_allowed(cr->allowed_map, err);
+    if (st != FR_OK) {
+        fr_coverage_report_free(cr);
+        return st;
+    }
     for (int p = 0; p < cr->cv.npairs; p++) {
         cr->allowed += cr->allowed_map[p];
         cr->covered += cr->allowed_map[p] && cr->cv.hits[p];

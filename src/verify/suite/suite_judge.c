@@ -36,7 +36,7 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
      * machine, a PASS would rest on a judgement not made). An external implementation (plugin, command, callback)
      * that reports FR_E_NOMEM itself gets its verdict like any other error status. */
     fr_iut_kind kind = fr_iut_get_kind(iut);
-    bool in_library = kind == FR_IUT_ENGINE || kind == FR_IUT_MUTANT;
+    bool in_library = kind == FR_IUT_ENGINE || kind == FR_IUT_MUTANT || kind == FR_IUT_DISK; /* disk: our reader */
     if ((ist == FR_E_NOMEM && in_library) || (ist != FR_OK && fr_iut_failed_itself(iut))) {
         fr_case_outputs_free(&io);
         return fr_fail(err, ist, "%s: running the implementation under test: %.400s", c->dir ? c->dir : "case",

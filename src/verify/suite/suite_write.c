@@ -5,10 +5,12 @@
 
 #include "core/core.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat cat, unsigned tags, fr_error *err) {
     fr_case c;
@@ -25,11 +27,16 @@ static fr_status write_one(const fr_gen_case *g, const char *dir, fr_suite_cat c
     if (st != FR_OK) return st;
     snprintf(p, sizeof p, "%.4000s/suite.txt", dir);
     FILE *f = fopen(p, "w");
-    if (!f) return fr_fail(err, FR_E_IO, "%s: cannot write", p);
+    if (!f) return fr_fail(err, errno == ENOMEM ? FR_E_NOMEM : FR_E_IO, "%s: cannot write: %s", p, strerror(errno));
     char nm[64];
     fr_suite_cat_key(cat, nm, sizeof nm);
-    fprintf(f, "category=%s tags=%u\n", nm, tags);
-    fclose(f);
+    bool ok = fprintf(f, "category=%s tags=%u\n", nm, tags) > 0;
+    ok = fclose(f) == 0 && ok; /* a full disk shows here: the line was only buffered */
+    if (!ok) {
+        int e = errno;
+        unlink(p); /* absent, never a cut line the regression loader would misread */
+        return fr_fail(err, FR_E_IO, "%s: write error: %s", p, strerror(e));
+    }
     return FR_OK;
 }
 
