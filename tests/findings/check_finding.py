@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Runs one reproducer of docs/findings.md and checks that the departure it shows is still there.
+
+usage: check_finding.py --python VENV_PYTHON --repro tests/findings/repro_<framework>_<slug>.py [--timeout S]
+
+A reproducer is a standalone script in its framework's own API: its header names what it needs
+(`# needs: mod, mod`, the framework's import names; numpy is always allowed) and the failure it shows
+(`# signature: REGEX`, searched in its stdout + stderr). It exits nonzero while the departure is present and 0 once
+the framework behaves as its documentation says (it then prints "fixed: ...").
+
+Exit status (ctest):
+  0   the departure is still present: the reproducer exits nonzero and its output matches the signature;
+  77  SKIP (printed loudly): no VENV_PYTHON, or the reproducer stops on importing a module it declares (the
+      framework is not installed there);
+  1   anything else, with the reason: "FIXED UPSTREAM" when the reproducer exits 0 (the framework no longer shows the
+      departure: update docs/findings.md and retire or invert the reproducer), "REPRODUCER BROKEN" when it fails
+      without the signature (another error: an API change, a missing dependency), or an import outside what it
+      declares (a reproducer may use only its framework, numpy and the standard library).
+"""
+import argparse
+import ast
+import os
+import re
+import subprocess
+import sys
+
+
+def header(path):
+    needs, sig = None, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            m = re.match(r"#\s*needs:\s*(.*)", line)
+            if m:
+                needs = [x.strip() for x in m.group(1).split(",") if x.strip()]
+            m = re.match(r"#\s*signature:\s*(.*\S)", line)
+            if m:
+                sig = m.group(1)
+    return needs, sig
+
+
+def imports(path):
+    """Top-level module names the script imports."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    mods = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            mods.add(node.module.split(".")[0])
+    return mods
+
+
+def banner(word, msg):
+    print("=" * 78)
+    print("%s (finding %s): %s" % (word, ARGS.name, msg))
+    print("=" * 78)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--repro", required=True)
+    ap.add_argument("--timeout", type=float, default=120)
+    ARGS = ap.parse_args()
+    ARGS.name = os.path.basename(ARGS.repro)
+    needs, sig = header(ARGS.repro)
+    if not needs or not sig:
+        banner("BAD REPRODUCER", "its header lacks '# needs:' or '# signature:'")
+        return 1
+    stray = imports(ARGS.repro) - set(needs) - {"numpy"} - set(sys.stdlib_module_names)
+    if stray:
+        banner("BAD REPRODUCER", "imports %s beyond its framework (%s), numpy and the standard library"
+               % (sorted(stray), ", ".join(needs)))
+        return 1
+    if not os.path.exists(ARGS.python):
+        banner("SKIP", "no venv python at %s (make venv)" % ARGS.python)
+        return 77
+    env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
+    try:
+        r = subprocess.run([ARGS.python, os.path.abspath(ARGS.repro)], capture_output=True, text=True, timeout=ARGS.timeout, env=env,
+                           cwd=os.path.dirname(os.path.abspath(ARGS.repro)))
+    except subprocess.TimeoutExpired:
+        banner("REPRODUCER BROKEN", "ran past %g s" % ARGS.timeout)
+        return 1
+    out = r.stdout + r.stderr
+    missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", out)
+    if r.returncode != 0 and missing and missing.group(1).split(".")[0] in set(needs) | {"numpy"}:
+        banner("SKIP", "%s cannot be imported here (%s)" % (", ".join(needs), missing.group(0)))
+        return 77
+    tail = "\n".join(out.strip().splitlines()[-6:])
+    if r.returncode == 0:
+        banner("FIXED UPSTREAM?", "the reproducer exits 0 with the installed version: the departure is gone. Update "
+               "docs/findings.md (fixed in which release) and retire the reproducer. Its output:\n" + tail)
+        return 1
+    if not re.search(sig, out):
+        banner("REPRODUCER BROKEN", "exit status %d without the departure's signature /%s/; its output:\n%s"
+               % (r.returncode, sig, tail))
+        return 1
+    print("still present (exit status %d, signature /%s/ seen):\n%s" % (r.returncode, sig, tail))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
