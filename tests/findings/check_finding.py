@@ -81,14 +81,16 @@ def main():
         return 77
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
     try:
-        r = subprocess.run([ARGS.python, os.path.abspath(ARGS.repro)], capture_output=True, text=True, timeout=ARGS.timeout, env=env,
-                           cwd=os.path.dirname(os.path.abspath(ARGS.repro)))
+        repro = os.path.abspath(ARGS.repro)
+        r = subprocess.run([ARGS.python, repro], capture_output=True, text=True, timeout=ARGS.timeout, env=env,
+                           cwd=os.path.dirname(repro))
     except subprocess.TimeoutExpired:
         banner("REPRODUCER BROKEN", "ran past %g s" % ARGS.timeout)
         return 1
     out = r.stdout + r.stderr
     missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", out)
-    if r.returncode != 0 and missing and missing.group(1).split(".")[0] in set(needs) | {"numpy"}:
+    declared = set(needs) | {"numpy"}
+    if r.returncode != 0 and missing and missing.group(1).split(".")[0] in declared:
         banner("SKIP", "%s cannot be imported here (%s)" % (", ".join(needs), missing.group(0)))
         return 77
     tail = "\n".join(out.strip().splitlines()[-6:])
