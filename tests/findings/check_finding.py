@@ -2,6 +2,7 @@
 """Runs one reproducer of docs/findings.md and checks that the departure it shows is still there.
 
 usage: check_finding.py --python VENV_PYTHON --repro tests/findings/repro_<framework>_<slug>.py [--timeout S]
+       check_finding.py --selftest     the checker on planted reproducers (one per outcome; standard library only)
 
 A reproducer is a standalone script in its framework's own API: its header names what it needs
 (`# needs: mod, mod`, the framework's import names; numpy is always allowed) and the failure it shows
@@ -23,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 
 def header(path):
@@ -53,57 +55,89 @@ def imports(path):
     return mods
 
 
-def banner(word, msg):
+def banner(name, word, msg):
     print("=" * 78)
-    print("%s (finding %s): %s" % (word, ARGS.name, msg))
+    print("%s (finding %s): %s" % (word, name, msg))
     print("=" * 78)
 
 
-def main():
-    global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--python", required=True)
-    ap.add_argument("--repro", required=True)
-    ap.add_argument("--timeout", type=float, default=120)
-    ARGS = ap.parse_args()
-    ARGS.name = os.path.basename(ARGS.repro)
-    needs, sig = header(ARGS.repro)
+def check(python, path, timeout):
+    """The exit status for one reproducer (see the module's docstring), with its banner printed."""
+    name = os.path.basename(path)
+    needs, sig = header(path)
     if not needs or not sig:
-        banner("BAD REPRODUCER", "its header lacks '# needs:' or '# signature:'")
+        banner(name, "BAD REPRODUCER", "its header lacks '# needs:' or '# signature:'")
         return 1
-    stray = imports(ARGS.repro) - set(needs) - {"numpy"} - set(sys.stdlib_module_names)
+    stray = imports(path) - set(needs) - {"numpy"} - set(sys.stdlib_module_names)
     if stray:
-        banner("BAD REPRODUCER", "imports %s beyond its framework (%s), numpy and the standard library"
+        banner(name, "BAD REPRODUCER", "imports %s beyond its framework (%s), numpy and the standard library"
                % (sorted(stray), ", ".join(needs)))
         return 1
-    if not os.path.exists(ARGS.python):
-        banner("SKIP", "no venv python at %s (make venv)" % ARGS.python)
+    if not os.path.exists(python):
+        banner(name, "SKIP", "no venv python at %s (make venv)" % python)
         return 77
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1")
     try:
-        repro = os.path.abspath(ARGS.repro)
-        r = subprocess.run([ARGS.python, repro], capture_output=True, text=True, timeout=ARGS.timeout, env=env,
+        repro = os.path.abspath(path)
+        r = subprocess.run([python, repro], capture_output=True, text=True, timeout=timeout, env=env,
                            cwd=os.path.dirname(repro))
     except subprocess.TimeoutExpired:
-        banner("REPRODUCER BROKEN", "ran past %g s" % ARGS.timeout)
+        banner(name, "REPRODUCER BROKEN", "ran past %g s" % timeout)
         return 1
     out = r.stdout + r.stderr
     missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", out)
     declared = set(needs) | {"numpy"}
     if r.returncode != 0 and missing and missing.group(1).split(".")[0] in declared:
-        banner("SKIP", "%s cannot be imported here (%s)" % (", ".join(needs), missing.group(0)))
+        banner(name, "SKIP", "%s cannot be imported here (%s)" % (", ".join(needs), missing.group(0)))
         return 77
     tail = "\n".join(out.strip().splitlines()[-6:])
     if r.returncode == 0:
-        banner("FIXED UPSTREAM?", "the reproducer exits 0 with the installed version: the departure is gone. Update "
-               "docs/findings.md (fixed in which release) and retire the reproducer. Its output:\n" + tail)
+        banner(name, "FIXED UPSTREAM?", "the reproducer exits 0 with the installed version: the departure is gone. "
+               "Update docs/findings.md (fixed in which release) and retire the reproducer. Its output:\n" + tail)
         return 1
     if not re.search(sig, out):
-        banner("REPRODUCER BROKEN", "exit status %d without the departure's signature /%s/; its output:\n%s"
+        banner(name, "REPRODUCER BROKEN", "exit status %d without the departure's signature /%s/; its output:\n%s"
                % (r.returncode, sig, tail))
         return 1
     print("still present (exit status %d, signature /%s/ seen):\n%s" % (r.returncode, sig, tail))
     return 0
+
+
+PLANTED = {  # reproducer text -> the exit status check() must give it
+    "ok": ("# needs: json\n# signature: departure 42\nimport json\nraise SystemExit('departure 42')\n", 0),
+    "fixed": ("# needs: json\n# signature: departure 42\nimport json\nprint('fixed: no departure')\n", 1),
+    "broken": ("# needs: json\n# signature: departure 42\nimport json\nraise RuntimeError('API moved')\n", 1),
+    "stray": ("# needs: json\n# signature: departure 42\nimport json, flashref\nraise SystemExit('departure 42')\n",
+              1),
+    "missing": ("# needs: no_such_framework_x\n# signature: departure 42\nimport no_such_framework_x\n", 77),
+    "noheader": ("import json\nraise SystemExit('departure 42')\n", 1),
+}
+
+
+def selftest():
+    """Each planted reproducer gets its outcome; exit 1 on the first that does not."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, (text, want) in PLANTED.items():
+            path = os.path.join(d, "repro_selftest_%s.py" % name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            got = check(sys.executable, path, 60)
+            if got != want:
+                print("SELFTEST FAILED: %s gave %d, expected %d" % (name, got, want))
+                return 1
+    print("selftest: %d planted reproducers, each judged as expected" % len(PLANTED))
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--python", required=True)
+    ap.add_argument("--repro", required=True)
+    ap.add_argument("--timeout", type=float, default=120)
+    a = ap.parse_args()
+    return check(a.python, a.repro, a.timeout)
 
 
 if __name__ == "__main__":
