@@ -5,8 +5,9 @@ usage: check_finding.py --python VENV_PYTHON --repro tests/findings/repro_<frame
        check_finding.py --selftest     the checker on planted reproducers (one per outcome; standard library only)
 
 A reproducer is a standalone script in its framework's own API: its header names what it needs
-(`# needs: mod, mod`, the framework's import names; numpy is always allowed) and the failure it shows
-(`# signature: REGEX`, searched in its stdout + stderr). It exits nonzero while the departure is present and 0 once
+(`# needs: mod, mod`, the framework's import names; numpy is always allowed), the failure it shows
+(`# signature: REGEX`, searched in its stdout + stderr) and the releases it was found on (`# found-on: dist==version,
+...`, named again when the departure is gone). It exits nonzero while the departure is present and 0 once
 the framework behaves as its documentation says (it then prints "fixed: ...").
 
 Exit status (ctest):
@@ -28,7 +29,7 @@ import tempfile
 
 
 def header(path):
-    needs, sig = None, None
+    needs, sig, found = None, None, []
     with open(path, encoding="utf-8") as f:
         for line in f:
             if not line.startswith("#"):
@@ -39,7 +40,19 @@ def header(path):
             m = re.match(r"#\s*signature:\s*(.*\S)", line)
             if m:
                 sig = m.group(1)
-    return needs, sig
+            m = re.match(r"#\s*found-on:\s*(.*)", line)
+            if m:
+                found = [x.strip() for x in m.group(1).split(",") if x.strip()]
+    return needs, sig, found
+
+
+def installed(python, found):
+    """'dist==version' of the installed releases of the distributions named in found-on (for the banners)."""
+    code = ("import importlib.metadata as m, sys\nfor d in sys.argv[1:]:\n"
+            "    try: print(d + '==' + m.version(d))\n    except Exception: print(d + ' (not installed)')")
+    dists = [x.split("==")[0] for x in found]
+    r = subprocess.run([python, "-c", code] + dists, capture_output=True, text=True, timeout=60)
+    return ", ".join(r.stdout.split()) if r.returncode == 0 else "?"
 
 
 def imports(path):
@@ -64,7 +77,7 @@ def banner(name, word, msg):
 def check(python, path, timeout):
     """The exit status for one reproducer (see the module's docstring), with its banner printed."""
     name = os.path.basename(path)
-    needs, sig = header(path)
+    needs, sig, found = header(path)
     if not needs or not sig:
         banner(name, "BAD REPRODUCER", "its header lacks '# needs:' or '# signature:'")
         return 1
@@ -92,12 +105,14 @@ def check(python, path, timeout):
         return 77
     tail = "\n".join(out.strip().splitlines()[-6:])
     if r.returncode == 0:
-        banner(name, "FIXED UPSTREAM?", "the reproducer exits 0 with the installed version: the departure is gone. "
-               "Update docs/findings.md (fixed in which release) and retire the reproducer. Its output:\n" + tail)
+        banner(name, "FIXED UPSTREAM?", "the reproducer exits 0: the departure found on %s is gone with %s. Update "
+               "docs/findings.md (fixed in which release) and retire the reproducer. Its output:\n%s"
+               % (", ".join(found) or "?", installed(python, found), tail))
         return 1
     if not re.search(sig, out):
-        banner(name, "REPRODUCER BROKEN", "exit status %d without the departure's signature /%s/; its output:\n%s"
-               % (r.returncode, sig, tail))
+        banner(name, "REPRODUCER BROKEN", "exit status %d without the departure's signature /%s/ (found on %s, "
+               "installed %s); its output:\n%s" % (r.returncode, sig, ", ".join(found) or "?",
+                                                    installed(python, found), tail))
         return 1
     print("still present (exit status %d, signature /%s/ seen):\n%s" % (r.returncode, sig, tail))
     return 0
@@ -105,7 +120,8 @@ def check(python, path, timeout):
 
 PLANTED = {  # reproducer text -> the exit status check() must give it
     "ok": ("# needs: json\n# signature: departure 42\nimport json\nraise SystemExit('departure 42')\n", 0),
-    "fixed": ("# needs: json\n# signature: departure 42\nimport json\nprint('fixed: no departure')\n", 1),
+    "fixed": ("# needs: json\n# signature: departure 42\n# found-on: pip==0.1\nimport json\n"
+              "print('fixed: no departure')\n", 1),
     "broken": ("# needs: json\n# signature: departure 42\nimport json\nraise RuntimeError('API moved')\n", 1),
     "stray": ("# needs: json\n# signature: departure 42\nimport json, flashref\nraise SystemExit('departure 42')\n",
               1),

@@ -1,5 +1,6 @@
 # needs: jax
 # signature: ALG_DOT_BF16_BF16_F32
+# found-on: jax==0.10.2, jaxlib==0.10.2
 # jax.jit(jax.nn.dot_product_attention) on bfloat16 with batch 1, one head, one query and one key fails to compile on
 # the CPU ("Algorithm not supported by the ElementalIrEmitter: ALG_DOT_BF16_BF16_F32"); any larger B, N, S1 or S2
 # compiles. The function asks for the BF16_BF16_F32 dot algorithm; XLA:CPU lowers this degenerate dot elementally.

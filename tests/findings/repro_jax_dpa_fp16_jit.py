@@ -1,5 +1,6 @@
 # needs: jax
 # signature: F16_F16_F32
+# found-on: jax==0.10.2, jaxlib==0.10.2
 # jax.nn.dot_product_attention on float16 works eagerly on the CPU but fails under jax.jit: the function asks for the
 # F16_F16_F32 dot algorithm and falls back to the default precision in a try/except, which only catches the error
 # when the einsum runs eagerly; under jit the error comes at compile time, outside the try.

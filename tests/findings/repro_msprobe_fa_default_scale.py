@@ -1,5 +1,6 @@
 # needs: msprobe, torch
 # signature: default scale is not torch_npu
+# found-on: mindstudio-probe==26.2.0, torch==2.15.0
 # mindstudio-probe's CPU golden of torch_npu.npu_fusion_attention defaults `scale` to 1 / sqrt(D) when the caller
 # omits it, while torch_npu.npu_fusion_attention documents `float scale=1.` (default 1). A call that relies on the
 # default is compared against a golden computed with another scale.

@@ -1,5 +1,6 @@
 # needs: msprobe, torch
 # signature: shape .* is invalid for input of size
+# found-on: mindstudio-probe==26.2.0, torch==2.15.0
 # mindstudio-probe's CPU golden of torch_npu.npu_fusion_attention_grad sums the GQA group of dv with the head size
 # of q / k (dv.reshape(b, n2, g, s2, d)); with a value head size Dv != Dk (which npu_fusion_attention takes) the
 # backward raises a shape error. Expectation: dv of a softmax(QK^T * scale) V attention, summed over each group.

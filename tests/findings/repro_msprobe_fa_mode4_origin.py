@@ -1,5 +1,6 @@
 # needs: msprobe, torch
 # signature: sparse_mode 4 rebuilt with a top-left origin
+# found-on: mindstudio-probe==26.2.0, torch==2.15.0
 # mindstudio-probe's CPU golden of torch_npu.npu_fusion_attention rebuilds the band of sparse_mode 4 from the
 # compressed 2048 x 2048 mask with a top-left origin (triu(next + 1), tril(-pre - 1)), while it rebuilds mode 3
 # (rightDownCausal) with the bottom-right origin. In FlashAttentionScore mode 4 is anchored bottom-right like mode 3:

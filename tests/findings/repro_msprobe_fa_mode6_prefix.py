@@ -1,5 +1,6 @@
 # needs: msprobe, torch
 # signature: RuntimeError: The size of tensor a
+# found-on: mindstudio-probe==26.2.0, torch==2.15.0
 # mindstudio-probe's CPU golden of torch_npu.npu_fusion_attention rebuilds the compressed masks of sparse modes 2, 3
 # and 4 only. Mode 6 (prefix, compressed: a 3072 x 2048 mask plus prefix = N per batch, documented by torch_npu)
 # reaches the score matrix as the compressed mask itself and fails with a broadcast error. Expectation: masked iff

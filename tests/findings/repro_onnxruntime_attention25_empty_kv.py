@@ -1,5 +1,6 @@
 # needs: onnxruntime, onnx
 # signature: Reshape node.*requested shape:\{1,2,1,16\}
+# found-on: onnxruntime==1.32.0, onnx==1.23.2
 # ONNX Runtime runs the ONNX function body of Attention-25 (no kernel for opset 25): with an empty key sequence
 # (kv_sequence_length = 0) a Reshape in the body gets a computed shape containing 0, which Reshape (allowzero = 0)
 # reads as "copy the input dimension", and the model fails. Softmax over no keys times 0 x Dv values is a zero row.

@@ -1,5 +1,6 @@
 # needs: onnxruntime, onnx
 # signature: matches neither causal alignment
+# found-on: onnxruntime==1.32.0, onnx==1.23.2
 # ONNX Runtime com.microsoft MultiHeadAttention, unidirectional=1, 3 queries x 6 keys (no past): which keys each
 # query row attends depends on the row in a way that is neither causal alignment. Needs: onnxruntime, onnx, numpy.
 import numpy as np, onnxruntime as ort

@@ -1,5 +1,6 @@
 # needs: torch
 # signature: IndexError
+# found-on: torch==2.15.0
 # torch.nn.attention.flex_attention (eager, CPU) with an empty key sequence (S2 = 0) raises IndexError from an
 # internal max() over the empty key dimension; scaled_dot_product_attention returns an output of zeros for the same
 # inputs.

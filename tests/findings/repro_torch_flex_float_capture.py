@@ -1,5 +1,6 @@
 # needs: torch
 # signature: SymFloat
+# found-on: torch==2.15.0
 # torch.nn.attention.flex_attention (eager, CPU): a score_mod that captures a Python float (an ALiBi slope, a soft-cap)
 # works on the first call and fails on the next call with another value of that float: the internal compile of the
 # flex_attention higher-order op marks the float dynamic, and the op's argument check accepts only Tensor / int /
