@@ -8,17 +8,17 @@ usage: probe_jax_dpa.py SEED DRAWS
 Prints one line per departure and "draws N departures M"; exit 1 when M > 0. Needs numpy and jax only.
 """
 import os
-import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from probe_common import Tally, cli  # noqa: E402
 
 
 def main(seed, draws):
     rng = np.random.default_rng(seed)
-    bad = 0
+    tally = Tally()
     for _ in range(draws):
         B, K, G = int(rng.choice([1, 2, 3])), int(rng.choice([1, 2])), int(rng.choice([1, 2, 3]))
         N, T, S = K * G, int(rng.choice([1, 2, 3, 5, 8, 17])), int(rng.choice([1, 2, 3, 7, 16, 33]))
@@ -54,8 +54,7 @@ def main(seed, draws):
                                                                           local_window_size=win, **a))
             o = np.asarray(f(q, k, v, **kw), np.float64)
         except Exception as e:  # noqa: BLE001 (any framework error is a departure to print)
-            bad += 1
-            print("ERROR", cfg, str(e)[:200])
+            tally.error(cfg, str(e))
             continue
         Q = q.transpose(0, 2, 1, 3).astype(np.float64)
         Kx, Vx = (np.repeat(x.transpose(0, 2, 1, 3), G, 1).astype(np.float64) for x in (k, v))
@@ -68,12 +67,9 @@ def main(seed, draws):
         alive = keep.any(-1).transpose(0, 2, 1)
         err = np.abs(o - r)[alive]
         rel = err.max() / np.abs(r[alive]).max() if err.size else 0.0
-        if not np.isfinite(o).all() or rel > 1e-4:
-            bad += 1
-            print("DEPARTURE rel=%.2e" % rel, cfg)
-    print("draws %d departures %d" % (draws, bad))
-    return 1 if bad else 0
+        tally.check(np.isfinite(o).all() and rel <= 1e-4, cfg, "rel=%.2e" % rel)
+    return tally.done(draws)
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    cli(main)

@@ -10,11 +10,10 @@ are not compared (NaN there is documented: the specification applies Softmax to 
 specification ignores attention_mask, so the expectation does too.
 Needs numpy and openvino only.
 """
-import sys
-
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
+from probe_common import Tally, cli, keep_mask
 
 CORE = ov.Core()
 MODELS = {}
@@ -52,22 +51,9 @@ def model(et, mkind, causal, hint):
     return MODELS[key]
 
 
-def keep_mask(rng, pattern, shp, S2):
-    if pattern == "random":
-        return rng.random(shp) < 0.7
-    if pattern == "dense":
-        return np.ones(shp, bool)
-    if pattern in ("leftpad", "rightpad"):
-        L, idx = int(rng.integers(1, S2 + 1)), np.arange(S2)
-        return np.broadcast_to((idx >= S2 - L) if pattern == "leftpad" else (idx < L), shp).copy()
-    keep = np.zeros(shp, bool)  # a single key left per row
-    keep[..., int(rng.integers(0, S2))] = True
-    return keep
-
-
 def main(seed, draws):
     rng = np.random.default_rng(seed)
-    bad = 0
+    tally = Tally()
     for _ in range(draws):
         et, hint = str(rng.choice(["f32", "f16"])), rng.choice([None, "f32", "f16", "bf16"])
         B, N = int(rng.choice([1, 2, 3, 5])), int(rng.choice([1, 2, 3]))
@@ -93,8 +79,7 @@ def main(seed, draws):
         try:
             o = model(et, mkind, causal, hint)(feed)[0].astype(np.float64)
         except Exception as e:  # noqa: BLE001 (any framework error is a departure to print)
-            bad += 1
-            print("ERROR", cfg, str(e)[:200])
+            tally.error(cfg, str(e))
             continue
         r, alive = expect(*(x.astype(np.float64) for x in (q, k, v)),
                           keep if (mkind != "none" and not causal) else None, causal)
@@ -102,12 +87,9 @@ def main(seed, draws):
         err = np.abs(o - r)[alive]
         rel = err.max() / max(np.abs(r[alive]).max(), 1e-30) if err.size else 0.0
         tol = {"bf16": 2e-2, "f16": 2e-3}.get(hint, 2e-3 if et == "f16" else 2e-5)
-        if not np.isfinite(o[alive]).all() or rel > 10 * tol:
-            bad += 1
-            print("DEPARTURE rel=%.2e" % rel, cfg)
-    print("draws %d departures %d" % (draws, bad))
-    return 1 if bad else 0
+        tally.check(np.isfinite(o[alive]).all() and rel <= 10 * tol, cfg, "rel=%.2e" % rel)
+    return tally.done(draws)
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    cli(main)

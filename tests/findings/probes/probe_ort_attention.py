@@ -10,11 +10,9 @@ masked row that is not the specified zero row; rows masked with the dtype's lowe
 past_key, nonpad_kv_seqlen - S1 per batch with nonpad_kv_seqlen, 0 otherwise (query i attends j <= i + offset).
 Needs numpy, onnx and onnxruntime only.
 """
-import sys
-
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper
+from probe_common import Tally, cli, keep_mask, ort_session
 
 SESSIONS = {}
 
@@ -49,30 +47,13 @@ def session(opset, et, mk, causal, past, nonpad):
         outs = ["O", "PKo", "PVo"] if past else ["O"]  # past and present go together
         node = helper.make_node("Attention", names, outs, is_causal=int(causal))
         g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(x, t, None) for x in outs])
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-        m.ir_version = 10
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.log_severity_level = 1, 4
-        SESSIONS[key] = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        SESSIONS[key] = ort_session(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]))
     return SESSIONS[key]
-
-
-def keep_mask(rng, pattern, shp, S2):
-    if pattern == "random":
-        return rng.random(shp) < 0.7
-    if pattern == "dense":
-        return np.ones(shp, bool)
-    if pattern in ("leftpad", "rightpad"):
-        L, idx = int(rng.integers(1, S2 + 1)), np.arange(S2)
-        return np.broadcast_to((idx >= S2 - L) if pattern == "leftpad" else (idx < L), shp).copy()
-    keep = np.zeros(shp, bool)
-    keep[..., int(rng.integers(0, S2))] = True
-    return keep
 
 
 def main(seed, draws):
     rng = np.random.default_rng(seed)
-    bad = 0
+    tally = Tally()
     for _ in range(draws):
         opset, et = int(rng.choice([23, 24, 25])), str(rng.choice(["f32", "f16"]))
         B, Nk, G = int(rng.choice([1, 2, 3, 4])), int(rng.choice([1, 2])), int(rng.choice([1, 2, 4]))
@@ -107,8 +88,7 @@ def main(seed, draws):
         try:
             o = session(opset, et, mk, causal, past, nonpad).run(["O"], feed)[0].astype(np.float64)
         except Exception as e:  # noqa: BLE001 (any framework error is a departure to print)
-            bad += 1
-            print("ERROR", cfg, str(e).split("Status Message:")[-1][:200])
+            tally.error(cfg, str(e).split("Status Message:")[-1])
             continue
         K = np.concatenate([pk, knew], 2).astype(np.float64)
         V = np.concatenate([pv, vnew], 2).astype(np.float64)
@@ -127,12 +107,10 @@ def main(seed, draws):
         rel = err.max() / max(np.abs(r[alive]).max(), 1e-30) if err.size else 0.0
         tol = 3e-2 if et == "f16" else 2e-5  # fp16: softmax in fp16 without softmax_precision (documented)
         dead_zero = mk == "min" or not (~alive).any() or np.array_equal(o[~alive], np.zeros_like(o[~alive]))
-        if not np.isfinite(o[alive]).all() or rel > 5 * tol or not dead_zero:
-            bad += 1
-            print("DEPARTURE rel=%.2e dead_rows_zero=%s" % (rel, dead_zero), cfg)
-    print("draws %d departures %d" % (draws, bad))
-    return 1 if bad else 0
+        tally.check(np.isfinite(o[alive]).all() and rel <= 5 * tol and dead_zero, cfg,
+                    "rel=%.2e dead_rows_zero=%s" % (rel, dead_zero))
+    return tally.done(draws)
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    cli(main)

@@ -10,11 +10,9 @@ Prints one line per departure (an error, a non-finite value, an error above 5 x 
 "draws N departures M"; exit 1 when M > 0. Prompts with a past take batch 1 (the op's documented input check).
 Needs numpy, onnx and onnxruntime only.
 """
-import sys
-
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper
+from probe_common import Tally, cli, draw_dtype, ort_session
 
 SESSIONS = {}
 INTS = ("seqlens_k", "total_sequence_length")
@@ -31,11 +29,8 @@ def session(et, Nq, Nk, window, softcap, bias):
                                 num_heads=Nq, kv_num_heads=Nk, local_window_size=window, softcap=softcap)
         g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(x, t, None)
                                                   for x in ("out", "pk", "pv")])
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
-        m.ir_version = 10
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.log_severity_level = 1, 4
-        SESSIONS[key] = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        SESSIONS[key] = ort_session(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21),
+                                                                         helper.make_opsetid("com.microsoft", 1)]))
     return SESSIONS[key]
 
 
@@ -58,10 +53,9 @@ def expect_batch(q, k, v, pk, pv, Lb, G, softcap, bias, window):
 
 def main(seed, draws):
     rng = np.random.default_rng(seed)
-    bad = 0
+    tally = Tally()
     for _ in range(draws):
-        et = str(rng.choice(["f32", "f16"]))
-        dt = np.float16 if et == "f16" else np.float32
+        et, dt = draw_dtype(rng)
         B, Nk, G = int(rng.choice([1, 2, 3, 4])), int(rng.choice([1, 2])), int(rng.choice([1, 2, 4]))
         Nq, D = Nk * G, int(rng.choice([8, 16, 32, 64, 80, 128]))
         decode = rng.random() < 0.6
@@ -86,8 +80,7 @@ def main(seed, draws):
         try:
             o = session(et, Nq, Nk, window, softcap, bias).run(["out"], feed)[0].astype(np.float64)
         except Exception as e:  # noqa: BLE001 (any framework error is a departure to print)
-            bad += 1
-            print("ERROR", cfg, str(e).split("Status Message:")[-1][:200])
+            tally.error(cfg, str(e).split("Status Message:")[-1])
             continue
         f = lambda x: x.astype(np.float64)  # noqa: E731
         errs = []
@@ -96,12 +89,10 @@ def main(seed, draws):
                              f(bv[min(b, bshape[0] - 1)]) if bias else None, window)
             errs.append(np.abs(o[b] - r).max() / max(np.abs(r).max(), 1e-30))
         tol = 3e-2 if et == "f16" else 2e-5
-        if not np.isfinite(o).all() or max(errs) > 5 * tol:
-            bad += 1
-            print("DEPARTURE rel=%.2e per batch %s" % (max(errs), ["%.1e" % e for e in errs]), cfg)
-    print("draws %d departures %d" % (draws, bad))
-    return 1 if bad else 0
+        tally.check(np.isfinite(o).all() and max(errs) <= 5 * tol, cfg,
+                    "rel=%.2e per batch %s" % (max(errs), ["%.1e" % e for e in errs]))
+    return tally.done(draws)
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    cli(main)

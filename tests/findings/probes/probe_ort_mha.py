@@ -10,11 +10,9 @@ Prints one line per departure (an error, a non-finite value, an error above 5 x 
 "draws N departures M"; exit 1 when M > 0. Every row keeps at least one key.
 Needs numpy, onnx and onnxruntime only.
 """
-import sys
-
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper
+from probe_common import Tally, cli, draw_dtype, ort_session
 
 SESSIONS = {}
 
@@ -32,20 +30,16 @@ def session(et, N, mk, uni, bias, past):
         node = helper.make_node("MultiHeadAttention", names, outs, domain="com.microsoft", num_heads=N,
                                 unidirectional=int(uni))
         g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(x, t, None) for x in outs])
-        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
-        m.ir_version = 10
-        so = ort.SessionOptions()
-        so.intra_op_num_threads, so.log_severity_level = 1, 4
-        SESSIONS[key] = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        SESSIONS[key] = ort_session(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21),
+                                                                         helper.make_opsetid("com.microsoft", 1)]))
     return SESSIONS[key]
 
 
 def main(seed, draws):
     rng = np.random.default_rng(seed)
-    bad = 0
+    tally = Tally()
     for _ in range(draws):
-        et = str(rng.choice(["f32", "f16"]))
-        dt = np.float16 if et == "f16" else np.float32
+        et, dt = draw_dtype(rng)
         B, N, D = int(rng.choice([1, 2, 3])), int(rng.choice([1, 2, 4])), int(rng.choice([8, 16, 64]))
         P = int(rng.choice([0, 0, 0, 3, 17]))
         past, S1 = P > 0, int(rng.choice([1, 1, 2, 3, 5, 8]))
@@ -77,8 +71,7 @@ def main(seed, draws):
         try:
             o = session(et, N, mk, uni, bias, past).run(["out"], feed)[0].astype(np.float64)
         except Exception as e:  # noqa: BLE001 (any framework error is a departure to print)
-            bad += 1
-            print("ERROR", cfg, str(e).split("Status Message:")[-1][:200])
+            tally.error(cfg, str(e).split("Status Message:")[-1])
             continue
         K = np.concatenate([pk, k.reshape(B, Snew, N, D).transpose(0, 2, 1, 3)], 2).astype(np.float64)
         V = np.concatenate([pv, v.reshape(B, Snew, N, D).transpose(0, 2, 1, 3)], 2).astype(np.float64)
@@ -92,12 +85,9 @@ def main(seed, draws):
         p = np.exp(s - s.max(-1, keepdims=True))
         r = ((p / p.sum(-1, keepdims=True)) @ V).transpose(0, 2, 1, 3).reshape(B, S1, N * D)
         rel = np.abs(o - r).max() / np.abs(r).max()
-        if not np.isfinite(rel) or not np.isfinite(o).all() or rel > 5 * (3e-2 if et == "f16" else 2e-5):
-            bad += 1
-            print("DEPARTURE rel=%.2e" % rel, cfg)
-    print("draws %d departures %d" % (draws, bad))
-    return 1 if bad else 0
+        tally.check(np.isfinite(o).all() and rel <= 5 * (3e-2 if et == "f16" else 2e-5), cfg, "rel=%.2e" % rel)
+    return tally.done(draws)
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1]), int(sys.argv[2])))
+    cli(main)
