@@ -36,9 +36,10 @@ STALE_GAIN = ("WARN", "stale-max", "P normalised in fp32, then rounded to fp16/b
 D1_NAN = ("FAIL", "nan-fully-masked", "fully masked rows give NaN: Softmax over a row of -inf is 0/0 (the graph has "
           "no guard); D1 wants a finite value")
 
-# The wider panel. Each reason says which kind of departure it is: "defect" (contradicts the framework's own
-# documentation, or fails on a valid input), "documented behaviour", or "semantics difference" (the framework means
-# something else than the operator). Candidate defects are listed in docs/verifier.md ("The panel").
+# The wider panel. Each reason says which kind of departure it is: "defect" (contradicts the framework's
+# own documentation, or fails on a valid input), "documented behaviour", "semantics difference" (the framework
+# means something else than the operator) or "unspecified". docs/findings.md pins each defect down (reproducer,
+# tracker).
 OV_D1 = ("FAIL", "nan-fully-masked", "documented behaviour: ScaledDotProductAttention-13's specification turns the "
          "boolean mask into a -inf bias and applies Softmax, so a row with no position taking part is 0/0 = NaN (the "
          "f32 and f16 models; the bf16 model returns finite values on this CPU); D1 wants a finite value")
@@ -48,43 +49,44 @@ ORT_FP16 = ("documented behaviour: without softmax_precision the ONNX Attention 
 ORT_EMPTY24 = ("FAIL", "error-status", "semantics difference: ONNX Runtime's Attention kernel refuses 0 keys with a "
                "parameter check ('KV sequence length must be greater than 0'); the ONNX spec is silent, the operator "
                "gives D1 rows")
-ORT_EMPTY25 = ("FAIL", "error-status", "defect (candidate): the ONNX function body of Attention-25, as ONNX Runtime "
-               "1.32 runs it, fails in a Reshape for 0 keys (input {1,2,1,0,16}, requested {1,2,1,16}) instead of "
-               "giving the spec's zero rows for fully masked queries")
+ORT_EMPTY25 = ("FAIL", "error-status", "defect (docs/findings.md, 2): the ONNX function body of Attention-25, as ONNX "
+               "Runtime 1.32 runs it, fails in a Reshape for 0 keys (input {1,2,1,0,16}, requested {1,2,1,16}) instead "
+               "of giving the spec's zero rows for fully masked queries")
 GQA_D1 = ("FAIL", "nan-fully-masked", "semantics difference: GroupQueryAttention takes the mask as an additive "
           "attention_bias; a row whose bias is -inf everywhere is 0/0 = NaN (the op's docs say nothing about such "
           "rows; D1 wants a finite value)")
-MHA_UNI = ("FAIL", "unknown", "defect (candidate): MultiHeadAttention's unidirectional=1 with S1 < S2 and no past "
-           "matches neither causal alignment: the first rows attend keys j <= i, the last ones every key (3 queries "
-           "x 6 keys: {0}, {0,1}, {0..5}); the docs say every token attends only to previous tokens")
-JAX_FP16 = ("defect (candidate): under jax.jit on the CPU, fp16 dot_product_attention raises \"The precision "
+MHA_UNI = ("FAIL", "unknown", "defect (docs/findings.md, 1): MultiHeadAttention's unidirectional=1 with S1 < S2 and no "
+           "past matches neither causal alignment: the first rows attend keys j <= i, the last ones every key (3 "
+           "queries x 6 keys: {0}, {0,1}, {0..5}); the docs say every token attends only to previous tokens")
+JAX_FP16 = ("defect (docs/findings.md, 3): under jax.jit on the CPU, fp16 dot_product_attention raises \"The precision "
             "'F16_F16_F32' is not supported by dot_general on CPU\": the function's fallback to the default precision "
             "catches the error only in eager mode")
-JAX_BF16_1 = ("FAIL", "error-status", "defect (candidate): jax.jit(dot_product_attention) on bf16 with one query and "
-              "one key (S1 = S2 = 1) fails to compile on the CPU: \"Algorithm not supported by the ElementalIrEmitter: "
-              "ALG_DOT_BF16_BF16_F32\"")
+JAX_BF16_1 = ("FAIL", "error-status", "defect (docs/findings.md, 4): jax.jit(dot_product_attention) on bf16 with "
+              "batch 1, one head, one query and one key fails to compile on the CPU: \"Algorithm not supported by "
+              "the ElementalIrEmitter: ALG_DOT_BF16_BF16_F32\"")
 JAX_D1_BWD = ("FAIL", "unknown", "semantics difference: the function masks with a large finite negative value "
               "(-0.7 x the fp32 maximum), so a fully masked row is a uniform average of V (finite, accepted forward) "
               "whose gradient reaches dk / dv; the operator's D1 rows contribute nothing")
-FLEX_EMPTY = ("FAIL", "error-status", "defect (candidate): eager flex_attention raises IndexError ('max(): Expected "
-              "reduction dim 3 to have non-zero size') for 0 keys, where SDPA gives the fully masked rows' zeros")
+FLEX_EMPTY = ("FAIL", "error-status", "unspecified (docs/findings.md, 6; the docs are silent on 0 keys): eager "
+              "flex_attention raises IndexError ('max(): Expected reduction dim 3 to have non-zero size') for 0 keys, "
+              "where SDPA gives the fully masked rows' zeros")
 MHA_D1 = ("FAIL", "nan-fully-masked", "semantics difference: with need_weights=True the module computes softmax over "
           "the masked scores itself, a row of -inf is 0/0 = NaN (need_weights=False goes through SDPA, which "
           "returns 0 there); D1 wants a finite value")
 MHA_16 = ("documented behaviour: with need_weights=True the module computes the attention weights in the module's "
           "dtype (fp16 / bf16 softmax), errors up to 3.3 x the plain fp32-softmax reference")
-MSP_EMPTY = ("FAIL", "error-status", "defect (candidate): the tool crashes on 0 keys (torch.max over an empty "
-             "dimension) where the operator gives D1 rows")
+MSP_EMPTY = ("FAIL", "error-status", "unspecified (the tool's docs are silent on 0 keys): the tool crashes on 0 keys "
+             "(torch.max over an empty dimension) where the operator gives D1 rows")
 MSP_BAND = ("FAIL", "unknown", "semantics difference: with an atten_mask in sparse mode 0 the tool uses the mask "
             "alone and ignores pre_tockens / next_tockens; the operator also masks outside the band (spec 4.2 asks "
             "the caller to pass a mask that matches the band, these cases do not)")
-MSP_MODE4 = ("FAIL", "unknown", "defect (candidate): the tool rebuilds sparse mode 4 as a top-left band "
+MSP_MODE4 = ("FAIL", "unknown", "defect (docs/findings.md, 7): the tool rebuilds sparse mode 4 as a top-left band "
              "(triu(next + 1), tril(-pre - 1)) where the operator's mode 4 is anchored bottom-right "
              "(next + S2 - S1, pre - (S2 - S1)); wrong whenever S1 != S2")
-MSP_MODE6 = ("FAIL", "error-status", "defect (candidate): the tool does not rebuild the compressed 3072 x 2048 mask "
-             "of sparse mode 6 and fails with a shape error (it handles modes 2-4 only)")
-MSP_DV = ("FAIL", "error-status", "defect (candidate): npu_fusion_attention_grad sums the GQA group of dv with the "
-          "head size of q / k (reshape(b, n2, g, s2, d)): with Dv != Dk it raises a shape error")
+MSP_MODE6 = ("FAIL", "error-status", "defect (docs/findings.md, 9): the tool does not rebuild the compressed 3072 x "
+             "2048 mask of sparse mode 6 and fails with a shape error (it handles modes 2-4 only)")
+MSP_DV = ("FAIL", "error-status", "defect (docs/findings.md, 8): npu_fusion_attention_grad sums the GQA group of dv "
+          "with the head size of q / k (reshape(b, n2, g, s2, d)): with Dv != Dk it raises a shape error")
 MSP_D1_BWD = ("FAIL", "unknown", "semantics difference: the tool masks by adding -40000, so a fully masked row is a "
               "softmax over its unmasked scores, whose gradient reaches dk / dv; D1 rows contribute nothing")
 
