@@ -311,8 +311,38 @@ static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr
     return FR_OK;
 }
 
-enum { K_FORMAT, K_OP, K_DTYPE, K_PARAMS, K_INPUTS, K_COUNT };
-static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params", "inputs"};
+static const char *const kMaskHints[FR_MASK_HINT_COUNT] = {"", "bool", "additive_inf", "additive_min"};
+
+const char *fr_mask_hint_name(fr_mask_hint h) {
+    return (int)h >= 0 && h < FR_MASK_HINT_COUNT ? kMaskHints[h] : "invalid";
+}
+
+fr_mask_hint fr_mask_hint_from_name(const char *s) {
+    for (int k = 0; s && k < FR_MASK_HINT_COUNT; k++)
+        if (!strcmp(s, kMaskHints[k])) return (fr_mask_hint)k;
+    return FR_MASK_HINT_COUNT;
+}
+
+/* "hints": {"mask": "bool" | "additive_inf" | "additive_min"}: how a runner should hand things over (optional). */
+static fr_status parse_hints(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
+    if (!cJSON_IsObject(obj)) return fr_fail(err, FR_E_FORMAT, "%s: hints: expected an object, got %s", what, json_type(obj));
+    bool seen = false;
+    for (const cJSON *j = obj->child; j; j = j->next) {
+        if (strcmp(j->string, "mask") != 0)
+            return fr_fail(err, FR_E_FORMAT, "%s: hints: unknown key \"%s\" (expected mask)", what, j->string);
+        if (seen) return fr_fail(err, FR_E_FORMAT, "%s: hints: duplicate key \"mask\"", what);
+        seen = true;
+        fr_mask_hint h = cJSON_IsString(j) ? fr_mask_hint_from_name(j->valuestring) : FR_MASK_HINT_COUNT;
+        if (h == FR_MASK_HINT_COUNT || h == FR_MASK_HINT_DEFAULT)
+            return fr_fail(err, FR_E_FORMAT, "%s: hints.mask: expected \"bool\", \"additive_inf\" or \"additive_min\"",
+                           what);
+        c->mask_hint = h;
+    }
+    return FR_OK;
+}
+
+enum { K_FORMAT, K_OP, K_DTYPE, K_PARAMS, K_INPUTS, K_HINTS, K_COUNT };
+static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params", "inputs", "hints"};
 
 static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(root))
@@ -325,7 +355,7 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
         item[k] = j;
     }
     for (int k = 0; k < K_COUNT; k++)
-        if (!item[k]) return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
+        if (!item[k] && k != K_HINTS) return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
     const cJSON *f = item[K_FORMAT];
     if (!cJSON_IsString(f))
         return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, json_type(f));
@@ -347,6 +377,7 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
         return fr_fail(err, FR_E_FORMAT, "%s: dtype: \"%s\" (expected fp32, fp16, bf16, e4m3fn, e5m2 or hif8)", what,
                        dt->valuestring);
     fr_status st = parse_params(item[K_PARAMS], c, what, err);
+    if (st == FR_OK && item[K_HINTS]) st = parse_hints(item[K_HINTS], c, what, err);
     if (st != FR_OK) return st;
     return parse_inputs(item[K_INPUTS], c, what, err);
 }
@@ -617,6 +648,11 @@ static bool add_int_array(cJSON *o, const char *k, const int64_t *a, int64_t n) 
 
 fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in, char **json,
                        fr_error *err) {
+    return fr_case_json_hinted(op, dtype, p, in, FR_MASK_HINT_DEFAULT, json, err);
+}
+
+fr_status fr_case_json_hinted(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in,
+                              fr_mask_hint hint, char **json, fr_error *err) {
     if (!p || !in || !json) return fr_fail(err, FR_E_NULL, "case.json: NULL params, inputs or output");
     *json = NULL;
     if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
@@ -631,6 +667,8 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
         return fr_fail(err, FR_E_DTYPE, "case: out_dtype %s cannot be written", fr_dtype_name(p->out_dtype));
     if (p->prefix_len < 0 || p->actual_seq_len < 0)
         return fr_fail(err, FR_E_INVALID_ARG, "case: negative prefix_len / actual_seq_len");
+    if ((int)hint < 0 || hint >= FR_MASK_HINT_COUNT)
+        return fr_fail(err, FR_E_INVALID_ARG, "case: mask hint %d unknown", (int)hint);
     if (!p->actual_seq_qlen != !p->actual_seq_kvlen)
         return fr_fail(err, FR_E_SEQLEN, "case: actual_seq_qlen and actual_seq_kvlen must both be given or both NULL");
     for (int k = FR_CI_DY; k < FR_CASE_NUM_INPUTS; k++)
@@ -664,6 +702,10 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
         char fn[64];
         snprintf(fn, sizeof fn, "%s.npy", input_names[k]);
         ok = cJSON_AddStringToObject(ij, input_names[k], fn) != NULL;
+    }
+    if (ok && hint != FR_MASK_HINT_DEFAULT) {
+        cJSON *hj = cJSON_AddObjectToObject(root, "hints");
+        ok = hj && cJSON_AddStringToObject(hj, "mask", kMaskHints[hint]) != NULL;
     }
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
@@ -717,11 +759,11 @@ static void unwrite(const char *dir, bool made_dir, const char *const *stems, in
     if (made_dir) rmdir(dir);
 }
 
-fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
-                              const fr_bwd_inputs *in, fr_error *err) {
+static fr_status write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                             const fr_bwd_inputs *in, fr_mask_hint hint, fr_error *err) {
     if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
     char *json;
-    fr_status st = fr_case_json(op, dtype, p, in, &json, err);
+    fr_status st = fr_case_json_hinted(op, dtype, p, in, hint, &json, err);
     if (st != FR_OK) return st;
     struct stat sb;
     bool made_dir = stat(dir, &sb) != 0;
@@ -743,9 +785,14 @@ fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, co
     return st;
 }
 
+fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                              const fr_bwd_inputs *in, fr_error *err) {
+    return write_parts(dir, op, dtype, p, in, FR_MASK_HINT_DEFAULT, err);
+}
+
 fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err) {
     if (!c) return fr_fail(err, FR_E_NULL, "case: NULL");
-    return fr_case_write_parts(dir, c->op, c->dtype, &c->params, &c->in, err);
+    return write_parts(dir, c->op, c->dtype, &c->params, &c->in, c->mask_hint, err);
 }
 
 /* ---- outputs ---- */

@@ -394,10 +394,13 @@ static bool drain(int *fd, fr_tail *t, fr_proc *ls, fr_proc_line_fn on_line, voi
         for (ssize_t i = 0; i < r; i++) {
             if (buf[i] == '\n') {
                 ls->line[ls->linelen] = '\0';
-                if (on_line(ud, ls->line, ls->linelen)) *got_line = true;
+                if (on_line(ud, ls->line, ls->linelen, ls->linecut)) *got_line = true;
                 ls->linelen = 0;
+                ls->linecut = false;
             } else if (ls->linelen + 1 < sizeof ls->line) {
-                ls->line[ls->linelen++] = buf[i]; /* a longer line is cut: status lines are short */
+                ls->line[ls->linelen++] = buf[i];
+            } else {
+                ls->linecut = true; /* the rest of an overlong line is dropped; the callback is told */
             }
         }
     }
