@@ -406,6 +406,9 @@ static bool drain(int *fd, fr_tail *t, fr_proc *ls, fr_proc_line_fn on_line, voi
     }
 }
 
+static volatile sig_atomic_t *g_interrupt;
+void fr_proc_interrupt_on(volatile sig_atomic_t *flag) { g_interrupt = flag; }
+
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud) {
     fr_proc *lsp = p;
     for (;;) {
@@ -429,7 +432,7 @@ int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_pr
             return 1;
         }
         double left = deadline - fr_proc_now();
-        if (left <= 0) return 0;
+        if (left <= 0 || (g_interrupt && *g_interrupt)) return 0; /* an interrupted hunt ends the wait as a timeout */
         struct pollfd pf[3] = {{p->out, POLLIN, 0}, {p->err, POLLIN, 0}, {p->stat, POLLIN, 0}};
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
         poll(pf, 3, ms);

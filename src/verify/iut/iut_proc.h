@@ -17,6 +17,7 @@
 
 #include "flashref.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -73,6 +74,10 @@ fr_status fr_proc_start(fr_proc *p, const fr_proc_spec *s, fr_error *err);
  * length with cut set. */
 typedef bool (*fr_proc_line_fn)(void *ud, const char *line, size_t n, bool cut);
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud);
+/* While *flag (set by a signal handler; NULL: none) is non-zero, fr_proc_poll returns 0 at once, as when its deadline
+ * passed: an interrupted hunt (verify/suite/hunt.h) does not wait out a case. Process-wide; the hunt sets and clears
+ * it. */
+void fr_proc_interrupt_on(volatile sig_atomic_t *flag);
 
 /* Writes all of buf to the runner's stdin; false when the runner is gone or the deadline passed. */
 bool fr_proc_write(fr_proc *p, const char *buf, size_t n, double deadline);
