@@ -11,14 +11,14 @@ from ._lib import FlashrefError, Unsupported, version, library_path, cli_path
 from ._ops import AttentionOutput, Gradients, attention, attention_backward, isa_names
 from . import emulate
 from .emulate import Numerics
-from ._verify import Case, CaseResult, VerifyResult, list_cases, set_names, verify
+from ._verify import Case, CaseResult, VerifyResult, hunt, list_cases, set_names, verify
 from .metrics import metrics, ulp
 from . import study
 
 __version__ = version()
 
 __all__ = ["attention", "attention_backward", "isa_names", "AttentionOutput", "Gradients", "FlashrefError",
-           "Unsupported", "verify", "VerifyResult", "CaseResult", "Case", "list_cases", "set_names", "Numerics",
+           "Unsupported", "verify", "hunt", "VerifyResult", "CaseResult", "Case", "list_cases", "set_names", "Numerics",
            "emulate", "metrics", "ulp", "study", "version", "library_path", "cli_path"]
 
 
