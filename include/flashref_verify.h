@@ -91,7 +91,7 @@ FR_API fr_status fr_verify_run_callback_caps(const fr_verify_opts *o, const char
                                              void *ud, fr_verify_result **res, fr_error *err);
 /* `flashref hunt` (docs/verifier.md "The hunt") against fn (impl NULL) or an --impl spec (fn NULL). opts_json: a JSON
  * object, every key optional: "seed", "budget_s" (default 600), "max_draws", "max_shrink", "threads", "out" (a
- * directory for findings.md / findings.json / cluster_K), "name", "no_corners", "capabilities" (the declaration's
+ * directory for findings.markdown / findings.json / cluster_K), "name", "no_corners", "capabilities" (the declaration's
  * JSON text). *findings_json receives the findings ("flashref-hunt/1"; fr_verify_free). fr_verify_hunt_stop() (from
  * a callback or a signal handler) ends the hunt after the current case: FR_E_INTERNAL "hunt: interrupted", nothing
  * written. */

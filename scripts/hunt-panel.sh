@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make hunt`: hunts every installed panel runner (runners/) for HUNT_BUDGET and writes BUILD/hunt/<runner>/
-# (findings.md, findings.json, cluster_K/case, cluster_K/repro.py). A runner whose framework is not installed, or
+# (findings.markdown, findings.json, cluster_K/case, cluster_K/repro.py). A runner whose framework is not installed, or
 # that declares itself unavailable on this machine, is skipped loudly. Usage: hunt-panel.sh FLASHREF PYTHON OUTROOT
 # BUDGET SEED RUNNER[:VARIANT]...
 set -u

@@ -32,7 +32,7 @@ static void help(FILE *f) {
             "  --budget T         drawing time: 90, 90s, 10m, 1h (default 10m); shrinking and writing follow\n"
             "  --max-draws N      stop after N draws (with --budget 0: exactly N draws, reproducible)\n"
             "  --seed S           draw seed (default: a fresh one, printed)\n"
-            "  --out DIR          findings.md, findings.json, cluster_K/case, cluster_K/repro.py (replaces a\n"
+            "  --out DIR          findings.markdown, findings.json, cluster_K/case, cluster_K/repro.py (replaces a\n"
             "                     previous hunt's files there)\n"
             "  --max-shrink N     clusters shrunk (default 8)\n"
             "  --timeout SECONDS  per-case limit for plugin:, exec:, persistent: (default 600)\n"
@@ -227,7 +227,7 @@ int cmd_hunt(int argc, char **argv) {
         if (c->repro[0]) printf("  reproducer: %s\n", c->repro);
         else if (c->repro_note[0] && o.out_dir) printf("  no reproducer: %s\n", c->repro_note);
     }
-    if (o.out_dir) printf("findings: %s/findings.md, %s/findings.json\n", o.out_dir, o.out_dir);
+    if (o.out_dir) printf("findings: %s/findings.markdown, %s/findings.json\n", o.out_dir, o.out_dir);
     int rc = r.stopped[0] ? 4 : r.nclusters ? 1 : r.judged ? 0 : 3;
     if (r.stopped[0]) fprintf(stderr, "flashref hunt: stopped early: %s\n", r.stopped);
     fr_hunt_result_free(&r);

@@ -515,7 +515,7 @@ def hunt(impl: Union[Callable[[Case], Any], str], budget: float = 600.0, *, max_
     `budget` seconds (or at most max_draws draws; budget=0 with max_draws: exactly that many, reproducible); clusters
     the failures, shrinks one per cluster and returns the findings (the "flashref-hunt/1" dict: draws, judged,
     judged_share, clusters [{kind, verdict, diagnosis, configuration, first, smallest, ...}]). out: a directory for
-    findings.md / findings.json / cluster_K/case. impl: a callable as for verify(), or an --impl spec string.
+    findings.markdown / findings.json / cluster_K/case. impl: a callable as for verify(), or an --impl spec string.
     Ctrl-C stops the hunt after the current case (nothing written) and is re-raised."""
     if tensors not in ("numpy", "torch"):
         raise ValueError("tensors: %r (expected 'numpy' or 'torch')" % tensors)

@@ -40,7 +40,7 @@ def test_hunt_broken_callable_found_and_shrunk(tmp_path):
     assert c["kind"] == "wrong" and c["verdict"] == "FAIL" and c["shrink_runs"] > 0, c
     on_disk = json.loads((tmp_path / "h" / "findings.json").read_text())
     assert on_disk["clusters"][0]["diagnosis"] == c["diagnosis"]
-    assert (tmp_path / "h" / "findings.md").read_text().startswith("# flashref hunt")
+    assert (tmp_path / "h" / "findings.markdown").read_text().startswith("# flashref hunt")
     assert (tmp_path / "h" / "cluster_1" / "case" / "case.json").exists()
     assert "no repro hook" in c["repro_note"]
 

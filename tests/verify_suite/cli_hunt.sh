@@ -1,5 +1,5 @@
 #!/bin/sh
-# flashref hunt end to end (docs/verifier.md, "The hunt"): a capped hunt of a mutant writes findings.md/.json and the
+# flashref hunt end to end (docs/verifier.md, "The hunt"): a capped hunt of a mutant writes findings.markdown/.json and the
 # shrunk case of each cluster and exits 1; usage errors exit 2; SIGINT during a persistent runner's case ends the
 # hunt at once with exit 130, the runner and its children gone, no temporary folder left, nothing under --out.
 # Usage: cli_hunt.sh FLASHREF SCRIPTS_DIR
@@ -13,7 +13,7 @@ rc=$?
 [ $rc -eq 1 ] || fail "mutant hunt: exit $rc (expected 1: findings)"
 grep -q "FAIL gqa-map" "$tmp/log" || fail "no gqa-map cluster"
 grep -q '"flashref-hunt/1"' "$tmp/out/findings.json" || fail "findings.json"
-grep -q '^# flashref hunt: mutant:gqa-mod' "$tmp/out/findings.md" || fail "findings.md"
+grep -q '^# flashref hunt: mutant:gqa-mod' "$tmp/out/findings.markdown" || fail "findings.markdown"
 [ -f "$tmp/out/cluster_1/case/case.json" ] && [ -d "$tmp/out/cluster_1/case/golden" ] || fail "cluster_1/case"
 ls -a "$tmp/out" | grep -q '^\.hunt-' && fail "staging folder left in --out"
 

@@ -76,7 +76,7 @@ static const struct {
     {"tile-tail", t_tail, 1, 30, FR_DIAG_NONE, NULL},
     {"head-dim-tail", t_head_dim, 1, 30, FR_DIAG_NONE, NULL},
     {"varlen-zero-len", t_varlen, 1, 80, FR_DIAG_NONE, NULL},
-    {"dropout-bwd-shift", t_drop_bwd, 1, 60, FR_DIAG_NONE, NULL},
+    {"dropout-bwd-shift", t_drop_bwd, 3, 60, FR_DIAG_NONE, NULL},
     {"dropout-scale-twice", t_drop, 1, 40, FR_DIAG_NONE, NULL},
     {"stale-max-bf16", t_stale, 1, 40, FR_DIAG_NONE, NULL},
     {"rows-unwritten", t_unwritten, 1, 30, FR_DIAG_NONE, NULL},

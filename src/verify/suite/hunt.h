@@ -57,7 +57,7 @@ typedef struct fr_hunt_opts {
     uint64_t seed;          /* draws depend only on the seed and the answers so far */
     double budget_s;        /* wall-clock budget for drawing (0: none; then max_draws must be > 0) */
     int max_draws;          /* cap on draws (0: none): a budget that makes a hunt reproducible draw for draw */
-    const char *out_dir;    /* findings.md, findings.json, cluster_K/ (NULL: nothing written) */
+    const char *out_dir;    /* findings.markdown, findings.json, cluster_K/ (NULL: nothing written) */
     int threads;
     fr_judge_opts judge;
     fr_draw_limits lim;
@@ -107,7 +107,7 @@ typedef struct fr_hunt_result {
 fr_status fr_hunt_run(fr_iut *iut, const fr_hunt_opts *o, fr_hunt_result *r, fr_error *err);
 void fr_hunt_result_free(fr_hunt_result *r);
 /* Shrinks c's first draw (fr_hunt_run does it for the first max_shrink clusters): while a smaller configuration
- * (same value corner and mask handover) still gives the same verdict, diagnosis and kind, take it. */
+ * (same value corner and mask handover) still gives the same verdict and diagnosis, take it. */
 fr_status fr_hunt_shrink_cluster(fr_iut *iut, const fr_hunt_opts *o, fr_hunt_cluster *c, fr_error *err);
 
 /* The findings as JSON ("flashref-hunt/1") and markdown (malloc'd text). */

@@ -44,8 +44,9 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
     else if (s->mask != FR_GEN_MASK_NONE && s->mask != FR_GEN_MASK_CANONICAL) {
         static const unsigned kBit[] = {0, 0, FR_CAPS_MASK_SS, FR_CAPS_MASK_11SS, FR_CAPS_MASK_B1SS, FR_CAPS_MASK_BNSS};
         if (!(op->mask_shapes & kBit[s->mask])) w = "mask_shapes";
-    } else if (s->mask == FR_GEN_MASK_CANONICAL && (s->sparse_mode == 0 || s->sparse_mode == 1 || s->sparse_mode == 5) &&
-               !(op->mask_shapes & FR_CAPS_MASK_SS)) {
+    } else if (s->mask == FR_GEN_MASK_CANONICAL &&
+               (s->sparse_mode == 0 || s->sparse_mode == 1 || s->sparse_mode == 5) &&
+               !(op->mask_shapes & FR_CAPS_MASK_SS)) { /* modes 0, 1, 5 take a random [S1,S2] mask */
         w = "mask_shapes";
     }
     if (w) goto out;
@@ -55,7 +56,8 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
     else if ((s->pse == FR_GEN_PSE_BNSS && !(op->pse_shapes & FR_CAPS_PSE_BNSS)) ||
              (s->pse == FR_GEN_PSE_BN1S && !(op->pse_shapes & FR_CAPS_PSE_BN1S)) ||
              (s->pse == FR_GEN_PSE_1NSS && !(op->pse_shapes & FR_CAPS_PSE_1NSS)) ||
-             ((s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) && !(op->pse_shapes & FR_CAPS_PSE_COMPRESSED)))
+             ((s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) &&
+              !(op->pse_shapes & FR_CAPS_PSE_COMPRESSED)))
         w = "pse_shapes";
     else if (s->keep_prob > 0 && s->keep_prob < 1 && !op->dropout) w = "dropout";
     else if (s->sink && !op->sink) w = "sink";
@@ -130,7 +132,8 @@ void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judg
             if (cell[a] >= 0 && cell[a] < FR_AX_MAX_VALUES) l->judged[a][cell[a]]++;
     } else if (l->nskipped < FR_HUNT_LEARN_KEEP) {
         for (int a = 0; a < FR_AX_COUNT; a++)
-            l->skipped_cells[l->nskipped][a] = (unsigned char)(cell[a] >= 0 && cell[a] < FR_AX_MAX_VALUES ? cell[a] : 0);
+            l->skipped_cells[l->nskipped][a] =
+                (unsigned char)(cell[a] >= 0 && cell[a] < FR_AX_MAX_VALUES ? cell[a] : 0);
         l->nskipped++;
     }
     int blame[FR_AX_COUNT][FR_AX_MAX_VALUES], sole[FR_AX_COUNT][FR_AX_MAX_VALUES];
