@@ -172,14 +172,19 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
             unsigned v[6];
             for (int i = 0; i < 6; i++) v[i] = FR_CAPS_BIT(fr_dtype_from_name(kDtypeNames[i]));
             st = name_set(x, a, p, kDtypeNames, 6, v, &op->dtypes);
+            op->keys |= FR_CAPS_KEY_DTYPES;
         } else if (!strcmp(k, "layouts")) {
             st = name_set(x, a, p, kLayoutNames, 5, NULL, &op->layouts);
+            op->keys |= FR_CAPS_KEY_LAYOUTS;
         } else if (!strcmp(k, "sparse_modes")) {
             st = int_set(x, a, p, 8, &op->sparse_modes);
+            op->keys |= FR_CAPS_KEY_SPARSE;
         } else if (!strcmp(k, "mask_shapes")) {
             st = name_set(x, a, p, kMaskShapeNames, 4, NULL, &op->mask_shapes);
+            op->keys |= FR_CAPS_KEY_MASK;
         } else if (!strcmp(k, "pse_types")) {
             st = int_set(x, a, p, 3, &op->pse_types);
+            op->keys |= FR_CAPS_KEY_PSE;
         } else if (!strcmp(k, "pse_shapes")) {
             st = name_set(x, a, p, kPseShapeNames, 4, NULL, &op->pse_shapes);
         } else if (!strcmp(k, "mask_handover")) {
@@ -195,7 +200,7 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
                 for (int i = 0; i < 3; i++)
                     if (!strcmp(a->valuestring, kTopkNames[i])) m = i;
                 if (m < 0) st = bad(x, p, "\"%.40s\" is not none, unique or any", a->valuestring);
-                else op->topk = (fr_caps_topk)m;
+                else op->topk = (fr_caps_topk)m, op->keys |= FR_CAPS_KEY_TOPK;
             }
         } else if (!strcmp(k, "scale")) {
             if (!cJSON_IsString(a) || (strcmp(a->valuestring, "any") && strcmp(a->valuestring, "2^k/sqrt(D)")))
@@ -224,7 +229,9 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
             int f = -1;
             for (int i = 0; i < (int)(sizeof kFlags / sizeof kFlags[0]); i++)
                 if (!strcmp(k, kFlags[i])) f = i;
-            if (f >= 0) st = boolean(x, a, p, dst[f]);
+            static const unsigned kKey[] = {FR_CAPS_KEY_BAND, 0, FR_CAPS_KEY_DROPOUT, FR_CAPS_KEY_SINK,
+                                            FR_CAPS_KEY_HEADDIM, FR_CAPS_KEY_GQA, FR_CAPS_KEY_HEADDIM, 0, 0};
+            if (f >= 0) st = boolean(x, a, p, dst[f]), op->keys |= kKey[f];
             else note_ignored(x, path, k);
         }
     }

@@ -50,7 +50,13 @@ typedef struct fr_caps_op {
     fr_caps_topk topk;
     int64_t head_dim_min, head_dim_max, head_dim_multiple;
     bool scale_pow2;       /* only scales 2^k / sqrt(D) */
+    unsigned keys;         /* FR_CAPS_KEY_* of the axes the declaration names (the others are undeclared) */
 } fr_caps_op;
+enum {
+    FR_CAPS_KEY_DTYPES = 1u << 0, FR_CAPS_KEY_LAYOUTS = 1u << 1, FR_CAPS_KEY_SPARSE = 1u << 2,
+    FR_CAPS_KEY_MASK = 1u << 3, FR_CAPS_KEY_PSE = 1u << 4, FR_CAPS_KEY_BAND = 1u << 5, FR_CAPS_KEY_DROPOUT = 1u << 6,
+    FR_CAPS_KEY_SINK = 1u << 7, FR_CAPS_KEY_TOPK = 1u << 8, FR_CAPS_KEY_GQA = 1u << 9, FR_CAPS_KEY_HEADDIM = 1u << 10
+};
 
 typedef struct fr_caps {
     bool declared;         /* false: "{}" or no line (nothing declared; every op undeclared) */

@@ -254,12 +254,15 @@ static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_o
         fr_judgement_free(&cr.j);
         progress(o, r, t0, "drawing");
     }
-    /* What was learned, for the report. */
+    /* What was learned, for the report (where the declaration leaves the axis open). */
     const fr_axis *axes = fr_matrix_axes();
+    const fr_caps *caps = NULL;
+    fr_iut_caps(iut, &caps);
     size_t w = 0;
     for (int a = 0; a < FR_AX_COUNT && !o->no_learn; a++)
         for (int v = 0; v < axes[a].n; v++)
-            if (fr_hunt_learn_excluded(&learn, a, v) && w + 40 < sizeof r->learned)
+            if (fr_hunt_learn_excluded(&learn, a, v) &&
+                (fr_hunt_learn_applies(caps, 0, a) || fr_hunt_learn_applies(caps, 1, a)) && w + 40 < sizeof r->learned)
                 w += (size_t)snprintf(r->learned + w, sizeof r->learned - w, "%s%s=%s", w ? ", " : "", axes[a].name,
                                       axes[a].values[v]);
     return FR_OK;

@@ -135,6 +135,9 @@ typedef struct fr_hunt_learn {
     bool excluded[FR_AX_COUNT][FR_AX_MAX_VALUES];
 } fr_hunt_learn;
 void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judged);
+/* Whether learning may exclude values of axis a for direction dir (0 fwd, 1 bwd): not where the declaration c names
+ * that axis (a declared value that SKIPs does so for a reason outside the vocabulary, and stays drawn). */
+bool fr_hunt_learn_applies(const fr_caps *c, int dir, int a);
 bool fr_hunt_learn_excluded(const fr_hunt_learn *l, int axis, int value);
 
 /* Draw k of a hunt (name "hunt_K"): inside caps (NULL: anything) and what l excludes (NULL: nothing), pushed into a

@@ -123,6 +123,27 @@ static unsigned caps_values(const fr_caps_op *op, int axis, unsigned all) {
     }
 }
 
+bool fr_hunt_learn_applies(const fr_caps *c, int dir, int a) {
+    if (!c || dir < 0) return true;
+    unsigned k = c->op[dir].keys;
+    switch (a) {
+    case FR_AX_DIR: return !c->ops_declared;
+    case FR_AX_LAYOUT:
+    case FR_AX_VARLEN: return !(k & FR_CAPS_KEY_LAYOUTS);
+    case FR_AX_DTYPE: return !(k & FR_CAPS_KEY_DTYPES);
+    case FR_AX_HEADS: return !(k & FR_CAPS_KEY_GQA);
+    case FR_AX_HEADDIM: return !(k & FR_CAPS_KEY_HEADDIM);
+    case FR_AX_SPARSE: return !(k & FR_CAPS_KEY_SPARSE);
+    case FR_AX_MASK: return !(k & (FR_CAPS_KEY_MASK | FR_CAPS_KEY_SPARSE));
+    case FR_AX_BAND: return !(k & FR_CAPS_KEY_BAND);
+    case FR_AX_PSE: return !(k & FR_CAPS_KEY_PSE);
+    case FR_AX_DROPOUT: return !(k & FR_CAPS_KEY_DROPOUT);
+    case FR_AX_SINK: return !(k & FR_CAPS_KEY_SINK);
+    case FR_AX_TOPK: return !(k & FR_CAPS_KEY_TOPK);
+    default: return true;
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Learning from SKIPs. */
 
@@ -293,7 +314,7 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
             if (caps && a != FR_AX_DIR) ok &= caps_values(&caps->op[dir], a, all);
             if (a == FR_AX_DIR && dir >= 0) ok = 1u << dir;
             unsigned learned = ok;
-            for (int v = 0; v < axes[a].n; v++)
+            for (int v = 0; v < axes[a].n && fr_hunt_learn_applies(caps, dir, a); v++)
                 if (fr_hunt_learn_excluded(l, a, v)) learned &= ~(1u << v);
             if (learned) ok = learned; /* never exclude a whole axis */
             if (ok == all || !ok) {
@@ -336,7 +357,7 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
         fr_matrix_classify(&d.d.spec, cell);
         bool excluded = false;
         for (int a = 0; a < FR_AX_COUNT && l; a++)
-            excluded |= fr_hunt_learn_excluded(l, a, cell[a]);
+            excluded |= fr_hunt_learn_applies(caps, d.d.spec.bwd, a) && fr_hunt_learn_excluded(l, a, cell[a]);
         if ((!caps || fr_hunt_caps_admit(caps, &d.d.spec, d.hint, NULL)) && !excluded) {
             *inside = true;
             return;
