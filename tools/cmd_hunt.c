@@ -40,6 +40,7 @@ static void help(FILE *f) {
             "  --no-corners       plain matrix draws (no corners, no boundary sizes)\n"
             "  --no-learn         do not exclude axis values after SKIPs\n"
             "  -q                 no progress line\n"
+            "  -v                 one line per draw: name, verdict, diagnosis, corner, configuration, why\n"
             "exit status: 0 nothing found; 1 findings (a FAIL or WARN cluster); 2 usage or input error;\n"
             "  3 nothing judged; 4 stopped early (the implementation cannot start, or its capability line was\n"
             "  refused); 130 interrupted (SIGINT/SIGTERM: runners stopped, temporary files removed, nothing\n"
@@ -100,6 +101,10 @@ int cmd_hunt(int argc, char **argv) {
         long x;
         if (!strcmp(a, "-q")) {
             quiet = true;
+            continue;
+        }
+        if (!strcmp(a, "-v")) {
+            o.trace = stdout;
             continue;
         }
         if (!strcmp(a, "--no-corners")) {

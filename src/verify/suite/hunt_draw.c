@@ -61,10 +61,10 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
         w = "pse_shapes";
     else if (s->keep_prob > 0 && s->keep_prob < 1 && !op->dropout) w = "dropout";
     else if (s->sink && !op->sink) w = "sink";
-    else if (s->topk_w > 0 && op->topk == FR_CAPS_TOPK_NONE) w = "topk";
+    else if (s->topk_w > 0 && op->topk != FR_CAPS_TOPK_ANY) w = "topk"; /* drawn lists may repeat an index */
     else if (s->Drope > 0 && !op->rope) w = "rope";
     else if (N2 != s->N1 && !op->gqa) w = "gqa";
-    else if (Dv != s->D && !op->dv_ne_dk) w = "dv_ne_dk";
+    else if (Dv != Dk && !op->dv_ne_dk) w = "dv_ne_dk"; /* Dk with the rope part: runners concatenate it */
     else if (Dk < op->head_dim_min || Dk > op->head_dim_max || s->D % op->head_dim_multiple) w = "head_dim";
     else if (op->scale_pow2 && s->scale != 0) {
         int e;
@@ -117,7 +117,7 @@ static unsigned caps_values(const fr_caps_op *op, int axis, unsigned all) {
     case FR_AX_PSE: return 1u | ((op->pse_types << 1) & all);
     case FR_AX_DROPOUT: return op->dropout ? all : 1u;
     case FR_AX_SINK: return op->sink ? all : 1u;
-    case FR_AX_TOPK: return op->topk != FR_CAPS_TOPK_NONE ? all : 1u;
+    case FR_AX_TOPK: return op->topk == FR_CAPS_TOPK_ANY ? all : 1u;
     case FR_AX_VARLEN: return op->layouts & FR_CAPS_BIT(FR_AXV_LAYOUT_TND) ? all : 1u;
     default: return all;
     }
