@@ -199,6 +199,23 @@ static void test_learn_and_caps(void) {
     fr_iut_close(iut);
 }
 
+/* flashref's own fast engine, forward and backward, every corner: no FAIL cluster (a corner that made the case
+ * inconsistent, such as a mask rewritten under a backward case's forward statistics, would show up here). */
+static void test_correct_engine(void) {
+    fr_iut *iut;
+    fr_error err;
+    if (!CHECKED(fr_iut_open("fast", &iut, &err) == FR_OK, "%s", err.msg)) return;
+    fr_hunt_opts o = small_opts(11, 40);
+    fr_hunt_result r;
+    CHECK(fr_hunt_run(iut, &o, &r, &err) == FR_OK, "%s", err.msg);
+    printf("fast: %d draws, %d judged, %d FAIL, %d clusters\n", r.draws, r.judged, r.failed, r.nclusters);
+    for (int i = 0; i < r.nclusters; i++)
+        CHECK(r.clusters[i].verdict != FR_FAIL, "fast: FAIL %s: %s (%s)", fr_diag_name(r.clusters[i].diag),
+              r.clusters[i].why, r.clusters[i].first_config);
+    fr_hunt_result_free(&r);
+    fr_iut_close(iut);
+}
+
 /* Draws honour a declaration, and the corners show up. */
 static void test_draws(void) {
     fr_caps c;
@@ -231,6 +248,16 @@ static void test_draws(void) {
     for (int i = 1; i < FR_CORNER_COUNT; i++)
         CHECK(corners[i] > 0 || i == FR_CORNER_CAUSAL_NE || i == FR_CORNER_VARLEN_EMPTY, /* outside: mode 0, no TND */
               "corner %s never drawn", fr_hunt_corner_name((fr_hunt_corner)i));
+    /* A mask rewritten after generation never goes with a backward case (its forward statistics would not match). */
+    int bwd_mods = 0, bwd = 0;
+    for (int k = 0; k < 400; k++) {
+        fr_hunt_draw d;
+        bool inside;
+        fr_hunt_draw_one(5, k, NULL, NULL, &lim, false, &d, &inside);
+        bwd += d.d.spec.bwd;
+        bwd_mods += d.d.spec.bwd && d.mod != FR_MOD_NONE;
+    }
+    CHECK(bwd > 50 && bwd_mods == 0, "%d backward draws, %d with a rewritten mask", bwd, bwd_mods);
     /* Deterministic: the same seed, the same draws. */
     fr_hunt_draw a, b;
     bool ia, ib;
@@ -246,6 +273,7 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     test_draws();
     if (!only) test_learn_and_caps();
+    if (!only) test_correct_engine();
     for (int k = 0; k < (int)(sizeof kCases / sizeof kCases[0]); k++)
         if (!only || !strcmp(only, kCases[k].name)) hunt_mutant(k);
     return fr_test_exit("test_hunt");

@@ -213,6 +213,11 @@ static bool corner(fr_gen_spec *s, fr_hunt_corner c, uint64_t *r, const fr_draw_
     }
     if (tnd && c != FR_CORNER_EXTREME && c != FR_CORNER_HEAD_DIM) return false;
     if (needs_mask && fp8) return false; /* fp8 takes no mask */
+    /* A mask rewritten after generation would not match a backward case's forward statistics (attention_in,
+     * softmax_max/sum come from the golden forward with the generated mask): those corners are forward only. */
+    if (s->bwd && (c == FR_CORNER_PAD_RIGHT || c == FR_CORNER_PAD_LEFT || c == FR_CORNER_NEARLY_MASKED ||
+                   c == FR_CORNER_FIRST_MASKED || c == FR_CORNER_NAN_MASKED))
+        return false;
     if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) s->pse = FR_GEN_PSE_NONE; /* needs S1 == S2 */
     switch (c) {
     case FR_CORNER_NONE: return true;
