@@ -8,7 +8,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; [ -f "$tmp/log" ] && tail -20 "$tmp/log"; exit 1; }
 
-"$fl" hunt --impl mutant:gqa-mod --budget 0 --max-draws 15 --seed 1 --max-shrink 1 --out "$tmp/out" -q >"$tmp/log" 2>&1
+"$fl" hunt --impl mutant:gqa-mod --budget 0 --max-draws 20 --seed 3 --max-shrink 1 --out "$tmp/out" -q >"$tmp/log" 2>&1
 rc=$?
 [ $rc -eq 1 ] || fail "mutant hunt: exit $rc (expected 1: findings)"
 grep -q "FAIL gqa-map" "$tmp/log" || fail "no gqa-map cluster"
