@@ -118,20 +118,11 @@ static bool is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == F
 
 /* ---- case.json parsing ---- */
 
-static const char *json_type(const cJSON *j) {
-    if (cJSON_IsNull(j)) return "null";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsObject(j)) return "an object";
-    return "invalid";
-}
 
 static fr_status get_int(const cJSON *j, const char *what, const char *field, int64_t lo, int64_t hi, int64_t *v,
                          fr_error *err) {
     if (!cJSON_IsNumber(j))
-        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, json_type(j));
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, fr_io_json_type(j));
     double d = j->valuedouble;
     if (!(fabs(d) <= JSON_INT_MAX) || d != floor(d))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %.17g", what, field, d);
@@ -145,7 +136,7 @@ static fr_status get_int(const cJSON *j, const char *what, const char *field, in
 
 static fr_status get_number(const cJSON *j, const char *what, const char *field, double *v, fr_error *err) {
     if (!cJSON_IsNumber(j))
-        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a number, got %s", what, field, json_type(j));
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a number, got %s", what, field, fr_io_json_type(j));
     *v = j->valuedouble;
     return FR_OK;
 }
@@ -158,7 +149,7 @@ static fr_status get_int_array(const cJSON *j, const char *what, const char *fie
     if (cJSON_IsNull(j)) return FR_OK;
     if (!cJSON_IsArray(j))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or an array of integers, got %s", what, field,
-                       json_type(j));
+                       fr_io_json_type(j));
     int64_t cnt = 0;
     for (const cJSON *e = j->child; e; e = e->next) cnt++;
     int64_t *a = malloc((size_t)(cnt ? cnt : 1) * sizeof *a);
@@ -197,7 +188,7 @@ static int find_name(const char *const *names, int n, const char *s) {
 
 static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(obj))
-        return fr_fail(err, FR_E_FORMAT, "%s: params: expected an object, got %s", what, json_type(obj));
+        return fr_fail(err, FR_E_FORMAT, "%s: params: expected an object, got %s", what, fr_io_json_type(obj));
     fr_params *p = &c->params;
     bool seen[P_COUNT] = {false};
     int64_t nq = 0, nkv = 0;
@@ -214,7 +205,7 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
         case P_HEAD_NUM: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->head_num, err); break;
         case P_INPUT_LAYOUT:
             if (!cJSON_IsString(j))
-                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, fr_io_json_type(j));
             if ((p->input_layout = fr_layout_from_name(j->valuestring)) == FR_LAYOUT_NONE)
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown layout \"%s\" (BSH, SBH, BSND, BNSD, TND)", what,
                                field, j->valuestring);
@@ -241,14 +232,14 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
                 p->out_dtype = FR_DT_NONE;
             } else if (!cJSON_IsString(j)) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or a string, got %s", what, field,
-                               json_type(j));
+                               fr_io_json_type(j));
             } else if ((p->out_dtype = case_dtype_from_name(j->valuestring)) == FR_DT_NONE) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown dtype \"%s\"", what, field, j->valuestring);
             }
             break;
         case P_SOFTMAX_LAYOUT:
             if (!cJSON_IsString(j))
-                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, fr_io_json_type(j));
             if (!strcmp(j->valuestring, ""))
                 p->softmax_layout = FR_SOFTMAX_DEFAULT;
             else if (!strcmp(j->valuestring, "same_as_input"))
@@ -279,7 +270,7 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
 
 static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(obj))
-        return fr_fail(err, FR_E_FORMAT, "%s: inputs: expected an object, got %s", what, json_type(obj));
+        return fr_fail(err, FR_E_FORMAT, "%s: inputs: expected an object, got %s", what, fr_io_json_type(obj));
     for (const cJSON *j = obj->child; j; j = j->next) {
         int k = find_name(input_names, FR_CASE_NUM_INPUTS, j->string);
         if (k < 0) return fr_fail(err, FR_E_FORMAT, "%s: inputs: unknown key \"%s\"", what, j->string);
@@ -289,7 +280,7 @@ static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr
                            j->string);
         if (!cJSON_IsString(j))
             return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: expected a file name string, got %s", what, j->string,
-                           json_type(j));
+                           fr_io_json_type(j));
         if (!fr_case_path_ok(j->valuestring))
             return fr_fail(err, FR_E_FORMAT,
                            "%s: inputs.%s: file name \"%s\" must be relative and stay inside the case directory",
@@ -325,7 +316,8 @@ fr_mask_hint fr_mask_hint_from_name(const char *s) {
 
 /* "hints": {"mask": "bool" | "additive_inf" | "additive_min"}: how a runner should hand things over (optional). */
 static fr_status parse_hints(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
-    if (!cJSON_IsObject(obj)) return fr_fail(err, FR_E_FORMAT, "%s: hints: expected an object, got %s", what, json_type(obj));
+    if (!cJSON_IsObject(obj))
+        return fr_fail(err, FR_E_FORMAT, "%s: hints: expected an object, got %s", what, fr_io_json_type(obj));
     bool seen = false;
     for (const cJSON *j = obj->child; j; j = j->next) {
         if (strcmp(j->string, "mask") != 0)
@@ -346,7 +338,7 @@ static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params"
 
 static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(root))
-        return fr_fail(err, FR_E_FORMAT, "%s: expected a JSON object at the top, got %s", what, json_type(root));
+        return fr_fail(err, FR_E_FORMAT, "%s: expected a JSON object at the top, got %s", what, fr_io_json_type(root));
     const cJSON *item[K_COUNT] = {NULL};
     for (const cJSON *j = root->child; j; j = j->next) {
         int k = find_name(top_names, K_COUNT, j->string);
@@ -355,10 +347,11 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
         item[k] = j;
     }
     for (int k = 0; k < K_COUNT; k++)
-        if (!item[k] && k != K_HINTS) return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
+        if (!item[k] && k != K_HINTS) /* hints are optional */
+            return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
     const cJSON *f = item[K_FORMAT];
     if (!cJSON_IsString(f))
-        return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, json_type(f));
+        return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, fr_io_json_type(f));
     if (strcmp(f->valuestring, FLASHREF_CASE_FORMAT) != 0) {
         if (!strncmp(f->valuestring, "flashref-case/", 14))
             return fr_fail(err, FR_E_FORMAT, "%s: format: version \"%s\" not supported (this build reads %s)", what,
@@ -372,7 +365,7 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
     c->op = !strcmp(op->valuestring, "fwd") ? FR_CASE_FWD : FR_CASE_BWD;
     const cJSON *dt = item[K_DTYPE];
     if (!cJSON_IsString(dt))
-        return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, json_type(dt));
+        return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, fr_io_json_type(dt));
     if ((c->dtype = case_dtype_from_name(dt->valuestring)) == FR_DT_NONE)
         return fr_fail(err, FR_E_FORMAT, "%s: dtype: \"%s\" (expected fp32, fp16, bf16, e4m3fn, e5m2 or hif8)", what,
                        dt->valuestring);

@@ -41,14 +41,6 @@ typedef struct ctx {
     fr_caps *c;
 } ctx;
 
-static const char *jtype(const cJSON *j) {
-    if (cJSON_IsNull(j)) return "null";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsArray(j)) return "an array";
-    return "an object";
-}
 
 static fr_status bad(ctx *x, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static fr_status bad(ctx *x, const char *path, const char *fmt, ...) {
@@ -73,7 +65,7 @@ static void note_ignored(ctx *x, const char *path, const char *key) {
 
 /* Rejects duplicate keys (cJSON keeps both) and non-objects. */
 static fr_status object(ctx *x, const cJSON *j, const char *path) {
-    if (!cJSON_IsObject(j)) return bad(x, path, "expected an object, got %s", jtype(j));
+    if (!cJSON_IsObject(j)) return bad(x, path, "expected an object, got %s", fr_io_json_type(j));
     for (const cJSON *a = j->child; a; a = a->next)
         for (const cJSON *b = a->next; b; b = b->next)
             if (!strcmp(a->string, b->string)) return bad(x, path, "duplicate key \"%.60s\"", a->string);
@@ -82,7 +74,7 @@ static fr_status object(ctx *x, const cJSON *j, const char *path) {
 
 /* A string of at most n - 1 bytes of printable UTF-8 (no control characters). */
 static fr_status string(ctx *x, const cJSON *j, const char *path, char *out, size_t n) {
-    if (!cJSON_IsString(j)) return bad(x, path, "expected a string, got %s", jtype(j));
+    if (!cJSON_IsString(j)) return bad(x, path, "expected a string, got %s", fr_io_json_type(j));
     size_t l = strlen(j->valuestring);
     if (l >= n) return bad(x, path, "a string of %zu bytes (at most %zu)", l, n - 1);
     for (size_t i = 0; i < l; i++)
@@ -93,13 +85,13 @@ static fr_status string(ctx *x, const cJSON *j, const char *path, char *out, siz
 }
 
 static fr_status boolean(ctx *x, const cJSON *j, const char *path, bool *out) {
-    if (!cJSON_IsBool(j)) return bad(x, path, "expected true or false, got %s", jtype(j));
+    if (!cJSON_IsBool(j)) return bad(x, path, "expected true or false, got %s", fr_io_json_type(j));
     *out = cJSON_IsTrue(j);
     return FR_OK;
 }
 
 static fr_status integer(ctx *x, const cJSON *j, const char *path, int64_t lo, int64_t hi, int64_t *out) {
-    if (!cJSON_IsNumber(j)) return bad(x, path, "expected an integer, got %s", jtype(j));
+    if (!cJSON_IsNumber(j)) return bad(x, path, "expected an integer, got %s", fr_io_json_type(j));
     double v = j->valuedouble;
     if (!(v >= (double)lo && v <= (double)hi) || v != (double)(int64_t)v)
         return bad(x, path, "%.17g is not an integer in %lld..%lld", v, (long long)lo, (long long)hi);
@@ -110,7 +102,7 @@ static fr_status integer(ctx *x, const cJSON *j, const char *path, int64_t lo, i
 /* An array of names from names[0..n): bits |= 1 << index (values[index] when values is non-NULL). */
 static fr_status name_set(ctx *x, const cJSON *j, const char *path, const char *const *names, int n,
                           const unsigned *values, unsigned *bits) {
-    if (!cJSON_IsArray(j)) return bad(x, path, "expected an array of names, got %s", jtype(j));
+    if (!cJSON_IsArray(j)) return bad(x, path, "expected an array of names, got %s", fr_io_json_type(j));
     *bits = 0;
     int i = 0;
     for (const cJSON *e = j->child; e; e = e->next, i++) {
@@ -124,7 +116,7 @@ static fr_status name_set(ctx *x, const cJSON *j, const char *path, const char *
             for (int m = 0; m < n && w < sizeof list; m++)
                 w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", m ? ", " : "", names[m]);
             return bad(x, path, "entry %d: %s%.40s%s is not one of %s", i, cJSON_IsString(e) ? "\"" : "",
-                       cJSON_IsString(e) ? e->valuestring : jtype(e), cJSON_IsString(e) ? "\"" : "", list);
+                       cJSON_IsString(e) ? e->valuestring : fr_io_json_type(e), cJSON_IsString(e) ? "\"" : "", list);
         }
         *bits |= values ? values[k] : FR_CAPS_BIT(k);
     }
@@ -133,7 +125,7 @@ static fr_status name_set(ctx *x, const cJSON *j, const char *path, const char *
 
 /* An array of integers in 0..hi: bits |= 1 << v. */
 static fr_status int_set(ctx *x, const cJSON *j, const char *path, int hi, unsigned *bits) {
-    if (!cJSON_IsArray(j)) return bad(x, path, "expected an array of integers, got %s", jtype(j));
+    if (!cJSON_IsArray(j)) return bad(x, path, "expected an array of integers, got %s", fr_io_json_type(j));
     *bits = 0;
     int i = 0;
     for (const cJSON *e = j->child; e; e = e->next, i++) {
@@ -194,7 +186,7 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
             op->handover |= FR_CAPS_BIT(FR_MASK_HINT_DEFAULT);
         } else if (!strcmp(k, "topk")) {
             if (!cJSON_IsString(a)) {
-                st = bad(x, p, "expected \"none\", \"unique\" or \"any\", got %s", jtype(a));
+                st = bad(x, p, "expected \"none\", \"unique\" or \"any\", got %s", fr_io_json_type(a));
             } else {
                 int m = -1;
                 for (int i = 0; i < 3; i++)
@@ -208,7 +200,7 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
             else op->scale_pow2 = !strcmp(a->valuestring, "2^k/sqrt(D)");
         } else if (!strcmp(k, "head_dim")) {
             if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2) {
-                st = bad(x, p, "expected [min, max], got %s", jtype(a));
+                st = bad(x, p, "expected [min, max], got %s", fr_io_json_type(a));
             } else {
                 char q[140];
                 snprintf(q, sizeof q, "%s[0]", p);
@@ -279,7 +271,7 @@ static fr_status parse_top(ctx *x, const cJSON *root) {
                 st = bad(x, "variant", "\"%s\" is not one word of letters, digits and _.+-", c->variant);
         } else if (!strcmp(k, "variants")) {
             if (!cJSON_IsArray(a)) {
-                st = bad(x, "variants", "expected an array of strings, got %s", jtype(a));
+                st = bad(x, "variants", "expected an array of strings, got %s", fr_io_json_type(a));
                 break;
             }
             int i = 0;
@@ -298,7 +290,7 @@ static fr_status parse_top(ctx *x, const cJSON *root) {
             st = string(x, a, "unavailable", c->unavailable, sizeof c->unavailable);
             if (st == FR_OK && !c->unavailable[0]) st = bad(x, "unavailable", "an empty reason");
         } else if (!strcmp(k, "notes")) {
-            if (!cJSON_IsArray(a)) st = bad(x, "notes", "expected an array of strings, got %s", jtype(a));
+            if (!cJSON_IsArray(a)) st = bad(x, "notes", "expected an array of strings, got %s", fr_io_json_type(a));
             int i = 0;
             for (const cJSON *e = st == FR_OK ? a->child : NULL; e && st == FR_OK; e = e->next, i++) {
                 char p[32], tmp[1024];
