@@ -19,8 +19,8 @@ DEB_PKGS = cmake gcc clang libclang-rt-14-dev libcjson-dev libopenblas-dev pkg-c
 VENV     = $(BUILD)/venv
 PY       = $(VENV)/bin/python
 
-.PHONY: all deps venv torch panel-deps build run test test-long test-exhaustive panel asan fuzz coverage bench prove \
-        prove-exp install clean python-wheel-check bench-python
+.PHONY: all deps venv torch panel-deps build run test test-long test-exhaustive panel hunt asan fuzz coverage bench \
+        prove prove-exp install clean python-wheel-check bench-python
 
 all: build
 
@@ -110,6 +110,15 @@ panel: build venv torch panel-deps
 	  if [ $$st -ne 0 ] && [ $$st -ne 77 ]; then rc=1; fi; \
 	  else echo "== panel: reproducers not run (PANEL_REPRO=$(PANEL_REPRO))"; fi; \
 	  echo "== panel: $$(( $$(date +%s) - t0 )) s in all"; exit $$rc
+
+# The hunt (docs/verifier.md, "The hunt"): every installed panel runner hunted for HUNT_BUDGET, findings in
+# $(BUILD)/hunt/<runner>/. Not in make test: 10 minutes a runner by default.
+HUNT_BUDGET  ?= 10m
+HUNT_SEED    ?= 20260101
+HUNT_RUNNERS ?= $(PANEL_RUNNERS)
+hunt: build venv torch panel-deps
+	@./scripts/hunt-panel.sh $(abspath $(BUILD))/flashref $(abspath $(PY)) $(abspath $(BUILD))/hunt $(HUNT_BUDGET) \
+	  $(HUNT_SEED) $(HUNT_RUNNERS)
 
 # All 2^32 fp32 inputs through every encoder variant, every code through every decoder; the default-set selftest.
 # EXHAUSTIVE_EXCLUDE: a ctest -E regex of tests to leave out (CI runs the conversions once, inside make prove).

@@ -86,6 +86,20 @@ typedef struct fr_verify_result fr_verify_result;
  * FR_OK when the suite ran, whatever the verdicts; FR_E_INVALID_ARG for an unknown set or a bad threshold. */
 FR_API fr_status fr_verify_run_callback(const fr_verify_opts *o, fr_verify_callback fn, void *ud,
                                         fr_verify_result **res, fr_error *err);
+/* The same with the callback's capability declaration (a JSON object, docs/exec-protocol.md "Runner capabilities"):
+ * cases outside the declared space SKIP without calling fn ("outside the declared capabilities: AXIS");
+ * FR_E_FORMAT when the declaration is refused. capabilities NULL: as fr_verify_run_callback. */
+FR_API fr_status fr_verify_run_callback_caps(const fr_verify_opts *o, const char *capabilities, fr_verify_callback fn,
+                                             void *ud, fr_verify_result **res, fr_error *err);
+/* `flashref hunt` (docs/verifier.md "The hunt") against fn (impl NULL) or an --impl spec (fn NULL). opts_json: a JSON
+ * object, every key optional: "seed", "budget_s" (default 600), "max_draws", "max_shrink", "threads", "out" (a
+ * directory for findings.markdown / findings.json / cluster_K), "name", "no_corners", "capabilities" (the declaration's
+ * JSON text). *findings_json receives the findings ("flashref-hunt/1"; fr_verify_free). fr_verify_hunt_stop() (from
+ * a callback or a signal handler) ends the hunt after the current case: FR_E_INTERNAL "hunt: interrupted", nothing
+ * written. */
+FR_API fr_status fr_verify_hunt(const char *opts_json, const char *impl, fr_verify_callback fn, void *ud,
+                                char **findings_json, fr_error *err);
+FR_API void fr_verify_hunt_stop(void);
 /* The same against an --impl spec: fast[:ISA], golden, emulate[:PRESET], plugin:PATH.so, exec:"CMD ARGS",
  * mutant:NAME. */
 FR_API fr_status fr_verify_run_impl(const fr_verify_opts *o, const char *impl, fr_verify_result **res,

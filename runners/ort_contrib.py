@@ -226,6 +226,7 @@ def capabilities(variant):
                empty=variant == "mha")
     if variant == "gqa":
         fwd["head_dim_multiple"] = 8
+        fwd["s1_le_s2"] = True  # the note below, in the vocabulary (a hunt draws inside it)
     notes = ["fp16: a pse (or sink) the dtype cannot hold exactly SKIPs"]
     if variant == "gqa":
         notes.append("S1 <= S2 only (per TND batch too)")

@@ -655,4 +655,6 @@ def runner_main(handle, capabilities, repro, variants=None):
             sys.exit(77)
         print(args[2])
         sys.exit(0)
-    flashref_runner.serve(lambda d: handle(variant, Case(d)), argv=args, capabilities=lambda: capabilities(variant))
+    # "repro": true tells a hunt that `RUNNER [VARIANT] --repro CASE_DIR OUT.py` writes a reproducer (above).
+    flashref_runner.serve(lambda d: handle(variant, Case(d)), argv=args,
+                          capabilities=lambda: dict(capabilities(variant), repro=True))

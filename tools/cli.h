@@ -14,6 +14,7 @@ int cmd_suite(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_study(int argc, char **argv);
+int cmd_hunt(int argc, char **argv);
 
 /* This process's rank and the rank count: 0 and 1 unless built with MPI and started by mpirun (src/dist). */
 int cli_rank(void);

@@ -20,6 +20,7 @@ static const struct {
     {"golden", cmd_golden, "golden --out DIR [--set NAME | parameters]: generate case directories with golden outputs"},
     {"suite", cmd_suite, "suite [--impl IUT] [--set NAME]: run the verification suite against an implementation"},
     {"verify", cmd_verify, "verify DIR...: judge outputs already written into case directories"},
+    {"hunt", cmd_hunt, "hunt --impl IUT [--budget 10m] [--out DIR]: draw until the budget is spent, cluster and shrink failures"},
     {"selftest", cmd_selftest, "selftest: run the suite against the built-in broken implementations"},
     {"study", cmd_study, "study order-invariance|seqlen: numerics studies"},
 };

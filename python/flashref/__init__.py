@@ -11,15 +11,15 @@ from ._lib import FlashrefError, Unsupported, version, library_path, cli_path
 from ._ops import AttentionOutput, Gradients, attention, attention_backward, isa_names
 from . import emulate
 from .emulate import Numerics
-from ._verify import Case, CaseResult, VerifyResult, list_cases, set_names, verify, verify_msprobe
+from ._verify import Case, CaseResult, VerifyResult, hunt, list_cases, set_names, verify, verify_msprobe
 from .metrics import metrics, ulp
 from . import study
 
 __version__ = version()
 
 __all__ = ["attention", "attention_backward", "isa_names", "AttentionOutput", "Gradients", "FlashrefError",
-           "Unsupported", "verify", "verify_msprobe", "VerifyResult", "CaseResult", "Case", "list_cases", "set_names",
-           "Numerics", "emulate", "metrics", "ulp", "study", "version", "library_path", "cli_path"]
+           "Unsupported", "verify", "verify_msprobe", "hunt", "VerifyResult", "CaseResult", "Case", "list_cases",
+           "set_names", "Numerics", "emulate", "metrics", "ulp", "study", "version", "library_path", "cli_path"]
 
 
 def __getattr__(name: str):

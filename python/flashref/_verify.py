@@ -366,6 +366,7 @@ class _Runner:
         self.errors: Dict[str, str] = {}
         self.interrupt: Optional[BaseException] = None
         self.calls = 0
+        self.on_interrupt: Optional[Callable[[], None]] = None
         self.cb = L.CALLBACK(self._call)
 
     def _call(self, ud, vcp, fop, bop, errp) -> int:
@@ -412,6 +413,8 @@ class _Runner:
             return fail(L.STATUS["FR_E_INTERNAL"], "%s: %s" % (type(e).__name__, e))
         except BaseException as e:  # KeyboardInterrupt, SystemExit: skip the rest quickly, re-raised after the run
             self.interrupt = e
+            if self.on_interrupt is not None:  # a hunt stops at once
+                self.on_interrupt()
             return fail(L.E_UNSUPPORTED, "interrupted")
 
 
@@ -437,10 +440,20 @@ def _opts(set: str, filter: Optional[str], case: Optional[str], seed: Optional[i
     return o
 
 
+def _caps_text(capabilities: Union[None, str, Dict[str, Any]]) -> Optional[bytes]:
+    if capabilities is None:
+        return None
+    if isinstance(capabilities, dict):
+        capabilities = json.dumps(capabilities)
+    if not isinstance(capabilities, str):
+        raise TypeError("capabilities: a dict or a JSON string (docs/exec-protocol.md)")
+    return capabilities.encode()
+
+
 def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, filter: Optional[str] = None,
            case: Optional[str] = None, seed: Optional[int] = None, tensors: str = "numpy", threads: int = 0,
            external: Optional[bool] = None, name: Optional[str] = None, standard: Optional[str] = None,
-           **thresholds: float) -> VerifyResult:
+           capabilities: Union[None, str, Dict[str, Any]] = None, **thresholds: float) -> VerifyResult:
     """Runs a suite set ("quick", "default", "long", "all") against impl and judges every case as `flashref suite`
     does. impl: a callable taking a flashref.Case and returning its outputs (forward: (attention_out, softmax_max,
     softmax_sum) or a dict of them; backward: (dq, dk, dv[, dq_rope, dk_rope, dsink]) or a dict), in the operator's
@@ -449,7 +462,9 @@ def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, fil
     "emulate:PRESET", "exec:CMD", "plugin:PATH.so", "mutant:NAME"). filter: cases whose name contains it; case: only
     the case of exactly this name. tensors: "numpy" or "torch" (what the callable receives). thresholds: k_out,
     k_max, k_grad, k_stats, gain_warn, growth_warn. standard: `--standard` ("flashref" default, "ascend-L0",
-    "ascend-L1", "ascend-L2", "fa"). The GIL is released while the verifier computes."""
+    "ascend-L1", "ascend-L2", "fa"). capabilities: what the callable supports, a dict (or JSON text) in the vocabulary
+    of docs/exec-protocol.md, "Runner capabilities": cases outside it SKIP without a call. The GIL is released while
+    the verifier computes."""
     if tensors not in ("numpy", "torch"):
         raise ValueError("tensors: %r (expected 'numpy' or 'torch')" % tensors)
     keep: list = []
@@ -463,7 +478,8 @@ def verify(impl: Union[Callable[[Case], Any], str], set: str = "default", *, fil
     label = name or getattr(impl, "__qualname__", None) or getattr(impl, "__name__", None) or "callback"
     o = _opts(set, filter, case, seed, threads, thresholds, external, label, keep, standard)
     r = _Runner(impl, tensors)
-    st = L.lib.fr_verify_run_callback(C.byref(o), r.cb, None, C.byref(h), C.byref(err))
+    st = L.lib.fr_verify_run_callback_caps(C.byref(o), _caps_text(capabilities), r.cb, None, C.byref(h),
+                                           C.byref(err))
     if r.interrupt is not None:
         if st == L.OK:
             L.lib.fr_verify_result_free(h)
@@ -511,3 +527,47 @@ def set_names() -> List[str]:
 
 
 _ = (shape_of,)
+
+
+def hunt(impl: Union[Callable[[Case], Any], str], budget: float = 600.0, *, max_draws: Optional[int] = None,
+         seed: int = 20260101, out: Optional[str] = None, capabilities: Union[None, str, Dict[str, Any]] = None,
+         max_shrink: int = 8, tensors: str = "numpy", threads: int = 0, name: Optional[str] = None,
+         corners: bool = True) -> Dict[str, Any]:
+    """`flashref hunt` in-process (docs/verifier.md, "The hunt"): draws random cases inside what impl supports
+    (capabilities, as for verify(), plus what it SKIPs), weighted towards the corners where kernels break, for
+    `budget` seconds (or at most max_draws draws; budget=0 with max_draws: exactly that many, reproducible); clusters
+    the failures, shrinks one per cluster and returns the findings (the "flashref-hunt/1" dict: draws, judged,
+    judged_share, clusters [{kind, verdict, diagnosis, configuration, first, smallest, ...}]). out: a directory for
+    findings.markdown / findings.json / cluster_K/case. impl: a callable as for verify(), or an --impl spec string.
+    Ctrl-C stops the hunt after the current case (nothing written) and is re-raised."""
+    if tensors not in ("numpy", "torch"):
+        raise ValueError("tensors: %r (expected 'numpy' or 'torch')" % tensors)
+    opts: Dict[str, Any] = {"seed": int(seed), "budget_s": float(budget), "max_shrink": int(max_shrink),
+                            "threads": int(threads), "no_corners": not corners}
+    if max_draws is not None:
+        opts["max_draws"] = int(max_draws)
+    if out is not None:
+        opts["out"] = os.fspath(out)
+    caps = _caps_text(capabilities)
+    if caps is not None:
+        opts["capabilities"] = caps.decode()
+    h, err = C.c_void_p(), L.Error()
+    if isinstance(impl, str):
+        L.check(L.lib.fr_verify_hunt(json.dumps(opts).encode(), impl.encode(), L.CALLBACK(), None, C.byref(h),
+                                     C.byref(err)), err)
+    else:
+        if not callable(impl):
+            raise TypeError("hunt: impl must be a callable or an --impl spec string")
+        opts["name"] = name or getattr(impl, "__qualname__", None) or getattr(impl, "__name__", None) or "callback"
+        r = _Runner(impl, tensors)
+        r.on_interrupt = L.lib.fr_verify_hunt_stop
+        st = L.lib.fr_verify_hunt(json.dumps(opts).encode(), None, r.cb, None, C.byref(h), C.byref(err))
+        if r.interrupt is not None:
+            if st == L.OK:
+                L.lib.fr_verify_free(h)
+            raise r.interrupt
+        L.check(st, err)
+    try:
+        return json.loads(C.cast(h, C.c_char_p).value.decode())
+    finally:
+        L.lib.fr_verify_free(h)

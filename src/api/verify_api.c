@@ -13,12 +13,14 @@
 #include "verify/metrics/metrics.h"
 #include "verify/cases/npu_call.h"
 #include "verify/report/report.h"
+#include "verify/suite/hunt.h"
 #include "verify/suite/suite.h"
 
 #include <cjson/cJSON.h>
 #include "io/json_checked.h" /* after cJSON.h: every add checked */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +324,11 @@ static fr_status exact_cb(void *ud, const fr_verify_case *c, fr_fwd_outputs *fo,
 
 fr_status fr_verify_run_callback(const fr_verify_opts *o, fr_verify_callback fn, void *ud, fr_verify_result **res,
                                  fr_error *err) {
+    return fr_verify_run_callback_caps(o, NULL, fn, ud, res, err);
+}
+
+fr_status fr_verify_run_callback_caps(const fr_verify_opts *o, const char *capabilities, fr_verify_callback fn,
+                                      void *ud, fr_verify_result **res, fr_error *err) {
     if (!res) return fr_fail(err, FR_E_NULL, "verify: NULL result pointer");
     *res = NULL;
     fr_iut *iut;
@@ -332,8 +339,82 @@ fr_status fr_verify_run_callback(const fr_verify_opts *o, fr_verify_callback fn,
     }
     fr_status st = fr_iut_callback_open(fn, ud, o ? o->impl_name : NULL, &iut, err);
     if (st != FR_OK) return st;
-    st = run(o, iut, res, err);
+    if (capabilities) st = fr_iut_declare(iut, capabilities, strlen(capabilities), err);
+    if (st == FR_OK) st = run(o, iut, res, err);
     fr_iut_close(iut);
+    return st;
+}
+
+/* ---- the hunt (verify/suite/hunt.h) ---- */
+
+static volatile sig_atomic_t g_hunt_stop;
+void fr_verify_hunt_stop(void) { g_hunt_stop = 1; }
+
+/* Options of fr_verify_hunt from their JSON object (unknown keys are an error: a typo must not change a hunt). */
+static fr_status hunt_opts(const char *json, fr_hunt_opts *o, const char **name, const char **caps_out,
+                           cJSON **keep, fr_error *err) {
+    *o = fr_hunt_opts_default();
+    *keep = NULL;
+    if (!json || !*json) return FR_OK;
+    cJSON *j = cJSON_Parse(json);
+    if (!j || !cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return fr_fail(err, FR_E_INVALID_ARG, "hunt: options: not a JSON object");
+    }
+    *keep = j;
+    for (const cJSON *a = j->child; a; a = a->next) {
+        const char *k = a->string;
+        bool num = cJSON_IsNumber(a), str = cJSON_IsString(a);
+        if (!strcmp(k, "seed") && num && a->valuedouble >= 0 && a->valuedouble < 9007199254740992.0)
+            o->seed = (uint64_t)a->valuedouble;
+        else if (!strcmp(k, "budget_s") && num && a->valuedouble >= 0 && isfinite(a->valuedouble))
+            o->budget_s = a->valuedouble;
+        else if (!strcmp(k, "max_draws") && num && a->valuedouble >= 0 && a->valuedouble <= 1e8)
+            o->max_draws = (int)a->valuedouble;
+        else if (!strcmp(k, "max_shrink") && num && a->valuedouble >= 0 && a->valuedouble <= 1000)
+            o->max_shrink = (int)a->valuedouble;
+        else if (!strcmp(k, "threads") && num && a->valuedouble >= 0 && a->valuedouble <= 4096)
+            o->threads = (int)a->valuedouble;
+        else if (!strcmp(k, "out") && (str || cJSON_IsNull(a)))
+            o->out_dir = str ? a->valuestring : NULL;
+        else if (!strcmp(k, "name") && str)
+            *name = a->valuestring;
+        else if (!strcmp(k, "no_corners") && cJSON_IsBool(a))
+            o->no_corners = cJSON_IsTrue(a);
+        else if (!strcmp(k, "capabilities") && (str || cJSON_IsNull(a)))
+            *caps_out = str ? a->valuestring : NULL;
+        else
+            return fr_fail(err, FR_E_INVALID_ARG, "hunt: option \"%.60s\": unknown or of the wrong type", k);
+    }
+    return FR_OK;
+}
+
+fr_status fr_verify_hunt(const char *opts_json, const char *impl, fr_verify_callback fn, void *ud,
+                         char **findings_json, fr_error *err) {
+    if (!findings_json || (!impl == !fn))
+        return fr_fail(err, FR_E_NULL, "hunt: give exactly one of impl and fn, and a findings pointer");
+    *findings_json = NULL;
+    fr_hunt_opts o;
+    const char *name = NULL, *caps = NULL;
+    cJSON *keep;
+    fr_status st = hunt_opts(opts_json, &o, &name, &caps, &keep, err);
+    fr_iut *iut = NULL;
+    if (st == FR_OK)
+        st = impl ? fr_iut_open(impl, &iut, err) : fr_iut_callback_open(fn, ud, name ? name : "callback", &iut, err);
+    if (st == FR_OK && caps) st = fr_iut_declare(iut, caps, strlen(caps), err);
+    if (st == FR_OK && !(o.budget_s > 0) && o.max_draws <= 0)
+        st = fr_fail(err, FR_E_INVALID_ARG, "hunt: budget 0 needs max_draws");
+    if (st == FR_OK) {
+        g_hunt_stop = 0;
+        o.stop = &g_hunt_stop;
+        fr_hunt_result r;
+        st = fr_hunt_run(iut, &o, &r, err);
+        if (st == FR_OK && r.interrupted) st = fr_fail(err, FR_E_INTERNAL, "hunt: interrupted");
+        if (st == FR_OK) st = fr_hunt_json(&r, iut, &o, findings_json, err);
+        fr_hunt_result_free(&r);
+    }
+    fr_iut_close(iut);
+    cJSON_Delete(keep);
     return st;
 }
 

@@ -123,20 +123,11 @@ static bool is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == F
 
 /* ---- case.json parsing ---- */
 
-static const char *json_type(const cJSON *j) {
-    if (cJSON_IsNull(j)) return "null";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsObject(j)) return "an object";
-    return "invalid";
-}
 
 static fr_status get_int(const cJSON *j, const char *what, const char *field, int64_t lo, int64_t hi, int64_t *v,
                          fr_error *err) {
     if (!cJSON_IsNumber(j))
-        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, json_type(j));
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, fr_io_json_type(j));
     double d = j->valuedouble;
     if (!(fabs(d) <= JSON_INT_MAX) || d != floor(d))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %.17g", what, field, d);
@@ -150,7 +141,7 @@ static fr_status get_int(const cJSON *j, const char *what, const char *field, in
 
 static fr_status get_number(const cJSON *j, const char *what, const char *field, double *v, fr_error *err) {
     if (!cJSON_IsNumber(j))
-        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a number, got %s", what, field, json_type(j));
+        return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a number, got %s", what, field, fr_io_json_type(j));
     *v = j->valuedouble;
     return FR_OK;
 }
@@ -163,7 +154,7 @@ static fr_status get_int_array(const cJSON *j, const char *what, const char *fie
     if (cJSON_IsNull(j)) return FR_OK;
     if (!cJSON_IsArray(j))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or an array of integers, got %s", what, field,
-                       json_type(j));
+                       fr_io_json_type(j));
     int64_t cnt = 0;
     for (const cJSON *e = j->child; e; e = e->next) cnt++;
     if (cnt > CASE_ARRAY_MAX)
@@ -206,7 +197,7 @@ static int find_name(const char *const *names, int n, const char *s) {
 
 static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(obj))
-        return fr_fail(err, FR_E_FORMAT, "%s: params: expected an object, got %s", what, json_type(obj));
+        return fr_fail(err, FR_E_FORMAT, "%s: params: expected an object, got %s", what, fr_io_json_type(obj));
     fr_params *p = &c->params;
     bool seen[P_COUNT] = {false};
     int64_t nq = 0, nkv = 0;
@@ -223,7 +214,7 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
         case P_HEAD_NUM: st = get_int(j, what, field, INT64_MIN, INT64_MAX, &p->head_num, err); break;
         case P_INPUT_LAYOUT:
             if (!cJSON_IsString(j))
-                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, fr_io_json_type(j));
             if ((p->input_layout = fr_layout_from_name(j->valuestring)) == FR_LAYOUT_NONE)
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown layout \"%s\" (BSH, SBH, BSND, BNSD, TND)", what,
                                field, j->valuestring);
@@ -250,14 +241,14 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
                 p->out_dtype = FR_DT_NONE;
             } else if (!cJSON_IsString(j)) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or a string, got %s", what, field,
-                               json_type(j));
+                               fr_io_json_type(j));
             } else if ((p->out_dtype = case_dtype_from_name(j->valuestring)) == FR_DT_NONE) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown dtype \"%s\"", what, field, j->valuestring);
             }
             break;
         case P_SOFTMAX_LAYOUT:
             if (!cJSON_IsString(j))
-                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, json_type(j));
+                return fr_fail(err, FR_E_FORMAT, "%s: %s: expected a string, got %s", what, field, fr_io_json_type(j));
             if (!strcmp(j->valuestring, ""))
                 p->softmax_layout = FR_SOFTMAX_DEFAULT;
             else if (!strcmp(j->valuestring, "same_as_input"))
@@ -288,7 +279,7 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
 
 static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(obj))
-        return fr_fail(err, FR_E_FORMAT, "%s: inputs: expected an object, got %s", what, json_type(obj));
+        return fr_fail(err, FR_E_FORMAT, "%s: inputs: expected an object, got %s", what, fr_io_json_type(obj));
     for (const cJSON *j = obj->child; j; j = j->next) {
         int k = find_name(input_names, FR_CASE_NUM_INPUTS, j->string);
         if (k < 0) return fr_fail(err, FR_E_FORMAT, "%s: inputs: unknown key \"%s\"", what, j->string);
@@ -298,7 +289,7 @@ static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr
                            j->string);
         if (!cJSON_IsString(j))
             return fr_fail(err, FR_E_FORMAT, "%s: inputs.%s: expected a file name string, got %s", what, j->string,
-                           json_type(j));
+                           fr_io_json_type(j));
         if (!fr_case_path_ok(j->valuestring))
             return fr_fail(err, FR_E_FORMAT,
                            "%s: inputs.%s: file name \"%s\" must be relative and stay inside the case directory",
@@ -320,12 +311,43 @@ static fr_status parse_inputs(const cJSON *obj, fr_case *c, const char *what, fr
     return FR_OK;
 }
 
-enum { K_FORMAT, K_OP, K_DTYPE, K_PARAMS, K_INPUTS, K_COUNT };
-static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params", "inputs"};
+static const char *const kMaskHints[FR_MASK_HINT_COUNT] = {"", "bool", "additive_inf", "additive_min"};
+
+const char *fr_mask_hint_name(fr_mask_hint h) {
+    return (int)h >= 0 && h < FR_MASK_HINT_COUNT ? kMaskHints[h] : "invalid";
+}
+
+fr_mask_hint fr_mask_hint_from_name(const char *s) {
+    for (int k = 0; s && k < FR_MASK_HINT_COUNT; k++)
+        if (!strcmp(s, kMaskHints[k])) return (fr_mask_hint)k;
+    return FR_MASK_HINT_COUNT;
+}
+
+/* "hints": {"mask": "bool" | "additive_inf" | "additive_min"}: how a runner should hand things over (optional). */
+static fr_status parse_hints(const cJSON *obj, fr_case *c, const char *what, fr_error *err) {
+    if (!cJSON_IsObject(obj))
+        return fr_fail(err, FR_E_FORMAT, "%s: hints: expected an object, got %s", what, fr_io_json_type(obj));
+    bool seen = false;
+    for (const cJSON *j = obj->child; j; j = j->next) {
+        if (strcmp(j->string, "mask") != 0)
+            return fr_fail(err, FR_E_FORMAT, "%s: hints: unknown key \"%s\" (expected mask)", what, j->string);
+        if (seen) return fr_fail(err, FR_E_FORMAT, "%s: hints: duplicate key \"mask\"", what);
+        seen = true;
+        fr_mask_hint h = cJSON_IsString(j) ? fr_mask_hint_from_name(j->valuestring) : FR_MASK_HINT_COUNT;
+        if (h == FR_MASK_HINT_COUNT || h == FR_MASK_HINT_DEFAULT)
+            return fr_fail(err, FR_E_FORMAT, "%s: hints.mask: expected \"bool\", \"additive_inf\" or \"additive_min\"",
+                           what);
+        c->mask_hint = h;
+    }
+    return FR_OK;
+}
+
+enum { K_FORMAT, K_OP, K_DTYPE, K_PARAMS, K_INPUTS, K_HINTS, K_COUNT };
+static const char *const top_names[K_COUNT] = {"format", "op", "dtype", "params", "inputs", "hints"};
 
 static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_error *err) {
     if (!cJSON_IsObject(root))
-        return fr_fail(err, FR_E_FORMAT, "%s: expected a JSON object at the top, got %s", what, json_type(root));
+        return fr_fail(err, FR_E_FORMAT, "%s: expected a JSON object at the top, got %s", what, fr_io_json_type(root));
     const cJSON *item[K_COUNT] = {NULL};
     for (const cJSON *j = root->child; j; j = j->next) {
         int k = find_name(top_names, K_COUNT, j->string);
@@ -334,10 +356,11 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
         item[k] = j;
     }
     for (int k = 0; k < K_COUNT; k++)
-        if (!item[k]) return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
+        if (!item[k] && k != K_HINTS) /* hints are optional */
+            return fr_fail(err, FR_E_FORMAT, "%s: %s: missing (required)", what, top_names[k]);
     const cJSON *f = item[K_FORMAT];
     if (!cJSON_IsString(f))
-        return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, json_type(f));
+        return fr_fail(err, FR_E_FORMAT, "%s: format: expected a string, got %s", what, fr_io_json_type(f));
     if (strcmp(f->valuestring, FLASHREF_CASE_FORMAT) != 0) {
         if (!strncmp(f->valuestring, "flashref-case/", 14))
             return fr_fail(err, FR_E_FORMAT, "%s: format: version \"%s\" not supported (this build reads %s)", what,
@@ -351,11 +374,12 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
     c->op = !strcmp(op->valuestring, "fwd") ? FR_CASE_FWD : FR_CASE_BWD;
     const cJSON *dt = item[K_DTYPE];
     if (!cJSON_IsString(dt))
-        return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, json_type(dt));
+        return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, fr_io_json_type(dt));
     if ((c->dtype = case_dtype_from_name(dt->valuestring)) == FR_DT_NONE)
         return fr_fail(err, FR_E_FORMAT, "%s: dtype: \"%s\" (expected fp32, fp16, bf16, e4m3fn, e5m2 or hif8)", what,
                        dt->valuestring);
     fr_status st = parse_params(item[K_PARAMS], c, what, err);
+    if (st == FR_OK && item[K_HINTS]) st = parse_hints(item[K_HINTS], c, what, err);
     if (st != FR_OK) return st;
     return parse_inputs(item[K_INPUTS], c, what, err);
 }
@@ -626,6 +650,11 @@ static bool add_int_array(cJSON *o, const char *k, const int64_t *a, int64_t n) 
 
 fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in, char **json,
                        fr_error *err) {
+    return fr_case_json_hinted(op, dtype, p, in, FR_MASK_HINT_DEFAULT, json, err);
+}
+
+fr_status fr_case_json_hinted(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in,
+                              fr_mask_hint hint, char **json, fr_error *err) {
     if (!p || !in || !json) return fr_fail(err, FR_E_NULL, "case.json: NULL params, inputs or output");
     *json = NULL;
     if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
@@ -640,6 +669,8 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
         return fr_fail(err, FR_E_DTYPE, "case: out_dtype %s cannot be written", fr_dtype_name(p->out_dtype));
     if (p->prefix_len < 0 || p->actual_seq_len < 0)
         return fr_fail(err, FR_E_INVALID_ARG, "case: negative prefix_len / actual_seq_len");
+    if ((int)hint < 0 || hint >= FR_MASK_HINT_COUNT)
+        return fr_fail(err, FR_E_INVALID_ARG, "case: mask hint %d unknown", (int)hint);
     if (!p->actual_seq_qlen != !p->actual_seq_kvlen)
         return fr_fail(err, FR_E_SEQLEN, "case: actual_seq_qlen and actual_seq_kvlen must both be given or both NULL");
     for (int k = FR_CI_DY; k < FR_CASE_NUM_INPUTS; k++)
@@ -673,6 +704,10 @@ fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const 
         char fn[64];
         snprintf(fn, sizeof fn, "%s.npy", input_names[k]);
         ok = cJSON_AddStringToObject(ij, input_names[k], fn) != NULL;
+    }
+    if (ok && hint != FR_MASK_HINT_DEFAULT) {
+        cJSON *hj = cJSON_AddObjectToObject(root, "hints");
+        ok = hj && cJSON_AddStringToObject(hj, "mask", kMaskHints[hint]) != NULL;
     }
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
@@ -730,11 +765,11 @@ static void unwrite(const char *dir, bool made_dir, const char *const *stems, in
     if (made_dir) rmdir(dir);
 }
 
-fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
-                              const fr_bwd_inputs *in, fr_error *err) {
+static fr_status write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                             const fr_bwd_inputs *in, fr_mask_hint hint, fr_error *err) {
     if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
     char *json;
-    fr_status st = fr_case_json(op, dtype, p, in, &json, err);
+    fr_status st = fr_case_json_hinted(op, dtype, p, in, hint, &json, err);
     if (st != FR_OK) return st;
     struct stat sb;
     bool made_dir = stat(dir, &sb) != 0;
@@ -756,9 +791,14 @@ fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, co
     return st;
 }
 
+fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
+                              const fr_bwd_inputs *in, fr_error *err) {
+    return write_parts(dir, op, dtype, p, in, FR_MASK_HINT_DEFAULT, err);
+}
+
 fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err) {
     if (!c) return fr_fail(err, FR_E_NULL, "case: NULL");
-    return fr_case_write_parts(dir, c->op, c->dtype, &c->params, &c->in, err);
+    return write_parts(dir, c->op, c->dtype, &c->params, &c->in, c->mask_hint, err);
 }
 
 /* ---- outputs ---- */

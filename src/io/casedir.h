@@ -70,6 +70,19 @@ const char *fr_case_op_name(fr_case_op op);        /* "fwd" / "bwd" */
 fr_tensor *fr_case_input_slot(fr_bwd_inputs *in, fr_case_input i);
 const fr_tensor *fr_case_input_cslot(const fr_bwd_inputs *in, fr_case_input i);
 
+/* How a runner that can hand the mask over in more than one way should do it for this case (case.json "hints": {"mask":
+ * ...}, docs/case-format.md). A hint never changes the problem or its answer; a runner that cannot honour it ignores
+ * it (or SKIPs). */
+typedef enum fr_mask_hint {
+    FR_MASK_HINT_DEFAULT = 0, /* no hint: the runner's own choice */
+    FR_MASK_HINT_BOOL,        /* "bool": a boolean mask */
+    FR_MASK_HINT_ADD_INF,     /* "additive_inf": an additive float mask, -inf where masked */
+    FR_MASK_HINT_ADD_MIN,     /* "additive_min": additive, the dtype's lowest finite value where masked (Hugging Face) */
+    FR_MASK_HINT_COUNT
+} fr_mask_hint;
+const char *fr_mask_hint_name(fr_mask_hint h);      /* "", "bool", "additive_inf", "additive_min" */
+fr_mask_hint fr_mask_hint_from_name(const char *s); /* FR_MASK_HINT_COUNT when unknown ("" is DEFAULT) */
+
 /* One case. Owns everything it points to: params.prefix / actual_seq_qlen / actual_seq_kvlen point into the owned
  * arrays below, every present tensor's data is malloc'd, file names and dir are malloc'd strings. */
 typedef struct fr_case {
@@ -81,6 +94,7 @@ typedef struct fr_case {
     char *files[FR_CASE_NUM_INPUTS];        /* file name as listed in case.json, NULL = absent */
     fr_bwd_inputs in;                       /* forward cases use in.fwd only */
     char *dir;                              /* directory it was loaded from; NULL for fr_case_parse_json alone */
+    fr_mask_hint mask_hint;                 /* case.json hints.mask (DEFAULT when absent) */
 } fr_case;
 
 /* Parses case.json text (len bytes, need not be NUL-terminated) into c: op, dtype, params, file names; loads no
@@ -102,10 +116,14 @@ void fr_case_free(fr_case *c);
  * (forward: in->fwd only; the backward-only fields must be absent). Tensors may have any strides. */
 fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
                               const fr_bwd_inputs *in, fr_error *err);
+/* fr_case_write writes c->mask_hint as case.json "hints" (none when DEFAULT). */
 fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err);
 /* case.json text for a case (malloc'd, NUL-terminated; free() it); inputs are listed as "<name>.npy". */
 fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in, char **json,
                        fr_error *err);
+/* The same with a mask hint ("hints": {"mask": ...} unless DEFAULT). */
+fr_status fr_case_json_hinted(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in,
+                              fr_mask_hint hint, char **json, fr_error *err);
 
 /* A case's outputs. Owns its tensors' data (malloc'd). fwd is used by forward cases, bwd by backward cases. */
 typedef struct fr_case_outputs {

@@ -392,6 +392,16 @@ bool fr_io_json_syntax_ok(const char *text) {
     return p && !*js_ws(p);
 }
 
+const char *fr_io_json_type(const cJSON *j) {
+    if (cJSON_IsNull(j)) return "null";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsObject(j)) return "an object";
+    return "invalid";
+}
+
 cJSON *fr_io_json_parse(const char *text, const char **end) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&lock);

@@ -45,6 +45,9 @@ const char *fr_io_strerror_r(int e, char *buf, size_t n);
 /* cJSON_ParseWithOpts(text, end, require_null_terminated = 1) under a lock: cJSON records parse errors in a
  * process-global variable, so concurrent parses would race on it; the lock keeps our entry points thread-safe. */
 struct cJSON *fr_io_json_parse(const char *text, const char **end);
+/* "null", "a boolean", "a number", "a string", "an array", "an object" (else "invalid"): what a strict reader says it
+ * got where it expected another type. */
+const char *fr_io_json_type(const struct cJSON *j);
 /* Whether text is well-formed JSON, checked without allocating: after fr_io_json_parse failed, true means it failed
  * for want of memory (FR_E_NOMEM), not because the text is malformed (FR_E_FORMAT). */
 bool fr_io_json_syntax_ok(const char *text);

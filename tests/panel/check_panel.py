@@ -158,13 +158,13 @@ DECLARES = ("openvino_sdpa.py", "ort_attention.py", "ort_contrib.py", "jax_dpa.p
 
 
 # The declaration vocabulary (docs/exec-protocol.md, "Runner capabilities (declared)").
-CAPS_TOP = {"format", "runner", "framework", "variant", "variants", "unavailable", "ops", "notes"}
+CAPS_TOP = {"format", "runner", "framework", "variant", "variants", "unavailable", "ops", "notes", "repro"}
 CAPS_AXES = {"dtypes": {"fp32", "fp16", "bf16", "e4m3fn", "e5m2", "hif8"},
              "layouts": {"BSH", "SBH", "BSND", "BNSD", "TND"}, "sparse_modes": set(range(9)),
              "mask_shapes": {"SS", "11SS", "B1SS", "BNSS"}, "pse_types": {0, 1, 2, 3},
              "pse_shapes": {"BNSS", "BN1S", "1NSS", "compressed"}, "topk": {"none", "unique", "any"},
-             "scale": {"any", "2^k/sqrt(D)"}}
-CAPS_BOOLS = {"band", "prefix", "dropout", "sink", "rope", "gqa", "dv_ne_dk", "empty"}
+             "scale": {"any", "2^k/sqrt(D)"}, "mask_handover": {"bool", "additive_inf", "additive_min"}}
+CAPS_BOOLS = {"band", "prefix", "dropout", "sink", "rope", "gqa", "dv_ne_dk", "empty", "s1_le_s2"}
 
 
 def validate(caps):
@@ -173,6 +173,8 @@ def validate(caps):
     if caps.get("format") != "flashref-capabilities/1":
         bad.append("format %r" % caps.get("format"))
     bad += ["unknown key %r" % k for k in caps if k not in CAPS_TOP]
+    if "repro" in caps and not isinstance(caps["repro"], bool):
+        bad.append("repro: %r is not a bool" % caps["repro"])
     for op, axes in caps.get("ops", {}).items():
         if op not in ("fwd", "bwd"):
             bad.append("op %r" % op)

@@ -131,7 +131,7 @@ static fr_status fake_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
 }
 
 static void fake_close(fr_iut *iut) { (void)iut; }
-static const fr_iut_ops kFakeOps = {fake_run, fake_close, NULL};
+static const fr_iut_ops kFakeOps = {fake_run, fake_close, NULL, NULL};
 
 int main(void) {
     fr_suite_opts o = fr_suite_opts_default();

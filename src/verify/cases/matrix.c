@@ -169,6 +169,7 @@ void fr_matrix_describe(const fr_gen_spec *s, char *buf, size_t n) {
     if (s->softmax_layout) k = put(buf, n, k, " softmax same_as_input");
     if (s->out_dtype) k = put(buf, n, k, " out %s", fr_dtype_name(s->out_dtype));
     if (s->beta != 0) k = put(buf, n, k, " beta %g", s->beta);
+    if (s->in_scale != 0 && s->in_scale != 1) k = put(buf, n, k, " in_scale %g", s->in_scale);
     (void)k;
 }
 

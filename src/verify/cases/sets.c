@@ -60,7 +60,7 @@ unsigned fr_suite_spec_tags(const fr_gen_spec *s) {
 
 fr_suite_item fr_suite_item_of_spec(const fr_gen_spec *s, const char *what, bool drawn) {
     return (fr_suite_item){NULL,        s,    s->bwd ? FR_CAT_GRADIENTS : FR_CAT_EQUIVALENCE, fr_suite_spec_tags(s),
-                           FR_MOD_NONE, what, drawn};
+                           FR_MOD_NONE, what, drawn, FR_MASK_HINT_DEFAULT};
 }
 
 static bool name_ok(const char *name, const char *filter) { return !filter || !*filter || strstr(name, filter); }
@@ -86,7 +86,7 @@ int fr_suite_collect(unsigned bits, const fr_suite_select *sel, const fr_draw *d
         if (!(e->sets & bits) || !fr_suite_selected(e->spec.name, sel)) continue;
         if (items)
             items[n] = (fr_suite_item){e,      &e->spec, e->cat, e->tags | fr_suite_spec_tags(&e->spec),
-                                       e->mod, e->what,  false};
+                                       e->mod, e->what,  false, FR_MASK_HINT_DEFAULT};
         n++;
     }
     const fr_gen_set *xs = fr_gen_set_find("xcheck");

@@ -41,8 +41,12 @@ typedef enum fr_suite_mod {
                                  added as -1e4 puts the masked keys level with the real ones */
     FR_MOD_V_IDENTITY,        /* V = identity (Dv = S2, BNSD): attention_out is the probability matrix itself */
     FR_MOD_FIRST_TILE_MASKED, /* the first 128 keys masked for every row, every 7th row fully masked (needs mask SS) */
-    FR_MOD_KEY_PAST_2G        /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
+    FR_MOD_KEY_PAST_2G,       /* K re-homed as a strided view whose element offsets pass 2^31 (BNSD; a sparse 5 GB
                                  virtual buffer, a few MB touched): 64-bit index arithmetic and strided inputs */
+    /* The hunt's value corners (suite/hunt.h); each needs the mask shape named. */
+    FR_MOD_PAD_RIGHT,         /* [B,1,S1,S2] mask = right padding: batch b keeps its first L_b keys (b = 0 all) */
+    FR_MOD_PAD_LEFT,          /* the same, left padding: batch b keeps its last L_b keys */
+    FR_MOD_ONE_KEY            /* [S1,S2] mask keeping one key per row (nearly fully masked rows), every 5th row none */
 } fr_suite_mod;
 
 typedef struct fr_suite_entry {
@@ -69,6 +73,7 @@ typedef struct fr_suite_item {
     fr_suite_mod mod;
     const char *what;
     bool drawn; /* a random draw (matrix.h) */
+    fr_mask_hint hint; /* case.json hints.mask handed to the implementation (the hunt's mask handover axis) */
 } fr_suite_item;
 
 /* The case selection: --filter (substring) and --only (exact name). */

@@ -14,7 +14,51 @@
 void fr_iut_close(fr_iut *iut) {
     if (!iut) return;
     if (iut->ops && iut->ops->close) iut->ops->close(iut);
+    free(iut->caps_json);
     free(iut);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Capabilities and the repro hook. */
+
+fr_status fr_iut_take_caps(fr_iut *iut, const char *json, size_t len, fr_error *err) {
+    fr_caps c;
+    fr_error e;
+    memset(&e, 0, sizeof e);
+    fr_status st = fr_caps_parse(json, len, &c, &e);
+    if (st != FR_OK) {
+        snprintf(iut->refused, sizeof iut->refused, "%s", e.msg);
+        return fr_fail(err, st, "%s", e.msg);
+    }
+    char *copy = malloc(len + 1);
+    if (!copy) return fr_fail(err, FR_E_NOMEM, "capabilities: out of memory");
+    memcpy(copy, json, len);
+    copy[len] = 0;
+    free(iut->caps_json);
+    iut->caps_json = copy;
+    iut->caps = c;
+    iut->caps_state = c.declared ? FR_CAPS_DECLARED : FR_CAPS_NONE;
+    return FR_OK;
+}
+
+fr_caps_state fr_iut_caps(const fr_iut *iut, const fr_caps **caps) {
+    if (caps) *caps = iut && iut->caps_state == FR_CAPS_DECLARED ? &iut->caps : NULL;
+    return iut ? iut->caps_state : FR_CAPS_NONE;
+}
+
+const char *fr_iut_caps_json(const fr_iut *iut) { return iut ? iut->caps_json : NULL; }
+
+fr_status fr_iut_declare(fr_iut *iut, const char *json, size_t len, fr_error *err) {
+    if (!iut || (!json && len)) return fr_fail(err, FR_E_NULL, "capabilities: NULL");
+    return fr_iut_take_caps(iut, json ? json : "", len, err);
+}
+
+const char *fr_iut_refused(const fr_iut *iut) { return iut && iut->refused[0] ? iut->refused : NULL; }
+
+fr_status fr_iut_repro(fr_iut *iut, const char *case_dir, const char *out_path, fr_error *err) {
+    if (!iut || !case_dir || !out_path) return fr_fail(err, FR_E_NULL, "repro: NULL");
+    if (!iut->ops->repro) return fr_fail(err, FR_E_UNSUPPORTED, "%s has no repro hook", iut->name);
+    return iut->ops->repro(iut, case_dir, out_path, err);
 }
 
 fr_status fr_iut_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
@@ -29,7 +73,11 @@ fr_status fr_iut_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
 
 bool fr_iut_failed_itself(const fr_iut *iut) { return iut && iut->own_failure; }
 
-const char *fr_iut_gave_up(const fr_iut *iut) { return iut && iut->gave_up ? iut->last_err : NULL; }
+/* A refused capability declaration stops a run at once, as an implementation that cannot start does. */
+const char *fr_iut_gave_up(const fr_iut *iut) {
+    if (iut && iut->refused[0]) return iut->refused;
+    return iut && iut->gave_up ? iut->last_err : NULL;
+}
 
 /* Counts identical consecutive failures of an external implementation (a missing interpreter fails every case the
  * same way): after FR_IUT_GIVE_UP_AFTER of them the suite stops early (fr_iut_gave_up). */

@@ -13,6 +13,7 @@
 #define FR_VERIFY_IUT_H
 
 #include "io/casedir.h"
+#include "verify/iut/caps.h"
 
 typedef struct fr_iut fr_iut;
 
@@ -53,6 +54,30 @@ const char *fr_iut_name(const fr_iut *iut);   /* the spec, or the plugin's name 
 /* The numerics of a built-in engine / mutant's nearest ideal (NULL otherwise): the judge uses it to know which
  * dtype's ideal pipeline bounds it. */
 bool fr_iut_is_builtin(const fr_iut *iut);    /* engine or mutant: in-process, thread count settable */
+
+/* Capabilities (docs/exec-protocol.md, "Runner capabilities (declared)"). A persistent: runner is offered
+ * persistent-2 and may declare them as its first stdout line; until its first case is answered the state is PENDING
+ * (the runner starts with the first case). A callback is given them by its caller (fr_iut_declare). *caps (when
+ * non-NULL) receives the declaration when DECLARED, else NULL. */
+fr_caps_state fr_iut_caps(const fr_iut *iut, const fr_caps **caps);
+const char *fr_iut_caps_json(const fr_iut *iut); /* the declaration's text as received, or NULL */
+/* Declares capabilities for an implementation that cannot send them itself (a callback; tests): the JSON object text
+ * of len bytes, parsed strictly (caps.h). FR_E_FORMAT when refused (the IUT then counts as refused). */
+fr_status fr_iut_declare(fr_iut *iut, const char *json, size_t len, fr_error *err);
+/* Non-NULL (why) when the implementation's declaration was refused: a run must stop (its runner is not trusted). */
+const char *fr_iut_refused(const fr_iut *iut);
+
+/* Writes a standalone reproducer of the case directory case_dir (regression format) to out_path, with the
+ * implementation's own repro hook: a persistent:/exec: runner that declares "repro": true is run as
+ * `CMD ARGS --repro CASE_DIR OUT_PATH` (contained, under the per-case timeout; exit 0 written, 77 not for this case);
+ * a callback given a repro function calls it. FR_E_UNSUPPORTED (with why) when there is no hook or the runner
+ * declines the case; FR_E_INTERNAL when the hook failed (its stderr's end in the message). */
+fr_status fr_iut_repro(fr_iut *iut, const char *case_dir, const char *out_path, fr_error *err);
+
+/* The same runner in another of its declared variants (caps.h: variant, variants): a persistent:/exec: command whose
+ * declared variant is one word of the command line, that word replaced. FR_E_UNSUPPORTED when the runner has no
+ * variants or its variant is not a word of its command; FR_E_INVALID_ARG for a variant it did not declare. */
+fr_status fr_iut_open_variant(const fr_iut *iut, const char *variant, fr_iut **out, fr_error *err);
 
 /* Runs one case. c holds the inputs (a loaded or generated case; c->dir is used by the disk IUT and as the source
  * of the exec protocol's copy). On FR_OK, o holds the outputs in the operator's dtypes (allocated here, NaN-prefilled,

@@ -13,6 +13,8 @@
 typedef struct cb_impl {
     fr_verify_callback fn;
     void *ud;
+    fr_iut_repro_fn repro;
+    void *repro_ud;
     char case_name[96];
     char category[32];
 } cb_impl;
@@ -75,7 +77,19 @@ static fr_status cb_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outp
 
 static void cb_close(fr_iut *iut) { free(iut->impl); }
 
-static const fr_iut_ops kCallbackOps = {cb_run, cb_close, NULL};
+static fr_status cb_repro(fr_iut *iut, const char *case_dir, const char *out, fr_error *err) {
+    cb_impl *ci = iut->impl;
+    if (!ci->repro) return fr_fail(err, FR_E_UNSUPPORTED, "%s has no repro hook", iut->name);
+    fr_error e;
+    memset(&e, 0, sizeof e);
+    fr_status st = ci->repro(ci->repro_ud, case_dir, out, &e);
+    e.msg[FR_MSG_LEN - 1] = '\0';
+    if (st == FR_OK) return FR_OK;
+    if ((int)st < 0 || st >= FR_STATUS_COUNT) return fr_fail(err, FR_E_INTERNAL, "repro hook returned status %d", (int)st);
+    return fr_fail(err, st, "%s", e.msg[0] ? e.msg : fr_status_str(st));
+}
+
+static const fr_iut_ops kCallbackOps = {cb_run, cb_close, NULL, cb_repro};
 
 fr_status fr_iut_callback_open(fr_verify_callback fn, void *ud, const char *name, fr_iut **out, fr_error *err) {
     if (!fn || !out) return fr_fail(err, FR_E_NULL, "callback: NULL function or result pointer");
@@ -102,4 +116,11 @@ void fr_iut_callback_set_case(fr_iut *iut, const char *name, const char *categor
     cb_impl *ci = iut->impl;
     snprintf(ci->case_name, sizeof ci->case_name, "%s", name ? name : "");
     snprintf(ci->category, sizeof ci->category, "%s", category ? category : "");
+}
+
+void fr_iut_callback_set_repro(fr_iut *iut, fr_iut_repro_fn fn, void *ud) {
+    if (!iut || iut->kind != FR_IUT_CALLBACK) return;
+    cb_impl *ci = iut->impl;
+    ci->repro = fn;
+    ci->repro_ud = ud;
 }

@@ -51,6 +51,10 @@ typedef struct exec_impl {
     bool running;
     char hello[200];  /* worker: what its first status line said (the plugin's name) */
     bool reported;    /* the last case's status came from the worker itself (its own FR_E_NOMEM is its verdict) */
+    fr_iut *iut;      /* the IUT this is (capabilities and refusals are recorded there) */
+    int proto;        /* persistent: 2 offered (capability line first); 1 after a runner that never spoke -2 */
+    bool spoke;       /* a runner of this IUT has sent a status or capability line under proto */
+    bool answered;    /* the running runner has sent a status line (a capability line after it is not first) */
 } exec_impl;
 
 /* ---------------------------------------------------------------------------------------------------------------- */
@@ -294,6 +298,7 @@ typedef struct status_line {
     bool echo;          /* the answer echoed a directory */
     bool other_dir;     /* ... another one than the case sent */
     char echoed[200];
+    exec_impl *ei;      /* a command runner: capability lines are taken (NULL: a worker) */
 } status_line;
 
 /* Whether a status line echoes a directory: "flashref-status: N[ message]\tDIR" (the part after the last tab). */
@@ -307,6 +312,22 @@ static void check_echo(status_line *s, const char *line, size_t n) {
         s->other_dir = true;
         fr_utf8_sanitize(tab + 1, l, s->echoed, sizeof s->echoed);
     }
+}
+
+/* A capability line (persistent-2): taken when it comes before the runner's first status line and nothing was
+ * declared yet (a restarted runner declares again: its line is not read twice). Refused when malformed or cut. */
+static void take_caps_line(exec_impl *ei, const char *text, size_t n, bool cut) {
+    fr_iut *iut = ei->iut;
+    if (!iut || ei->answered || iut->caps_state == FR_CAPS_DECLARED) return;
+    fr_error e;
+    if (cut) {
+        snprintf(iut->refused, sizeof iut->refused, "capabilities: the line is longer than %d bytes",
+                 FR_CAPS_MAX_BYTES);
+        return;
+    }
+    while (n && *text == ' ') text++, n--;
+    while (n && (text[n - 1] == '\r' || text[n - 1] == ' ')) n--;
+    fr_iut_take_caps(iut, text, n, &e);
 }
 
 bool fr_exec_status_parse(const char *line, size_t n, long *code, char *msg, size_t cap) {
@@ -338,13 +359,20 @@ bool fr_exec_status_parse(const char *line, size_t n, long *code, char *msg, siz
     return true;
 }
 
-static bool on_line(void *ud, const char *line, size_t n) {
+static bool on_line(void *ud, const char *line, size_t n, bool cut) {
     status_line *s = ud;
+    exec_impl *ei = s->ei;
+    if (!s->got && ei && !strncmp(line, FR_CAPS_PREFIX, sizeof FR_CAPS_PREFIX - 1)) {
+        ei->spoke = true;
+        take_caps_line(ei, line + sizeof FR_CAPS_PREFIX - 1, n - (sizeof FR_CAPS_PREFIX - 1), cut);
+        return ei->iut && ei->iut->refused[0]; /* a refused declaration ends the wait at once */
+    }
     if (n < sizeof STATUS_PREFIX - 1 || strncmp(line, STATUS_PREFIX, sizeof STATUS_PREFIX - 1) != 0) return false;
     if (s->got) { /* a second answer (in the same read, or before the next case was sent) */
         s->dups++;
         return true;
     }
+    if (ei) ei->spoke = ei->answered = true;
     const char *tab = memchr(line, '\t', n);
     check_echo(s, line, n);
     if (tab) n = (size_t)(tab - line); /* the echo is not part of the message */
@@ -353,7 +381,8 @@ static bool on_line(void *ud, const char *line, size_t n) {
     return true;
 }
 
-static const char *const kPersistentEnv[] = {"FLASHREF_PROTOCOL=persistent-1", NULL};
+static const char *const kPersistentEnv1[] = {"FLASHREF_PROTOCOL=persistent-1", NULL};
+static const char *const kPersistentEnv2[] = {"FLASHREF_PROTOCOL=persistent-2", NULL};
 
 fr_status fr_exec_worker_status(const char *msg, const char **rest) {
     *rest = msg;
@@ -374,12 +403,13 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
     char *line = ei->fn ? NULL : command_line(ei->cmd, NULL); /* a worker runs no shell */
     if (!ei->fn && !line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
     fr_proc_spec spec = {.cmdline = line, .fn = ei->fn, .ud = ei->ud, .pipe_in = true, .pipe_out = true,
-                         .setenv = kPersistentEnv};
+                         .setenv = ei->proto == 2 ? kPersistentEnv2 : kPersistentEnv1};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
     free(line);
     if (st != FR_OK)
         return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
     ei->running = true;
+    ei->answered = false;
     if (!ei->fn) return FR_OK;
     status_line sl;
     memset(&sl, 0, sizeof sl);
@@ -400,8 +430,25 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
     return fail_with_tail(err, FR_E_NOT_AVAILABLE, head, errt, "stderr");
 }
 
+static fr_status persistent_once(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+                                 bool *fell_back, fr_error *err);
+
+/* Negotiation (docs/exec-protocol.md): the runner is offered persistent-2. A runner that ends before it ever sent a
+ * status or capability line under it (one written for persistent-1 only, say, that took the unknown value for
+ * "not persistent" and exited) is started again under persistent-1, once, with the same case; that protocol then
+ * stays. */
 static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
                                 fr_error *err) {
+    bool fell_back = false;
+    fr_status st = persistent_once(ei, dir, dfd, o, deadline, &fell_back, err);
+    if (fell_back) st = persistent_once(ei, dir, dfd, o, deadline, &fell_back, err);
+    if (ei->iut && ei->iut->caps_state == FR_CAPS_PENDING && (ei->answered || ei->proto == 1))
+        ei->iut->caps_state = FR_CAPS_NONE; /* answered without a declaration */
+    return st;
+}
+
+static fr_status persistent_once(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+                                 bool *fell_back, fr_error *err) {
     fr_status st;
     fr_tail outt, errt;
     memset(&outt, 0, sizeof outt);
@@ -419,11 +466,15 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
      * every later answer would land one case late. It is a protocol error; the runner is restarted. */
     status_line pre;
     memset(&pre, 0, sizeof pre);
+    pre.ei = ei->fn ? NULL : ei; /* a capability line written at start-up is taken here */
     /* A runner just started gets a moment to show a status line it writes before reading (a slower one is caught at
      * the next case, when its real answer arrives early there). */
     if (!ei->fn && fr_proc_poll(&ei->proc, fr_proc_now() + (fresh ? 0.2 : 0.0), NULL, &errt, on_line, &pre) == 2) {
         fr_proc_end(&ei->proc);
         ei->running = false;
+        if (ei->iut && ei->iut->refused[0])
+            return fr_fail(err, FR_E_FORMAT, "%s: the runner's capability line is refused: %.300s", ei->label,
+                           ei->iut->refused);
         return fr_fail(err, FR_E_INTERNAL,
                        "%s: protocol error: a '%s %ld' line came before case %s was sent (a status written before "
                        "reading a case, or a second answer to the previous case); a persistent runner answers each "
@@ -433,6 +484,7 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
     status_line sl;
     memset(&sl, 0, sizeof sl);
     sl.expect = dir;
+    sl.ei = ei->fn ? NULL : ei;
     size_t n = strlen(dir);
     char *line = malloc(n + 2);
     if (!line) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", ei->label);
@@ -443,8 +495,23 @@ static fr_status persistent_one(exec_impl *ei, const char *dir, int dfd, fr_case
     free(line);
     int r = sent ? fr_proc_poll(&ei->proc, deadline, &outt, &errt, on_line, &sl)
                  : fr_proc_poll(&ei->proc, fr_proc_now() + 1.0, &outt, &errt, on_line, &sl);
-    if (r == 2 && !ei->fn) /* what the runner wrote with its answer: a second status line there is an error too */
+    if (r == 2 && !ei->fn && !(ei->iut && ei->iut->refused[0])) /* what the runner wrote with its answer: a second
+                                                                   * status line there is an error too */
         (void)fr_proc_poll(&ei->proc, fr_proc_now(), &outt, &errt, on_line, &sl);
+    if (ei->iut && ei->iut->refused[0]) { /* its declaration is refused: the runner is not trusted further */
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+        return fr_fail(err, FR_E_FORMAT, "%s: the runner's capability line is refused: %.300s", ei->label,
+                       ei->iut->refused);
+    }
+    if (r == 1 && !ei->fn && ei->proto == 2 && !ei->spoke && !*fell_back) {
+        fr_proc_end(&ei->proc);
+        ei->running = false;
+        ei->proto = 1;
+        *fell_back = true;
+        return FR_E_INTERNAL;
+    }
+    *fell_back = false;
     /* A runner that echoed its case once must echo it every time: an answer without the echo is not paired. */
     bool unpaired = r == 2 && !ei->fn && ei->echoes && !sl.echo;
     if (r == 2 && sl.echo) ei->echoes = true;
@@ -557,7 +624,88 @@ static fr_status exec_set_timeout(fr_iut *iut, double seconds, fr_error *err) {
     return FR_OK;
 }
 
-static const fr_iut_ops kExecOps = {exec_run, exec_close, exec_set_timeout};
+/* "'S'" with every ' of S written as '\'' (appended to b at k; returns the new length, or n when it does not fit). */
+static size_t quote_arg(char *b, size_t n, size_t k, const char *a) {
+    if (k + 1 >= n) return n;
+    b[k++] = '\'';
+    for (const char *q = a; *q; q++) {
+        if (k + 5 >= n) return n;
+        if (*q == '\'') memcpy(b + k, "'\\''", 4), k += 4;
+        else b[k++] = *q;
+    }
+    if (k + 2 >= n) return n;
+    b[k++] = '\'';
+    b[k] = 0;
+    return k;
+}
+
+/* The runner's repro hook (its capabilities say "repro": true): `CMD ARGS --repro 'CASE_DIR' 'OUT'`, contained and
+ * under the per-case timeout like a case. */
+static fr_status exec_repro(fr_iut *iut, const char *case_dir, const char *out, fr_error *err) {
+    exec_impl *ei = iut->impl;
+    const fr_caps *caps;
+    if (ei->fn || fr_iut_caps(iut, &caps) != FR_CAPS_DECLARED || !caps->repro)
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s declares no repro hook (capabilities \"repro\": true)", iut->name);
+    size_t n = strlen(ei->cmd) + 4 * (strlen(case_dir) + strlen(out)) + 32;
+    char *cl = malloc(n);
+    if (!cl) return fr_fail(err, FR_E_NOMEM, "repro: out of memory");
+    size_t k = (size_t)snprintf(cl, n, "%s --repro ", ei->cmd);
+    k = quote_arg(cl, n, k, case_dir);
+    if (k + 1 < n) cl[k++] = ' ', cl[k] = 0;
+    k = quote_arg(cl, n, k, out);
+    fr_proc_spec spec = {.cmdline = cl};
+    fr_proc p;
+    fr_status st = k < n ? fr_proc_start(&p, &spec, err) : fr_fail(err, FR_E_INTERNAL, "repro: command too long");
+    free(cl);
+    if (st != FR_OK) return st;
+    fr_tail errt;
+    memset(&errt, 0, sizeof errt);
+    int r = fr_proc_poll(&p, fr_proc_now() + ei->timeout_s, NULL, &errt, NULL, NULL);
+    fr_proc_end(&p);
+    char what[96], head[200];
+    if (r == 0) {
+        snprintf(head, sizeof head, "repro: no exit after %g s (killed)", ei->timeout_s);
+        return fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+    }
+    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == 0) return FR_OK;
+    if (WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == EXEC_SKIP_STATUS)
+        return fail_with_tail(err, FR_E_UNSUPPORTED, "repro: exit status 77 (the runner declines this case)", &errt,
+                              "stderr");
+    fr_proc_describe(p.wstatus, what, sizeof what);
+    snprintf(head, sizeof head, "repro: %s", what);
+    return fail_with_tail(err, FR_E_INTERNAL, head, &errt, "stderr");
+}
+
+static const fr_iut_ops kExecOps = {exec_run, exec_close, exec_set_timeout, exec_repro};
+
+fr_status fr_iut_exec_variant_spec(const fr_iut *iut, const char *variant, char *spec, size_t n, fr_error *err) {
+    if (!iut || iut->ops != &kExecOps || !iut->impl || ((exec_impl *)iut->impl)->fn)
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s: variants are a runner's (persistent: or exec:)", iut->name);
+    const exec_impl *ei = iut->impl;
+    const fr_caps *c;
+    if (fr_iut_caps(iut, &c) != FR_CAPS_DECLARED || !c->variant[0] || !c->nvariants)
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s declares no variants", iut->name);
+    bool known = false;
+    for (int i = 0; i < c->nvariants; i++) known |= !strcmp(c->variants[i], variant);
+    if (!known) return fr_fail(err, FR_E_INVALID_ARG, "variant '%.64s': not among the runner's variants", variant);
+    /* the declared variant must be exactly one whitespace-separated word of the command */
+    size_t vl = strlen(c->variant);
+    const char *at = NULL, *p = ei->cmd;
+    int hits = 0;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        const char *w = p;
+        while (*p && *p != ' ' && *p != '\t') p++;
+        if ((size_t)(p - w) == vl && !strncmp(w, c->variant, vl)) hits++, at = w;
+    }
+    if (hits != 1)
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s: its variant '%s' is %s word of the command, so it cannot be swapped",
+                       iut->name, c->variant, hits ? "more than one" : "not a");
+    int w = snprintf(spec, n, "%s:%.*s%s%s", ei->persistent ? "persistent" : "exec", (int)(at - ei->cmd), ei->cmd,
+                     variant, at + vl);
+    if (w < 0 || (size_t)w >= n) return fr_fail(err, FR_E_INTERNAL, "variant: command too long");
+    return FR_OK;
+}
 
 fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_error *err) {
     const char *kind = persistent ? "persistent" : "exec";
@@ -600,9 +748,12 @@ fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_err
     ei->timeout_s = timeout;
     ei->persistent = persistent;
     ei->label = kind;
+    ei->iut = iut;
+    ei->proto = 2;
     iut->kind = FR_IUT_EXEC;
     iut->ops = &kExecOps;
     iut->impl = ei;
+    iut->caps_state = persistent ? FR_CAPS_PENDING : FR_CAPS_NONE;
     return FR_OK;
 }
 
@@ -613,6 +764,7 @@ fr_status fr_iut_worker_open(int (*fn)(void *ud), void *ud, const char *label, f
     ei->ud = ud;
     ei->label = label;
     ei->persistent = true;
+    ei->proto = 1; /* a worker answers its own first status line, never a capability line */
     ei->timeout_s = FR_EXEC_DEFAULT_TIMEOUT_S;
     const char *env = getenv("FLASHREF_EXEC_TIMEOUT");
     if (env && *env) {

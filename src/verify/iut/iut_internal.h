@@ -4,6 +4,7 @@
 #ifndef FR_VERIFY_IUT_INTERNAL_H
 #define FR_VERIFY_IUT_INTERNAL_H
 
+#include "verify/iut/caps.h"
 #include "verify/iut/iut.h"
 
 typedef struct fr_iut_ops {
@@ -12,6 +13,8 @@ typedef struct fr_iut_ops {
     void (*close)(fr_iut *iut);
     /* Sets the per-case timeout (seconds, checked > 0 by fr_iut_set_timeout); NULL: the kind has none. */
     fr_status (*set_timeout)(fr_iut *iut, double seconds, fr_error *err);
+    /* Writes a standalone reproducer of the case directory case_dir to out (fr_iut_repro); NULL: no hook. */
+    fr_status (*repro)(fr_iut *iut, const char *case_dir, const char *out, fr_error *err);
 } fr_iut_ops;
 
 struct fr_iut {
@@ -23,11 +26,21 @@ struct fr_iut {
     bool gave_up;                  /* FR_IUT_GIVE_UP_AFTER of them: the suite stops */
     bool own_failure;              /* the last run failed on our side (temporary area, writing the case) */
     char last_err[FR_MSG_LEN];
+    /* What the implementation declared it supports (caps.h; fr_iut_caps): NONE until a declaration arrives. */
+    fr_caps_state caps_state;
+    fr_caps caps;
+    char *caps_json;               /* the declaration's text as received (malloc'd) */
+    char refused[FR_MSG_LEN];      /* non-empty: its declaration was refused (the run stops: fr_iut_refused) */
 };
+
+/* Takes a declaration (text of len bytes) into iut: DECLARED, or refused (the message in iut->refused and err). */
+fr_status fr_iut_take_caps(fr_iut *iut, const char *json, size_t len, fr_error *err);
 
 /* Openers of the other files: spec is what follows "plugin:" / "exec:" / "persistent:". */
 fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err);
 fr_status fr_iut_exec_open(const char *cmd, bool persistent, fr_iut *iut, fr_error *err);
+/* The --impl spec of the runner iut in another of its declared variants (iut_exec.c; fr_iut_open_variant). */
+fr_status fr_iut_exec_variant_spec(const fr_iut *iut, const char *variant, char *spec, size_t n, fr_error *err);
 /* A contained worker speaking the persistent protocol (iut_exec.c), running fn(ud) in a forked child instead of a
  * command: fn first writes a status line of its own ("0 NAME" or why it cannot run), then serves case directories
  * from stdin; a failure's message starts with its fr_status name ("FR_E_OUTPUT: ..."). ud is malloc'd and owned

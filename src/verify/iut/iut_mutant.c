@@ -34,7 +34,7 @@ static fr_status mutant_run(fr_iut *iut, const fr_case *c, int threads, fr_case_
 
 static void mutant_close(fr_iut *iut) { (void)iut; }
 
-static const fr_iut_ops kMutantOps = {mutant_run, mutant_close, NULL};
+static const fr_iut_ops kMutantOps = {mutant_run, mutant_close, NULL, NULL};
 
 /* "base": the defect-free implementation every mutant is built from (not in the zoo): it must PASS, or the
  * mutants' verdicts mix their defect with the base's. */

@@ -35,7 +35,7 @@ static fr_status engine_run(fr_iut *iut, const fr_case *c, int threads, fr_case_
 
 static void engine_close(fr_iut *iut) { free(iut->impl); }
 
-static const fr_iut_ops kEngineOps = {engine_run, engine_close, NULL};
+static const fr_iut_ops kEngineOps = {engine_run, engine_close, NULL, NULL};
 
 static fr_status engine_open(const char *spec, fr_iut *iut, fr_error *err) {
     engine_impl *ei = calloc(1, sizeof *ei);
@@ -162,7 +162,7 @@ static fr_status disk_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
 
 static void disk_close(fr_iut *iut) { (void)iut; }
 
-static const fr_iut_ops kDiskOps = {disk_run, disk_close, NULL};
+static const fr_iut_ops kDiskOps = {disk_run, disk_close, NULL, NULL};
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Outputs the caller already holds (a dump's): handed over per case with fr_iut_given_set. */
@@ -204,7 +204,7 @@ static fr_status given_run(fr_iut *iut, const fr_case *c, int threads, fr_case_o
 
 static void given_close(fr_iut *iut) { free(iut->impl); }
 
-static const fr_iut_ops kGivenOps = {given_run, given_close, NULL};
+static const fr_iut_ops kGivenOps = {given_run, given_close, NULL, NULL};
 
 /* ---------------------------------------------------------------------------------------------------------------- */
 
@@ -275,4 +275,13 @@ fr_status fr_iut_open_given(const char *name, fr_iut **out, fr_error *err) {
 
 void fr_iut_given_set(fr_iut *iut, const fr_case_outputs *o) {
     if (iut && iut->ops == &kGivenOps) ((given_impl *)iut->impl)->o = o;
+}
+
+fr_status fr_iut_open_variant(const fr_iut *iut, const char *variant, fr_iut **out, fr_error *err) {
+    if (!iut || !variant || !out) return fr_fail(err, FR_E_NULL, "variant: NULL");
+    *out = NULL;
+    char spec[4096];
+    fr_status st = fr_iut_exec_variant_spec(iut, variant, spec, sizeof spec, err);
+    if (st != FR_OK) return st;
+    return fr_iut_open(spec, out, err);
 }

@@ -63,7 +63,7 @@ static void plugin_close(fr_iut *iut) {
     iut->impl = NULL;
 }
 
-static const fr_iut_ops kPluginOps = {plugin_run, plugin_close, NULL};
+static const fr_iut_ops kPluginOps = {plugin_run, plugin_close, NULL, NULL};
 
 /* In-process: used only inside the worker. */
 static fr_status plugin_inproc_open(const char *path, fr_iut *iut, fr_error *err) {

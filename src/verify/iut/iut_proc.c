@@ -401,14 +401,20 @@ bool fr_proc_feed_lines(fr_proc *ls, const char *buf, size_t n, fr_proc_line_fn 
     for (size_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
             ls->line[ls->linelen] = '\0';
-            if (on_line(ud, ls->line, ls->linelen)) got = true;
+            if (on_line(ud, ls->line, ls->linelen, ls->linecut)) got = true;
             ls->linelen = 0;
+            ls->linecut = false;
         } else if (ls->linelen + 1 < sizeof ls->line) {
-            ls->line[ls->linelen++] = buf[i]; /* a longer line is cut: status lines are short */
+            ls->line[ls->linelen++] = buf[i];
+        } else {
+            ls->linecut = true; /* the rest of an overlong line is dropped; the callback is told */
         }
     }
     return got;
 }
+
+static volatile sig_atomic_t *g_interrupt;
+void fr_proc_interrupt_on(volatile sig_atomic_t *flag) { g_interrupt = flag; }
 
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud) {
     fr_proc *lsp = p;
@@ -433,7 +439,7 @@ int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_pr
             return 1;
         }
         double left = deadline - fr_proc_now();
-        if (left <= 0) return 0;
+        if (left <= 0 || (g_interrupt && *g_interrupt)) return 0; /* an interrupted hunt ends the wait as a timeout */
         struct pollfd pf[3] = {{p->out, POLLIN, 0}, {p->err, POLLIN, 0}, {p->stat, POLLIN, 0}};
         int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
         poll(pf, 3, ms);

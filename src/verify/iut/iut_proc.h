@@ -17,6 +17,7 @@
 
 #include "flashref.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -48,6 +49,9 @@ typedef struct fr_proc_spec {
     const char *const *setenv;  /* extra "NAME=VALUE" entries for the runner's environment (NULL-terminated) */
 } fr_proc_spec;
 
+/* The longest stdout line passed whole to a line callback (a capability line may be this long). */
+#define FR_PROC_LINE_MAX 65536
+
 typedef struct fr_proc {
     pid_t sup;       /* the supervisor (0: none) */
     int cleanup;     /* its slot in core/cleanup.h's table (-1: none) */
@@ -58,21 +62,27 @@ typedef struct fr_proc {
     int wstatus;
     char statbuf[8];
     size_t statlen;
-    char line[1024]; /* the stdout line being read */
+    char line[FR_PROC_LINE_MAX]; /* the stdout line being read (a longer one is cut: `cut` tells the callback) */
     size_t linelen;
+    bool linecut;
 } fr_proc;
 
 fr_status fr_proc_start(fr_proc *p, const fr_proc_spec *s, fr_error *err);
 
 /* Reads stdout (into out, may be NULL to discard; line callback below) and stderr (into errt) until the runner has
- * exited (returns 1), the deadline (CLOCK_MONOTONIC seconds) passed (returns 0), or, when stop_on_line is set, a
- * complete stdout line was passed to on_line and it returned true (returns 2). */
-typedef bool (*fr_proc_line_fn)(void *ud, const char *line, size_t n);
+ * exited (returns 1), the deadline (CLOCK_MONOTONIC seconds) passed (returns 0), or a complete stdout line was passed
+ * to on_line and it returned true (returns 2). A line longer than FR_PROC_LINE_MAX - 1 bytes is passed cut to that
+ * length with cut set. */
+typedef bool (*fr_proc_line_fn)(void *ud, const char *line, size_t n, bool cut);
 int fr_proc_poll(fr_proc *p, double deadline, fr_tail *out, fr_tail *errt, fr_proc_line_fn on_line, void *ud);
-/* The stdout line reader of fr_proc_poll: splits n bytes read into lines (a line longer than fr_proc.line is cut,
+/* The stdout line reader of fr_proc_poll: splits n bytes read into lines (a line longer than fr_proc.line is cut, cut set,
  * its rest dropped up to the newline) and passes each complete one to on_line; a partial line waits in ls for the
  * next call. Returns whether on_line returned true for any. */
 bool fr_proc_feed_lines(fr_proc *ls, const char *buf, size_t n, fr_proc_line_fn on_line, void *ud);
+/* While *flag (set by a signal handler; NULL: none) is non-zero, fr_proc_poll returns 0 at once, as when its deadline
+ * passed: an interrupted hunt (verify/suite/hunt.h) does not wait out a case. Process-wide; the hunt sets and clears
+ * it. */
+void fr_proc_interrupt_on(volatile sig_atomic_t *flag);
 
 /* Writes all of buf to the runner's stdin; false when the runner is gone or the deadline passed. */
 bool fr_proc_write(fr_proc *p, const char *buf, size_t n, double deadline);

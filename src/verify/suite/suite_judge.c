@@ -4,6 +4,8 @@
  * shrinking, --write and the summary, which all judge or run through it. */
 #include "verify/suite/suite_internal.h"
 
+#include "verify/suite/hunt.h"
+
 #include "core/core.h"
 #include "core/problem.h"
 
@@ -128,6 +130,14 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     fr_matrix_classify(it->spec, cr->cell);
     if (it->drawn) fr_matrix_describe(it->spec, cr->config, sizeof cr->config);
     double t0 = fr_suite_now_s();
+    const fr_caps *caps;
+    const char *outside = NULL;
+    if (iut && fr_iut_get_kind(iut) == FR_IUT_CALLBACK && fr_iut_caps(iut, &caps) == FR_CAPS_DECLARED &&
+        !fr_hunt_caps_admit(caps, it->spec, it->hint, &outside)) { /* a callback's declaration is a promise: SKIP */
+        cr->j.verdict = FR_SKIP;
+        snprintf(cr->j.why, sizeof cr->j.why, "outside the declared capabilities: %s", outside);
+        return FR_OK;
+    }
     fr_gen_case g;
     fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
     if (st == FR_OK) st = fr_suite_apply_mod(&g, it->mod, err);
@@ -142,6 +152,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     }
     fr_case c;
     fr_suite_case_view(&g, &c);
+    c.mask_hint = it->hint;
     cr->dtype = g.dtype;
     fr_problem pb;
     if ((c.op == FR_CASE_FWD ? fr_problem_from_fwd(&c.params, &c.in.fwd, &pb, NULL)

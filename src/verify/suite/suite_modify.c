@@ -19,6 +19,14 @@ static void set_kv_row(const fr_problem *pb, const fr_tensor *t, int64_t D, int6
         fr_store_f64(t, fr_layout_offset(t, pb->layout, D, 0, b, n, j, d), v);
 }
 
+/* splitmix64: the padding lengths and kept keys of the hunt's mask corners, from the case's seed. */
+static uint64_t next64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 void fr_suite_override_params(fr_params *p, const fr_suite_opts *o) {
     if (o->set_inner_precise) p->inner_precise = o->inner_precise;
 }
@@ -51,6 +59,32 @@ fr_status fr_suite_apply_mod(fr_gen_case *g, fr_suite_mod mod, fr_error *err) {
             for (int64_t i = 0; i < pb.S1; i++)
                 for (int64_t j = 0; j < pb.S2; j++)
                     if (j < 128 || i % 7 == 3) fr_store_f64(mask, i * pb.S2 + j, 1);
+        }
+        return FR_OK;
+    }
+    case FR_MOD_PAD_RIGHT:
+    case FR_MOD_PAD_LEFT: {
+        if (pb.layout == FR_TND || mask->ndim != 4 || mask->shape[0] != pb.B || mask->shape[1] != 1)
+            return fr_fail(err, FR_E_INTERNAL, "suite: %s: padding needs a [B,1,S1,S2] mask", g->name);
+        uint64_t r = g->seed ^ 0x9ad0u;
+        for (int64_t b = 0; b < pb.B; b++) {
+            int64_t keep = b == 0 ? pb.S2 : 1 + (int64_t)(next64(&r) % (uint64_t)(pb.S2 > 0 ? pb.S2 : 1));
+            for (int64_t i = 0; i < pb.S1; i++)
+                for (int64_t j = 0; j < pb.S2; j++) {
+                    bool masked = mod == FR_MOD_PAD_RIGHT ? j >= keep : j < pb.S2 - keep;
+                    fr_store_f64(mask, (b * pb.S1 + i) * pb.S2 + j, masked ? 1 : 0);
+                }
+        }
+        return FR_OK;
+    }
+    case FR_MOD_ONE_KEY: {
+        if (pb.layout == FR_TND || mask->ndim != 2 || mask->shape[0] != pb.S1 || mask->shape[1] != pb.S2)
+            return fr_fail(err, FR_E_INTERNAL, "suite: %s needs a [S1,S2] mask and a non-TND layout", g->name);
+        uint64_t r = g->seed ^ 0x0e4eu;
+        for (int64_t i = 0; i < pb.S1; i++) {
+            int64_t kept = pb.S2 ? (int64_t)(next64(&r) % (uint64_t)pb.S2) : 0;
+            for (int64_t j = 0; j < pb.S2; j++)
+                fr_store_f64(mask, i * pb.S2 + j, j == kept && i % 5 != 4 ? 0 : 1);
         }
         return FR_OK;
     }
