@@ -946,7 +946,11 @@ fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_output
         fr_npy_header h;
         /* Outputs obey the inputs' rule: nothing read through a link out of the case directory (a stored golden
          * pointing at a file elsewhere must not become this case's reference). */
-        const char *home = c->dir ? c->dir : dir;
+        /* Outputs inside the case (its golden/) stay inside the case; outputs elsewhere (run --out) inside their own
+         * folder. */
+        size_t cl = c->dir ? strlen(c->dir) : 0; /* by name: a golden/ that is itself a link stays the case's */
+        bool in_case = cl && !strncmp(dir, c->dir, cl) && (dir[cl] == '/' || dir[cl] == '\0');
+        const char *home = in_case ? c->dir : dir;
         if (access(path, F_OK) == 0 && !fr_case_path_inside(home, path))
             st = fr_fail(err, FR_E_FORMAT, "%s: resolves (through a symbolic link) to a file outside the case "
                          "directory %s: not followed", path, home);

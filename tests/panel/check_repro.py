@@ -58,12 +58,16 @@ def main():
         return 77
     tmp = tempfile.mkdtemp(prefix="fr-repro-")
     cases = os.path.join(tmp, "cases")
+    os.mkdir(cases)
     for s, name in (("quick", PASS_CASE), ("quick", FAIL_CASE), ("default", BWD_CASE)):
-        r = subprocess.run([a.flashref, "suite", "--set", s, "--only", name, "--write", cases], capture_output=True,
+        # --write refuses a non-empty folder (it never merges): each case into a folder of its own, then moved
+        w = os.path.join(tmp, "w_" + name)
+        r = subprocess.run([a.flashref, "suite", "--set", s, "--only", name, "--write", w], capture_output=True,
                            text=True)
         if r.returncode:
             print("cannot write %s: %s" % (name, r.stderr[-1000:]))
             return 1
+        os.rename(os.path.join(w, name), os.path.join(cases, name))
     bad, ran, skipped = [], 0, []
     for runner in a.runners.split(","):
         file, _, arg = runner.partition(":")

@@ -323,14 +323,12 @@ fr_status fr_hunt_run(fr_iut *iut, const fr_hunt_opts *o_in, fr_hunt_result *r, 
     else snprintf(r->caps, sizeof r->caps, "nothing declared");
     if (st == FR_OK && r->judged) {
         uint8_t *allowed = calloc((size_t)fr_coverage_npairs(), 1);
-        if (allowed) {
-            fr_matrix_allowed(allowed);
-            for (int p = 0; p < cv.npairs; p++) {
-                r->pairs_allowed += allowed[p];
-                r->pairs_covered += allowed[p] && cv.hits[p];
-            }
-            free(allowed);
+        st = allowed ? fr_matrix_allowed(allowed, err) : fr_fail(err, FR_E_NOMEM, "hunt: pairwise coverage: out of memory");
+        for (int p = 0; st == FR_OK && p < cv.npairs; p++) {
+            r->pairs_allowed += allowed[p];
+            r->pairs_covered += allowed[p] && cv.hits[p];
         }
+        free(allowed);
     }
     if (have_cv) fr_coverage_free(&cv);
     qsort(r->clusters, (size_t)r->nclusters, sizeof *r->clusters, cmp_cluster);

@@ -42,7 +42,8 @@ static fr_case_result *next_slot(fr_suite_result *res, int *cap) {
 
 static void input_error(fr_case_result *cr, const char *what, fr_status st, const char *msg) {
     cr->j.verdict = FR_FAIL;
-    cr->j.diag = FR_DIAG_ERROR_STATUS;
+    cr->j.diag = FR_DIAG_INPUT;
+    cr->input_error = true; /* the dump, not the implementation, is at fault: exit 2 */
     snprintf(cr->j.why, sizeof cr->j.why, "cannot load the %s: %s: %.330s", what, fr_status_name(st), msg);
 }
 
