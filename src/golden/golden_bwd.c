@@ -8,6 +8,7 @@
  * product of golden_gemm.h: dq is each element's fma chain over the keys in order, dk and dv over (query head of
  * the group, row) in order, so no result depends on the block sizes, the ISA variant or the thread count. */
 #include "core/progress.h"
+#include "golden/golden_alt.h"
 #include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
@@ -237,6 +238,9 @@ static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_out
     if (Dr) store_rows(&out->dk_rope, L, Dr, bt->kv0, bt->b, n2, j0, nc, w->gk + Dk, Dc, c->scale);
 }
 
+static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
+                         const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err);
+
 /* Alike golden_fwd.c:fr_golden_fwd and fr_golden_fwd_part: kept apart because only the entry shape is alike: the
  * backward takes its own inputs and outputs and runs its own passes after the shared gd_ctx_init. */
 fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
@@ -247,9 +251,22 @@ fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_i
 fr_status fr_golden_bwd_part(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
                              const fr_bwd_outputs *out, const fr_engine *e, const fr_golden_part *part,
                              fr_error *err) {
+    return bwd_run(pb, p, in, out, e, part, FR_GALT_NONE, err);
+}
+
+fr_status fr_golden_bwd_alt(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
+                            const fr_bwd_outputs *out, const fr_engine *e, fr_golden_alt a, fr_error *err) {
+    if ((unsigned)a >= FR_GALT_COUNT) return fr_fail(err, FR_E_INVALID_ARG, "golden: alternative %d unknown", (int)a);
+    return bwd_run(pb, p, in, out, e, NULL, a, err);
+}
+
+/* The backward's tasks of `part` (all when NULL) under reading a (golden_alt.h; FR_GALT_NONE: the decisions). */
+static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
+                         const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err) {
     gd_ctx c;
     fr_status st = gd_ctx_init(&c, pb, p, &in->fwd, err);
     if (st != FR_OK) return st;
+    c.alt = (int)a;
     if ((st = gd_ctx_pick(&c, e, err)) != FR_OK) {
         gd_ctx_free(&c);
         return st;

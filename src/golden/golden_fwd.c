@@ -5,6 +5,7 @@
  * has one owner and a fixed reduction order: bit-identical for any thread count. golden_rowref.c keeps the previous
  * row algorithm as the reference this one is tested against. */
 #include "core/progress.h"
+#include "golden/golden_alt.h"
 #include "golden/golden_entry.h"
 #include "golden/golden_internal.h"
 #include "golden/golden_part.h"
@@ -183,6 +184,9 @@ static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch
     }
 }
 
+static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
+                         const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err);
+
 /* Alike golden_bwd.c:fr_golden_bwd and fr_golden_bwd_part: kept apart because only the entry shape is alike: the
  * forward takes its own inputs and outputs and runs its own blocks after the shared gd_ctx_init. */
 fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
@@ -193,9 +197,22 @@ fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_i
 fr_status fr_golden_fwd_part(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
                              const fr_fwd_outputs *out, const fr_engine *e, const fr_golden_part *part,
                              fr_error *err) {
+    return fwd_run(pb, p, in, out, e, part, FR_GALT_NONE, err);
+}
+
+fr_status fr_golden_fwd_alt(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in,
+                            const fr_fwd_outputs *out, const fr_engine *e, fr_golden_alt a, fr_error *err) {
+    if ((unsigned)a >= FR_GALT_COUNT) return fr_fail(err, FR_E_INVALID_ARG, "golden: alternative %d unknown", (int)a);
+    return fwd_run(pb, p, in, out, e, NULL, a, err);
+}
+
+/* The forward's tasks of `part` (all when NULL) under reading a (golden_alt.h; FR_GALT_NONE: the decisions). */
+static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
+                         const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err) {
     gd_ctx c;
     fr_status st = gd_ctx_init(&c, pb, p, in, err);
     if (st != FR_OK) return st;
+    c.alt = (int)a;
     if ((st = gd_ctx_pick(&c, e, err)) != FR_OK) {
         gd_ctx_free(&c);
         return st;

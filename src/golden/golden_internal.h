@@ -33,6 +33,7 @@ typedef struct gd_ctx {
     int64_t *kvblk;        /* [B+1]: first global key block of batch b (GD_BC keys per block) */
     int64_t *drop_base;    /* [B]: first drop-mask bit of batch b, when drop */
     gd_gemm_fn mm;         /* the product variant (golden_gemm.h); every variant gives the same bits */
+    int alt;               /* fr_golden_alt (golden_alt.h, test-only): a rule read the other way; 0 = the decisions */
 } gd_ctx;
 
 /* One batch: rows of q / kv in the T dimension (0 unless TND) and the lengths. */

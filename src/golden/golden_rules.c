@@ -1,5 +1,6 @@
 /* Golden engine: the per-element semantics, written straight from the spec (docs/operator-spec.md sections 2-7
  * and 0b, docs/semantics-decisions.md), and the block score routine. fp64 throughout. */
+#include "golden/golden_alt.h"
 #include "golden/golden_internal.h"
 #include "core/validate.h"
 
@@ -179,35 +180,50 @@ double gd_drop_z(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int6
 
 /* User atten_mask at (b, h, i, j): [S1,S2], [1,1,S1,S2], [B,1,S1,S2], [B,N1,S1,S2]; TND: the top-left corner of
  * [maxS1, maxS2]. Any nonzero element masks. */
+static int64_t mask_off(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
+    const fr_tensor *t = &c->in->atten_mask;
+    if (t->ndim == 2) return i * t->strides[0] + j * t->strides[1];
+    int64_t bb = t->shape[0] == 1 ? 0 : bt->b;
+    int64_t hh = t->shape[1] == 1 ? 0 : h;
+    return bb * t->strides[0] + hh * t->strides[1] + i * t->strides[2] + j * t->strides[3];
+}
+
 static bool user_mask(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const fr_tensor *t = &c->in->atten_mask;
-    int64_t off;
-    if (t->ndim == 2) {
-        off = i * t->strides[0] + j * t->strides[1];
-    } else {
-        int64_t bb = t->shape[0] == 1 ? 0 : bt->b;
-        int64_t hh = t->shape[1] == 1 ? 0 : h;
-        off = bb * t->strides[0] + hh * t->strides[1] + i * t->strides[2] + j * t->strides[3];
-    }
+    int64_t off = mask_off(c, bt, h, i, j);
+    if (t->dtype == FR_BOOL || t->dtype == FR_U8) return ((const uint8_t *)t->data)[off] != 0; /* the usual dtypes */
     return fr_load_f64(t, off) != 0.0;
 }
 
-/* Whether (i, j) of query head h is masked (D12). Only called when an atten_mask is given. */
+/* Row i of the user mask of (b, h) as bytes (row[j] is what user_mask reads at (i, j)) when the mask is bool /
+ * uint8 with contiguous rows; NULL otherwise. */
+static const uint8_t *mask_row_bytes(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i) {
+    const fr_tensor *t = &c->in->atten_mask;
+    if ((t->dtype != FR_BOOL && t->dtype != FR_U8) || t->strides[t->ndim - 1] != 1) return NULL;
+    return (const uint8_t *)t->data + mask_off(c, bt, h, i, 0);
+}
+
+/* Whether (i, j) of query head h is masked (D12). Only called when an atten_mask is given. c->alt reads one rule the
+ * other way (golden_alt.h; test-only). */
 static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const int64_t S1 = bt->S1, S2 = bt->S2, pre = c->p->pre_tokens, next = c->p->next_tokens;
     int mode = c->mode;
+    const bool end_batch = c->alt == FR_GALT_M78_END_BATCH;
     if (mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND)
-        mode = bt->b == c->last_nonempty ? FR_SPARSE_BAND : FR_SPARSE_RIGHT_DOWN_CAUSAL;
+        mode = bt->b == (end_batch ? c->pb->B - 1 : c->last_nonempty) ? FR_SPARSE_BAND : FR_SPARSE_RIGHT_DOWN_CAUSAL;
     else if (mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL)
-        mode = bt->b == c->first_nonempty ? FR_SPARSE_BAND : FR_SPARSE_LEFT_UP_CAUSAL;
+        mode = bt->b == (end_batch ? 0 : c->first_nonempty) ? FR_SPARSE_BAND : FR_SPARSE_LEFT_UP_CAUSAL;
     switch ((fr_sparse_mode)mode) { /* no default: -Wswitch names a mode without a rule */
-    case FR_SPARSE_DEFAULT_MASK: return j - i > next || i - j > pre || user_mask(c, bt, h, i, j);
+    case FR_SPARSE_DEFAULT_MASK:
+        if (c->alt == FR_GALT_M0_MASK_ONLY) return user_mask(c, bt, h, i, j);
+        return j - i > next || i - j > pre || user_mask(c, bt, h, i, j);
     case FR_SPARSE_ALL_MASK: return user_mask(c, bt, h, i, j);
     case FR_SPARSE_LEFT_UP_CAUSAL: return j > i;
     case FR_SPARSE_RIGHT_DOWN_CAUSAL: return j > i + S2 - S1;
     case FR_SPARSE_BAND: return j - i > next + (S2 - S1) || i - j > pre - (S2 - S1);
     case FR_SPARSE_PREFIX: {
-        if (user_mask(c, bt, h, i, j)) return true;
+        if (c->alt != FR_GALT_M5_FORMULA_ONLY && user_mask(c, bt, h, i, j)) return true;
+        if (c->alt == FR_GALT_M5_MASK_ONLY) return false;
         const int64_t *pf = c->p->prefix;
         if (!pf || bt->b >= c->p->prefix_len || pf[bt->b] > S2) return false;
         return j > i + S2 - S1 && j >= pf[bt->b];
@@ -224,6 +240,24 @@ static bool masked(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, in
     return false;
 }
 
+/* Where (i, j) reads the compressed Toeplitz pse [.., R, S] (5.2, D14): the last R rows of a full [S, S] pse, and a
+ * batch of length S1_b = S2_b sits at the bottom-right of it (same diagonal), i.e. virtual row iv = i + S - S1_b
+ * (FR_GALT_D14_TOP_LEFT: at the top-left). false when the tensor does not hold that diagonal (*col out of range). */
+static bool comp_index(const gd_ctx *c, const gd_batch *bt, int64_t i, int64_t j, int64_t *row, int64_t *col) {
+    const fr_tensor *t = &c->in->real_shift;
+    int64_t R = t->shape[2], S = t->shape[3];
+    int64_t off = c->alt == FR_GALT_D14_TOP_LEFT ? 0 : S - bt->S1;
+    int64_t iv = i + off, jv = j + off;
+    if (iv >= S - R) {
+        *row = iv - (S - R);
+        *col = jv;
+    } else {
+        *row = 0;
+        *col = jv - iv + S - R;
+    }
+    return *col >= 0 && *col < S;
+}
+
 /* pse at (b, h, i, j) (section 5). */
 static double pse_value(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t j) {
     const fr_tensor *t = &c->in->real_shift;
@@ -231,8 +265,9 @@ static double pse_value(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t 
         double slope = t->ndim == 2 ? fr_load_f64(t, bt->b * t->strides[0] + h * t->strides[1])
                                     : fr_load_f64(t, h * t->strides[0]);
         int64_t qs = c->p->q_start_idx, ks = c->p->kv_start_idx;
-        /* TND sparse mode 8: the start offsets apply to batch 0 only (spec 5.1). */
-        if (c->has_mask && c->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->pb->layout == FR_TND && bt->b != 0)
+        /* TND sparse mode 8: the start offsets apply to batch 0 only (spec 5.1, D15). */
+        if (c->has_mask && c->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->pb->layout == FR_TND && bt->b != 0 &&
+            c->alt != FR_GALT_D15_EVERY_BATCH)
             qs = ks = 0;
         int64_t dist = j + ks - i - qs;
         double a = (double)(dist < 0 ? -dist : dist);
@@ -249,18 +284,9 @@ static double pse_value(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t 
     } else if (c->pb->layout != FR_TND && R == c->pb->S1) {
         row = i;
         col = j;
-    } else {
-        /* Compressed Toeplitz pse: the last R rows of a full [S, S] pse (5.2). A batch of length S1_b = S2_b sits at
-         * the bottom-right of it (same diagonal), i.e. virtual row iv = i + S - S1_b. */
-        int64_t iv = i + (S - bt->S1), jv = j + (S - bt->S1);
-        if (iv >= S - R) {
-            row = iv - (S - R);
-            col = jv;
-        } else {
-            row = 0;
-            col = jv - iv + S - R;
-        }
-        if (col < 0 || col >= S) return 0.0; /* a diagonal the compressed tensor does not hold */
+    } else if (!comp_index(c, bt, i, j, &row, &col)) { /* a diagonal the compressed tensor does not hold */
+        if (c->alt != FR_GALT_D14_CLAMP) return 0.0;
+        col = col < 0 ? 0 : S - 1;
     }
     return fr_load_f64(t, bb * t->strides[0] + hh * t->strides[1] + row * t->strides[2] + col * t->strides[3]);
 }
@@ -344,6 +370,8 @@ static int64_t live_positions(const gd_ctx *c, const gd_batch *bt, int64_t h, in
                 if (cnt[r * rs + col * cs] && masked(c, bt, h, i0 + r, j0 + col)) cnt[r * rs + col * cs] = 0;
     int64_t live = 0;
     for (int64_t k = 0; k < nr * nc; k++) live += cnt[k] != 0;
+    if (c->alt == FR_GALT_D7_TOPK_ONCE)
+        for (int64_t k = 0; k < nr * nc; k++) cnt[k] = cnt[k] != 0;
     return live;
 }
 
@@ -403,4 +431,228 @@ int64_t gd_scores_mm(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i0,
     else c->mm(nr, nc, Dc, A, Dc, 1, B, nc, x, nc);
     finish_scores(c, bt, h, i0, nr, j0, nc, rs, cs, qs, ks, x, cnt);
     return live;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------- */
+/* Alternative readings (golden_alt.h; test-only): their names and where they change the problem's structure. */
+
+static const char *const kAltNames[FR_GALT_COUNT] = {
+    "the project's decisions",
+    "D12 mode 0: the user mask alone (pre/next only let a kernel skip blocks)",
+    "D12 mode 5 + prefix: the formula alone (the mask's content ignored, as mode 6)",
+    "D12 mode 5: the user mask alone (no causal / prefix band, as mode 1)",
+    "D12 modes 7/8: the band on batch B-1 (7) / batch 0 (8) even when it has no queries",
+    "D14: a TND batch shorter than S at the top-left of the compressed pse's Toeplitz matrix",
+    "D14: a diagonal the compressed pse does not hold reads its nearest column, not 0",
+    "D15: ALiBi start indices apply to every batch in mode 8",
+    "D7: a key listed twice in a top-k row takes part once",
+};
+
+const char *fr_golden_alt_name(fr_golden_alt a) { return (unsigned)a < FR_GALT_COUNT ? kAltNames[a] : "?"; }
+
+/* The real_shift is a compressed Toeplitz tensor (the third branch of pse_value). */
+static bool pse_compressed(const gd_ctx *c) {
+    if (!c->has_pse || fr_pse_type_is_slopes(c->pse_type)) return false;
+    int64_t R = c->in->real_shift.shape[2];
+    return R != 1 && !(c->pb->layout != FR_TND && R == c->pb->S1);
+}
+
+/* Whether the problem has what reading a is about (the walk is skipped otherwise). */
+static bool alt_applies(const gd_ctx *c, fr_golden_alt a) {
+    switch (a) {
+    case FR_GALT_M0_MASK_ONLY: return c->has_mask && c->mode == FR_SPARSE_DEFAULT_MASK;
+    case FR_GALT_M5_FORMULA_ONLY:
+    case FR_GALT_M5_MASK_ONLY: return c->has_mask && c->mode == FR_SPARSE_PREFIX;
+    case FR_GALT_M78_END_BATCH:
+        return c->has_mask && ((c->mode == FR_SPARSE_RIGHT_DOWN_CAUSAL_BAND && c->last_nonempty != c->pb->B - 1) ||
+                               (c->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->first_nonempty != 0));
+    case FR_GALT_D14_TOP_LEFT: return pse_compressed(c) && c->pb->layout == FR_TND; /* else S1_b = S */
+    case FR_GALT_D14_CLAMP: return pse_compressed(c);
+    case FR_GALT_D15_EVERY_BATCH: /* equal start indices cancel in j + kv_start - i - q_start */
+        return c->has_pse && fr_pse_type_is_slopes(c->pse_type) && c->has_mask && c->mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL && c->pb->layout == FR_TND &&
+               c->p->q_start_idx != c->p->kv_start_idx;
+    case FR_GALT_D7_TOPK_ONCE: return c->has_topk;
+    default: return false;
+    }
+}
+
+/* The columns [*lo, *hi) of row i whose diagonal the compressed pse holds, under c's reading (comp_index: col = j + off
+ * in the last R rows, j - i + S - R above them). */
+static void comp_held(const gd_ctx *c, const gd_batch *bt, int64_t i, int64_t *lo, int64_t *hi) {
+    const fr_tensor *t = &c->in->real_shift;
+    int64_t R = t->shape[2], S = t->shape[3];
+    int64_t off = c->alt == FR_GALT_D14_TOP_LEFT ? 0 : S - bt->S1;
+    if (i + off >= S - R) *lo = -off, *hi = S - off;
+    else *lo = i - S + R, *hi = i + R;
+}
+
+/* Whether every diagonal of the compressed pse is constant (a Toeplitz tensor, as spec 5.2 assumes): then both D14
+ * readings, which read the same diagonal (c - r = j - i + S - R either way), differ only where one of them reads a
+ * diagonal the tensor does not hold. */
+static bool comp_toeplitz(const gd_ctx *c) {
+    const fr_tensor *t = &c->in->real_shift;
+    const int64_t *sh = t->shape, *sd = t->strides;
+    const size_t es = fr_dtype_size(t->dtype);
+    for (int64_t bb = 0; bb < sh[0]; bb++)
+        for (int64_t hh = 0; hh < sh[1]; hh++)
+            for (int64_t r = 1; r < sh[2]; r++) {
+                int64_t o = bb * sd[0] + hh * sd[1] + r * sd[2], u = o - sd[2]; /* row r and row r - 1 */
+                if (sd[3] == 1 && es > 0) { /* bit-equal rows, shifted by one: equal values (else compared below) */
+                    const char *p = (const char *)t->data;
+                    if (!memcmp(p + (size_t)(o + 1) * es, p + (size_t)u * es, (size_t)(sh[3] - 1) * es)) continue;
+                }
+                for (int64_t q = 1; q < sh[3]; q++)
+                    if (fr_load_f64(t, o + q * sd[3]) != fr_load_f64(t, u + (q - 1) * sd[3])) return false;
+            }
+    return true;
+}
+
+static void note_diff(fr_golden_alt_diff *d, int64_t b, int64_t h, int64_t i, int64_t j, int m0, int m1) {
+    if (!d->count) d->b = b, d->h = h, d->i = i, d->j = j, d->m0 = m0, d->m1 = m1;
+    d->count++;
+}
+
+/* The positions [j0, j1) of a mask row whose byte is zero (set = false) or not (set = true), into d. */
+static void note_bytes(fr_golden_alt_diff *d, const uint8_t *row, int64_t j0, int64_t j1, bool set, int64_t b,
+                       int64_t h, int64_t i, int m0, int m1) {
+    int64_t n = 0;
+    for (int64_t j = j0; j < j1; j++) n += (row[j] != 0) == set;
+    if (!n) return;
+    if (!d->count)
+        for (int64_t j = j0; j < j1; j++)
+            if ((row[j] != 0) == set) {
+                note_diff(d, b, h, i, j, m0, m1);
+                n--;
+                break;
+            }
+    d->count += n;
+}
+
+/* The mask readings of row i where the mask is a byte row (no top-k): mode 0's band positions the mask leaves open
+ * (outside [lo, hi)); mode 5's positions where the mask and the formula (masked from column t on) disagree. false
+ * when the row is not bytes (the caller compares masked() position by position). */
+static bool mask_row_diff(const gd_ctx *c, fr_golden_alt a, const gd_batch *bt, int64_t h, int64_t i, int64_t lo,
+                          int64_t hi, fr_golden_alt_diff *d) {
+    const uint8_t *row = c->has_mask ? mask_row_bytes(c, bt, h, i) : NULL;
+    if (!row) return false;
+    if (a == FR_GALT_M0_MASK_ONLY) { /* masked by the band either way; by the alternative only where the mask is set */
+        note_bytes(d, row, 0, lo, false, bt->b, h, i, 0, 1);
+        note_bytes(d, row, hi, bt->S2, false, bt->b, h, i, 0, 1);
+        return true;
+    }
+    if (a != FR_GALT_M5_FORMULA_ONLY && a != FR_GALT_M5_MASK_ONLY) return false;
+    const int64_t *pf = c->p->prefix;
+    int64_t t = bt->S2; /* formula: masked iff j > i + S2 - S1 and j >= prefix[b] (no prefix: nowhere) */
+    if (pf && bt->b < c->p->prefix_len && pf[bt->b] <= bt->S2) {
+        t = i + bt->S2 - bt->S1 + 1;
+        if (t < pf[bt->b]) t = pf[bt->b];
+        t = t < 0 ? 0 : t > bt->S2 ? bt->S2 : t;
+    }
+    if (a == FR_GALT_M5_FORMULA_ONLY) note_bytes(d, row, 0, t, true, bt->b, h, i, 0, 1); /* set, formula not */
+    else note_bytes(d, row, t, bt->S2, false, bt->b, h, i, 0, 1);                        /* formula, mask not */
+    return true;
+}
+
+/* D7 on row i of head h: the keys listed more than once that take part (the alternative counts each once), from
+ * the list itself: O(W) per row. seen[j] = 2 stamp (listed once) or 2 stamp + 1 (counted). */
+static void d7_row(const gd_ctx *c, const gd_batch *bt, int64_t h, int64_t i, int64_t stamp, int64_t *seen,
+                   fr_golden_alt_diff *d) {
+    for (int64_t w = 0; w < c->pb->W; w++) {
+        int64_t j = topk_index(c, bt, h / c->pb->G, i, w);
+        if (j < 0 || j >= bt->S2 || seen[j] == 2 * stamp + 1) continue;
+        if (seen[j] != 2 * stamp) {
+            seen[j] = 2 * stamp;
+            continue;
+        }
+        seen[j] = 2 * stamp + 1;
+        if (!c->has_mask || !masked(c, bt, h, i, j)) note_diff(d, bt->b, h, i, j, 2, 1);
+    }
+}
+
+fr_status fr_golden_alt_differs(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, fr_golden_alt a,
+                                fr_golden_alt_diff *d, fr_error *err) {
+    memset(d, 0, sizeof *d);
+    if ((unsigned)a >= FR_GALT_COUNT) return fr_fail(err, FR_E_INVALID_ARG, "golden: alternative %d unknown", (int)a);
+    gd_ctx c0, c1;
+    fr_status st = gd_ctx_init(&c0, pb, p, in, err);
+    if (st != FR_OK) return st;
+    if ((st = gd_ctx_init(&c1, pb, p, in, err)) != FR_OK) {
+        gd_ctx_free(&c0);
+        return st;
+    }
+    c1.alt = (int)a;
+    d->applies = alt_applies(&c0, a);
+    const bool pse_alt = a == FR_GALT_D14_TOP_LEFT || a == FR_GALT_D14_CLAMP || a == FR_GALT_D15_EVERY_BATCH;
+    /* the mask readings without top-k: compare masked() itself, position by position (a position takes part once
+     * unless masked); with top-k, the multiplicities of live_positions */
+    const bool mask_only = !pse_alt && a != FR_GALT_D7_TOPK_ONCE && !c0.has_topk;
+    /* Heads whose positions can differ from head 0's: the pse and a per-head mask vary with h, a per-kv-head top-k
+     * list with h / G; otherwise one head stands for all. */
+    const fr_tensor *am = &in->atten_mask;
+    const bool mask_h = c0.has_mask && am->ndim == 4 && am->shape[1] > 1;
+    const int64_t hstep = pse_alt || mask_h ? 1 : (c0.has_topk && pb->topk_per_kv_head) ? pb->G : pb->N1;
+    enum { CHUNK = 1024 };
+    int32_t *k0 = malloc(CHUNK * sizeof(int32_t)), *k1 = malloc(CHUNK * sizeof(int32_t));
+    int64_t *seen = a == FR_GALT_D7_TOPK_ONCE ? calloc((size_t)(pb->S2 > 0 ? pb->S2 : 1), sizeof(int64_t)) : NULL;
+    if (!k0 || !k1 || (a == FR_GALT_D7_TOPK_ONCE && !seen)) st = fr_fail(err, FR_E_NOMEM, "golden: out of memory");
+    const int64_t pre = p->pre_tokens, next = p->next_tokens;
+    /* D14: only the columns outside the diagonals both readings hold can differ (for the top-left reading, when the
+     * tensor is Toeplitz; else every column is compared) */
+    const bool d14_held = (a == FR_GALT_D14_CLAMP || a == FR_GALT_D14_TOP_LEFT) && d->applies &&
+                          (a == FR_GALT_D14_CLAMP || comp_toeplitz(&c0));
+    int64_t stamp = 0;
+    for (int64_t b = 0; st == FR_OK && d->applies && b < pb->B; b++) {
+        gd_batch bt = gd_batch_of(&c0, b);
+        if (a == FR_GALT_D14_TOP_LEFT && bt.S1 == in->real_shift.shape[3]) continue; /* no offset either way */
+        for (int64_t h = 0; h < pb->N1; h += hstep)
+            for (int64_t i = 0; i < bt.S1; i++) {
+                if (a == FR_GALT_D7_TOPK_ONCE) {
+                    d7_row(&c0, &bt, h, i, ++stamp, seen, d);
+                    continue;
+                }
+                /* the columns where the readings can differ: r[0] and r[1]; [lo, hi) is where they agree (mode 0:
+                 * inside the band; D14: on diagonals both hold) */
+                int64_t r[2][2] = {{0, bt.S2}, {bt.S2, bt.S2}}, lo = 0, hi = bt.S2;
+                if (a == FR_GALT_M0_MASK_ONLY) {
+                    lo = i - pre, hi = i + next + 1; /* masked by the band: j < lo or j >= hi */
+                } else if (d14_held) {
+                    int64_t l1, h1;
+                    comp_held(&c0, &bt, i, &lo, &hi);
+                    comp_held(&c1, &bt, i, &l1, &h1);
+                    lo = lo > l1 ? lo : l1, hi = hi < h1 ? hi : h1;
+                }
+                lo = lo < 0 ? 0 : lo > bt.S2 ? bt.S2 : lo;
+                hi = hi < lo ? lo : hi > bt.S2 ? bt.S2 : hi;
+                if (a == FR_GALT_M0_MASK_ONLY || d14_held) r[0][1] = lo, r[1][0] = hi;
+                if (mask_only && mask_row_diff(&c0, a, &bt, h, i, lo, hi, d)) continue;
+                for (int q = 0; q < 2; q++) {
+                    if (mask_only) {
+                        for (int64_t j = r[q][0]; j < r[q][1]; j++) {
+                            bool x0 = masked(&c0, &bt, h, i, j), x1 = masked(&c1, &bt, h, i, j);
+                            if (x0 != x1) note_diff(d, b, h, i, j, !x0, !x1);
+                        }
+                        continue;
+                    }
+                    for (int64_t j0 = r[q][0]; j0 < r[q][1]; j0 += CHUNK) {
+                        int64_t nc = r[q][1] - j0 < CHUNK ? r[q][1] - j0 : CHUNK;
+                        live_positions(&c0, &bt, h, i, 1, j0, nc, nc, 1, k0);
+                        /* the pse readings leave the counts alone (live_positions): no second call for them */
+                        if (!pse_alt) live_positions(&c1, &bt, h, i, 1, j0, nc, nc, 1, k1);
+                        for (int64_t col = 0; col < nc; col++) {
+                            int m1 = pse_alt ? k0[col] : k1[col];
+                            bool diff = k0[col] != m1;
+                            if (!diff && pse_alt && k0[col])
+                                diff = pse_value(&c0, &bt, h, i, j0 + col) != pse_value(&c1, &bt, h, i, j0 + col);
+                            if (diff) note_diff(d, b, h, i, j0 + col, k0[col], m1);
+                        }
+                    }
+                }
+            }
+    }
+    free(k0);
+    free(k1);
+    free(seen);
+    gd_ctx_free(&c0);
+    gd_ctx_free(&c1);
+    return st;
 }
