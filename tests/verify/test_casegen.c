@@ -173,6 +173,77 @@ static void test_contents(uint64_t seed) {
         CHECK(sentinels > 0, "no -1 sentinels");
         fr_gen_case_free(&c);
     }
+    /* top-k rows list a key at most once (D7's readings agree), unless topk_dup keeps the repeats */
+    for (int dup = 0; tk && dup < 2; dup++) {
+        fr_gen_spec sp = *tk;
+        sp.topk_dup = dup;
+        if (fr_gen_build(&sp, seed, &c, &err) != FR_OK) continue;
+        const int32_t *t = c.in.fwd.topk_indices.data;
+        int64_t W = sp.topk_w, rows = sp.B * sp.S1, repeats = 0;
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t w = 1; w < W; w++)
+                for (int64_t v = 0; v < w; v++) repeats += t[r * W + w] >= 0 && t[r * W + w] < sp.S2 && t[r * W + w] == t[r * W + v];
+        CHECK(dup ? repeats > 0 : repeats == 0, "topk_dup %d: %lld repeated keys", dup, (long long)repeats);
+        fr_gen_case_free(&c);
+    }
+    /* random masks: element k is uniform01(case seed, mask stream, k) < 0.25 (mode 1 keeps it as drawn) */
+    const fr_gen_spec *m1 = find_spec("m1_11ss_fp16");
+    if (m1 && fr_gen_build(m1, seed, &c, &err) == FR_OK) {
+        const uint8_t *m = c.in.fwd.atten_mask.data;
+        int64_t n = fr_tensor_numel(&c.in.fwd.atten_mask), bad = 0;
+        for (int64_t k = 0; k < n; k++) bad += m[k] != (fr_rng_uniform01(c.seed, 5 /* mask stream */, (uint64_t)k) < 0.25);
+        CHECK(bad == 0, "random mask differs from uniform01 < 0.25 at %lld of %lld", (long long)bad, (long long)n);
+        fr_gen_case_free(&c);
+    }
+    /* mode 0: the mask holds the band (masked wherever j - i > next or i - j > pre; TND: the top-left corner), unless
+     * mask_any; mode 5 without a prefix: nothing masked (the formula's "full compute") */
+    const char *m0s[] = {"m0_band_ss", "m0_b1ss_negnext", "m0_negpre", "m0_tnd_band"};
+    for (size_t q = 0; q < sizeof m0s / sizeof m0s[0]; q++)
+        for (int any = 0; any < 2; any++) {
+            const fr_gen_spec *m0 = find_spec(m0s[q]);
+            if (!CHECKED(m0 != NULL, "%s", m0s[q])) continue;
+            fr_gen_spec sp = *m0;
+            sp.mask_any = any;
+            if (!CHECKED(fr_gen_build(&sp, seed, &c, &err) == FR_OK, "%s: %s", m0s[q], err.msg)) continue;
+            const fr_tensor *am = &c.in.fwd.atten_mask;
+            int64_t S1 = am->shape[am->ndim - 2], S2 = am->shape[am->ndim - 1], n = fr_tensor_numel(am), open = 0;
+            for (int64_t k = 0; k < n; k++) {
+                int64_t i = (k / S2) % S1, j = k % S2;
+                open += (j - i > sp.next_tokens || i - j > sp.pre_tokens) && !((const uint8_t *)am->data)[k];
+            }
+            CHECK(any ? open > 0 : open == 0, "%s mask_any %d: %lld band positions left open", m0s[q], any,
+                  (long long)open);
+            fr_gen_case_free(&c);
+        }
+    fr_gen_spec m5 = {.name = "m5_no_prefix", .B = 2, .N1 = 2, .S1 = 6, .S2 = 9, .D = 8, .sparse_mode = 5,
+                      .mask = FR_GEN_MASK_B1SS};
+    if (CHECKED(fr_gen_build(&m5, seed, &c, &err) == FR_OK, "m5: %s", err.msg)) {
+        int64_t n = fr_tensor_numel(&c.in.fwd.atten_mask), ones = 0;
+        for (int64_t k = 0; k < n; k++) ones += ((const uint8_t *)c.in.fwd.atten_mask.data)[k] != 0;
+        CHECK(ones == 0, "mode 5 without a prefix: %lld positions masked", (long long)ones);
+        fr_gen_case_free(&c);
+    }
+    /* the structure build: the same mask, pse (compressed) and top-k as the full build, and no q/k/v data drawn */
+    const char *sts[] = {"m0_tnd_band", "pse1_compressed_tnd", "topk_tnd_per_kv_fp32", "bwd_m5_prefix"};
+    for (size_t q = 0; q < sizeof sts / sizeof sts[0]; q++) {
+        const fr_gen_spec *sp = find_spec(sts[q]);
+        fr_gen_case f, g;
+        if (!CHECKED(sp && fr_gen_build(sp, seed, &f, &err) == FR_OK, "%s", sts[q])) continue;
+        if (CHECKED(fr_gen_build_structure(sp, seed, &g, &err) == FR_OK, "%s structure: %s", sts[q], err.msg)) {
+            const fr_tensor *a[3] = {&f.in.fwd.atten_mask, &f.in.fwd.real_shift, &f.in.fwd.topk_indices};
+            const fr_tensor *b[3] = {&g.in.fwd.atten_mask, &g.in.fwd.real_shift, &g.in.fwd.topk_indices};
+            for (int t = 0; t < 3; t++) {
+                if (!fr_tensor_present(a[t])) continue;
+                size_t bytes = (size_t)fr_tensor_numel(a[t]) * fr_dtype_size(a[t]->dtype);
+                CHECK(fr_tensor_present(b[t]) && !memcmp(a[t]->data, b[t]->data, bytes), "%s: tensor %d differs",
+                      sts[q], t);
+            }
+            CHECK(g.in.fwd.query.data != f.in.fwd.query.data && g.in.fwd.query.ndim == f.in.fwd.query.ndim,
+                  "%s: query shape", sts[q]);
+            fr_gen_case_free(&g);
+        }
+        fr_gen_case_free(&f);
+    }
     /* drop mask: ceil(bits / 8) bytes, keep rate near keep_prob */
     const fr_gen_spec *dr = find_spec("drop_bnsd_fp32");
     if (dr && fr_gen_build(dr, seed, &c, &err) == FR_OK) {

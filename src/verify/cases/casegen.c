@@ -103,21 +103,43 @@ static fr_status make_float(bool shapes, fr_tensor *t, fr_dtype dt, int ndim, co
     return st;
 }
 
-static bool mask_random(uint64_t seed, uint64_t k) { return fr_rng_uniform01(seed, ST_MASK, k) < 0.25; }
+/* The random user mask, m[k] = uniform01(seed, ST_MASK, k) < 0.25 for k in [0, n), two elements per Philox block
+ * (rng.h: element k takes the word pair of block k / 2): the 53-bit fraction ((hi << 32 | lo) >> 11) 2^-53 is below
+ * 1/4 exactly when its high word hi is below 2^30. */
+static void mask_random(uint64_t seed, int64_t n, uint8_t *m) {
+    uint32_t w[4];
+    for (int64_t k = 0; k < n; k += 2) {
+        fr_rng_block(seed, ST_MASK, (uint64_t)k / 2, w);
+        m[k] = w[0] < UINT32_C(0x40000000);
+        if (k + 1 < n) m[k + 1] = w[2] < UINT32_C(0x40000000);
+    }
+}
 
-/* Mode 5 with a prefix: the user mask written from the formula (masked iff j > i + S2 - S1 and j >= prefix[b]), so
- * that the readings "mask OR formula", "formula only" and "mask only" agree (the implementation-defined cases of
- * suite_modify.c need one where they disagree). Needs a mask with a
- * batch dimension, or one prefix for every batch. */
+/* Mode 5: the user mask written from the formula (masked iff j > i + S2 - S1 and j >= prefix[b]; no prefix: nothing
+ * masked, the spec's "full compute"), so that the readings "mask OR formula", "formula only" and "mask only" agree
+ * (the implementation-defined cases of suite_modify.c need one where they disagree). Needs a mask with a batch
+ * dimension, or one prefix for every batch. */
 static void mask_from_formula(const dims *d, const int64_t *prefix, const int64_t *sh, int nd, uint8_t *m) {
     int64_t nb = nd == 4 ? sh[0] : 1, nh = nd == 4 ? sh[1] : 1, S1 = sh[nd - 2], S2 = sh[nd - 1];
-    for (int64_t b = 0; b < d->B; b++)
+    for (int64_t b = 0; prefix && b < d->B; b++)
         if (prefix[b] != prefix[0] && nb == 1) return;
     for (int64_t b = 0; b < nb; b++)
         for (int64_t h = 0; h < nh; h++)
             for (int64_t i = 0; i < S1; i++)
                 for (int64_t j = 0; j < S2; j++)
-                    m[((b * nh + h) * S1 + i) * S2 + j] = (uint8_t)(j > i + S2 - S1 && j >= prefix[b]);
+                    m[((b * nh + h) * S1 + i) * S2 + j] = (uint8_t)(prefix && j > i + S2 - S1 && j >= prefix[b]);
+}
+
+/* Mode 0: the band written into the user mask (masked where j - i > next or i - j > pre; batch-local positions, and
+ * TND batches read the mask's top-left corner), so that "mask OR band" (D12) and "the mask alone" give the same
+ * answer, as the spec asks of a caller: "the band must match the mask" (operator-spec 4.2). */
+static void mask_add_band(const fr_gen_spec *s, const int64_t *sh, int nd, uint8_t *m) {
+    if (!s->set_band) return; /* pre = next = 2147483647: no position outside the band */
+    int64_t S1 = sh[nd - 2], S2 = sh[nd - 1], nmat = nd == 4 ? sh[0] * sh[1] : 1;
+    for (int64_t k = 0; k < nmat; k++)
+        for (int64_t i = 0; i < S1; i++)
+            for (int64_t j = 0; j < S2; j++)
+                if (j - i > s->next_tokens || i - j > s->pre_tokens) m[(k * S1 + i) * S2 + j] = 1;
 }
 
 static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, const int64_t *prefix, fr_tensor *t,
@@ -134,9 +156,9 @@ static fr_status make_mask(const fr_gen_spec *s, const dims *d, uint64_t seed, c
     }
     int64_t n = fr_tensor_numel(t);
     uint8_t *m = (uint8_t *)t->data;
-    for (int64_t k = 0; k < n; k++) m[k] = mask_random(seed, (uint64_t)k);
-    if (mode == FR_SPARSE_PREFIX && prefix && !s->mask_any && d->layout != FR_TND)
-        mask_from_formula(d, prefix, sh, nd, m);
+    mask_random(seed, n, m);
+    if (mode == FR_SPARSE_PREFIX && !s->mask_any && d->layout != FR_TND) mask_from_formula(d, prefix, sh, nd, m);
+    if (mode == FR_SPARSE_DEFAULT_MASK && !s->mask_any) mask_add_band(s, sh, nd, m);
     return FR_OK;
 }
 
@@ -167,15 +189,25 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
     if (d->shapes) return talloc(true, t, pdt, nd, sh, err);
     if ((st = talloc(false, &f, FR_F32, nd, sh, err)) != FR_OK) return st;
     float *p = (float *)f.data;
-    if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1) {
-        /* Toeplitz rows: element (bb, h, r, c) = f_{bb,h}(c - r), so every diagonal is constant (spec 5.2). */
+    if (s->pse == FR_GEN_PSE_COMP_B || s->pse == FR_GEN_PSE_COMP_1 || d->layout == FR_TND) {
+        /* Toeplitz rows: element (bb, h, r, c) = f_{bb,h}(c - r), so every diagonal is constant (spec 5.2; TND reads
+         * every pse tensor as the compressed one, a [.., 1024, 1024] full shape included). Where a batch shorter than
+         * S sits in the Toeplitz matrix (D14) then changes nothing. Each diagonal's value is drawn once (sample k of
+         * the stream), then copied along it. */
+        float *diag = malloc(sizeof(float) * (size_t)(sh[3] + 1024));
+        if (!diag) {
+            free(f.data);
+            return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
+        }
+        const int64_t R = sh[2] < 1024 ? sh[2] : 1024; /* rows: 1024 (or fewer in a one-row TND pse) */
         for (int64_t bb = 0; bb < sh[0]; bb++)
-            for (int64_t h = 0; h < sh[1]; h++)
-                for (int64_t r = 0; r < 1024; r++)
-                    for (int64_t c = 0; c < sh[3]; c++) {
-                        uint64_t k = (uint64_t)((bb * sh[1] + h) * (sh[3] + 1024) + (c - r + 1023));
-                        p[((bb * sh[1] + h) * 1024 + r) * sh[3] + c] = (float)fr_rng_normal01(seed, ST_PSE, k);
-                    }
+            for (int64_t h = 0; h < sh[1]; h++) {
+                uint64_t k0 = (uint64_t)((bb * sh[1] + h) * (sh[3] + 1024));
+                for (int64_t q = 0; q < sh[3] + 1023; q++) diag[q] = (float)fr_rng_normal01(seed, ST_PSE, k0 + (uint64_t)q);
+                for (int64_t r = 0; r < R; r++)
+                    for (int64_t c = 0; c < sh[3]; c++) p[((bb * sh[1] + h) * R + r) * sh[3] + c] = diag[c - r + 1023];
+            }
+        free(diag);
     } else {
         fr_rng_normal_f32(p, fr_tensor_numel(&f), seed, ST_PSE, 0, 0.0, 1.0);
     }
@@ -191,7 +223,11 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
     fr_status st = talloc(d->shapes, t, FR_I32, nd, sh, err);
     if (st != FR_OK || d->shapes) return st;
     int32_t *p = (int32_t *)t->data;
-    int64_t nh = kvh ? d->N2 : 1;
+    int64_t nh = kvh ? d->N2 : 1, row = 0;
+    /* seen[j] = the last row that listed key j: a repeat becomes -1 (unless topk_dup), so that "once per
+     * occurrence" (D7) and "once" read the row alike */
+    int64_t *seen = s->topk_dup ? NULL : calloc((size_t)(d->S2 > 0 ? d->S2 : 1), sizeof(int64_t));
+    if (!s->topk_dup && !seen) return fr_fail(err, FR_E_NOMEM, "casegen: out of memory");
     for (int64_t b = 0; b < d->B; b++) {
         int64_t s1 = q_len(d, b), s2 = kv_len(d, b);
         for (int64_t n = 0; n < nh; n++)
@@ -200,9 +236,10 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
                 if (d->layout == FR_TND) base = ((q_start(d, b) + i) * nh + n) * W;
                 else base = ((b * nh + n) * d->S1 + i) * W;
                 /* causal (bottom-right aligned) own key first, then random earlier keys, -1 sentinels and now and
-                 * then an index past S2_b (also unused, D7); duplicates arise naturally */
+                 * then an index past S2_b (also unused, D7); duplicates arise naturally (kept only with topk_dup) */
                 int64_t own = i + s2 - s1;
                 if (own >= s2) own = s2 - 1;
+                row++;
                 for (int64_t w = 0; w < W; w++) {
                     int64_t v = -1;
                     double u = fr_rng_uniform01(seed, ST_TOPK, (uint64_t)(base + w));
@@ -213,10 +250,15 @@ static fr_status make_topk(const fr_gen_spec *s, const dims *d, uint64_t seed, f
                         else v = (int64_t)((u - 0.2) / 0.77 * (double)(own + 1));
                         if (v > own && v < s2) v = own;
                     }
+                    if (seen && v >= 0 && v < s2) {
+                        if (seen[v] == row) v = -1;
+                        else seen[v] = row;
+                    }
                     p[base + w] = (int32_t)v;
                 }
             }
     }
+    free(seen);
     return FR_OK;
 }
 
@@ -408,8 +450,13 @@ static fr_status build_drop_mask(const fr_params *p, const dims *d, uint64_t see
     return st;
 }
 
+/* What build makes: every tensor; shapes only (fr_gen_check); shapes plus the data of the tensors that decide which
+ * positions take part and their pse (fr_gen_build_structure). */
+typedef enum build_kind { BUILD_FULL = 0, BUILD_SHAPES, BUILD_STRUCTURE } build_kind;
+
 /* A case from its spec, tensor by tensor, each from its own stream of (seed, name). */
-static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_case *c, fr_error *err) {
+static fr_status build(const fr_gen_spec *s, uint64_t seed, build_kind kind, fr_gen_case *c, fr_error *err) {
+    const bool shapes = kind != BUILD_FULL;
     if (!s || !c) return fr_fail(err, FR_E_NULL, "casegen: NULL spec or case");
     memset(c, 0, sizeof *c);
     fr_status st = check_spec(s, err);
@@ -434,9 +481,14 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
         nd = qkv_shape(&d, d.N2, d.S2, d.T2, d.Dr, sh);
         if ((st = make_float(d.shapes, &in->key_rope, d.dtype, nd, sh, seed, ST_KROPE, sd, err)) != FR_OK) goto fail;
     }
-    if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &d, seed, c->prefix, &in->atten_mask, err)) != FR_OK)
+    dims ds = d; /* the mask, pse and top-k lists: with data in a structure build too */
+    ds.shapes = kind == BUILD_SHAPES;
+    if (s->mask != FR_GEN_MASK_NONE && (st = make_mask(s, &ds, seed, c->prefix, &in->atten_mask, err)) != FR_OK)
         goto fail;
-    if (s->pse != FR_GEN_PSE_NONE && (st = make_pse(s, &d, seed, &in->real_shift, err)) != FR_OK) goto fail;
+    dims dp = ds; /* a full or one-row pse is read at (i, j) by every reading: its values are not structure (TND
+                   * reads every tensor pse as the compressed one) */
+    dp.shapes |= kind == BUILD_STRUCTURE && d.layout != FR_TND && s->pse >= FR_GEN_PSE_BNSS && s->pse <= FR_GEN_PSE_1NSS;
+    if (s->pse != FR_GEN_PSE_NONE && (st = make_pse(s, &dp, seed, &in->real_shift, err)) != FR_OK) goto fail;
     if (p->keep_prob < 1.0 && (st = build_drop_mask(p, &d, seed, c->name, &in->drop_mask, err)) != FR_OK) goto fail;
     if (d.dtype == FR_E4M3FN || d.dtype == FR_E5M2 || d.dtype == FR_HIF8) {
         if ((st = make_scales(&d, d.N1, d.S1, 128, seed, ST_DSQ, &in->d_scale_q, err)) != FR_OK) goto fail;
@@ -447,7 +499,7 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, bool shapes, fr_gen_
         if ((st = talloc(d.shapes, &in->sink, FR_F32, 1, &d.N1, err)) != FR_OK) goto fail;
         if (!d.shapes) fr_rng_normal_f32((float *)in->sink.data, d.N1, seed, ST_SINK, 0, 0.0, 1.0);
     }
-    if (s->topk_w > 0 && (st = make_topk(s, &d, seed, &in->topk_indices, err)) != FR_OK) goto fail;
+    if (s->topk_w > 0 && (st = make_topk(s, &ds, seed, &in->topk_indices, err)) != FR_OK) goto fail;
     if (s->bwd) {
         nd = qkv_shape(&d, d.N1, d.S1, d.T1, d.Dv, sh);
         if ((st = make_float(d.shapes, &c->in.dy, d.dtype, nd, sh, seed, ST_DY, 1.0, err)) != FR_OK) goto fail;
@@ -460,12 +512,16 @@ fail:
 }
 
 fr_status fr_gen_build(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_error *err) {
-    return build(s, seed, false, c, err);
+    return build(s, seed, BUILD_FULL, c, err);
+}
+
+fr_status fr_gen_build_structure(const fr_gen_spec *s, uint64_t seed, fr_gen_case *c, fr_error *err) {
+    return build(s, seed, BUILD_STRUCTURE, c, err);
 }
 
 fr_status fr_gen_check(const fr_gen_spec *s, fr_error *err) {
     fr_gen_case c;
-    fr_status st = build(s, 0, true, &c, err);
+    fr_status st = build(s, 0, BUILD_SHAPES, &c, err);
     if (st != FR_OK) return st;
     st = c.bwd ? fr_validate_bwd(&c.params, &c.in, NULL, err) : fr_validate_fwd(&c.params, &c.in.fwd, NULL, err);
     fr_gen_case_free(&c);
@@ -592,8 +648,9 @@ static const fr_gen_spec kXcheck[] = {
      .pse = FR_GEN_PSE_SLOPES_BN},
     {.name = "pse3_slopes_n_start", .dtype = FR_BF16, .layout = FR_BSND, .B = 1, .N1 = 4, .S1 = 10, .S2 = 10, .D = 8,
      .pse_type = FR_PSE_INNER_MUL_ADD_SQRT, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 2, .kv_start_idx = 1},
+    /* equal start indices: they cancel in |j + kv_start - i - q_start| whichever batches they apply to (D15) */
     {.name = "pse2_tnd_m8", .layout = FR_TND, .B = 2, .N1 = 2, .seq_q = {4, 6}, .seq_kv = {4, 6}, .D = 8,
-     .pse_type = FR_PSE_INNER_MUL_ADD, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 1, .kv_start_idx = 3,
+     .pse_type = FR_PSE_INNER_MUL_ADD, .pse = FR_GEN_PSE_SLOPES_N, .q_start_idx = 3, .kv_start_idx = 3,
      .sparse_mode = FR_SPARSE_BAND_LEFT_UP_CAUSAL, .mask = CANON, BAND(4, 0)},
     {.name = "pse3_bn_causal_fp16", .dtype = FR_F16, .B = 2, .N1 = 2, .S1 = 8, .S2 = 8, .D = 8,
      .pse_type = FR_PSE_INNER_MUL_ADD_SQRT, .pse = FR_GEN_PSE_SLOPES_BN, .sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL,

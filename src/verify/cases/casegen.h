@@ -12,7 +12,9 @@
  * Everything random comes from the Philox generator of core/rng.h with one stream per tensor, so a case depends only
  * on (spec, seed). Floating inputs are normal samples in fp32 rounded to the case's dtype with the dtype's encoder
  * (round to nearest even, saturating). Masks are the canonical ones of each sparse mode (compressed 2048x2048
- * triu(1) for modes 2, 3, 4, 7, 8; 3072x2048 for mode 6); modes 0, 1, 5 get a random user mask. Backward cases also
+ * triu(1) for modes 2, 3, 4, 7, 8; 3072x2048 for mode 6); modes 0, 1, 5 get a random user mask, inside the
+ * operator's contract where the spec asks one (mode 0: it holds the band; mode 5: it is the formula), so that no
+ * verdict hinges on a reading the spec leaves open (mask_any keeps the random one for implementation-defined cases). Backward cases also
  * carry dy (random) and attention_in / softmax_max / softmax_sum from the golden forward (attention_in in the input
  * dtype, max/sum fp32), as the operator's backward would receive them.
  *
@@ -50,9 +52,12 @@ typedef struct fr_gen_spec {
     bool topk_per_kv_head;     /* [B,N2,S1,W] instead of [B,S1,W] */
     double beta;               /* peaked inputs: q_i += beta * k_i (0 = iid) */
     bool prefix;               /* modes 5/6: generate a prefix array */
-    bool mask_any;             /* mode 5 with a prefix: keep the random user mask where it contradicts the formula
-                                  (implementation-defined cases); default: the mask agrees with it (masked iff
-                                  j > i + S2 - S1 and j >= prefix[b]), so every reading of mode 5 agrees */
+    bool mask_any;             /* keep the random user mask where readings of the spec differ (implementation-
+                                  defined cases). Default: mode 5's mask agrees with the formula (masked iff
+                                  j > i + S2 - S1 and j >= prefix[b]; none without a prefix) and mode 0's mask holds
+                                  the band (masked where j - i > next or i - j > pre), so every reading agrees */
+    bool topk_dup;             /* keep repeated keys in a top-k row (implementation-defined); default: a repeat is -1,
+                                  so "once per occurrence" (D7) and "once" agree */
     fr_softmax_layout softmax_layout;
     int inner_precise;
     fr_dtype out_dtype;        /* fp8 inputs: FR_F16 or FR_BF16 (FR_DT_NONE = the spec's default) */
@@ -81,6 +86,13 @@ uint64_t fr_gen_case_seed(uint64_t seed, const char *name);
  * FR_E_NOMEM, or the golden's status. On failure c is left empty. */
 fr_status fr_gen_build(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
 void fr_gen_case_free(fr_gen_case *c);
+
+/* The case's shapes with the data of only the tensors that decide which positions take part and where their pse
+ * is read (atten_mask, topk_indices, a compressed pse, ALiBi slopes; prefix and sequence lengths are always real),
+ * as fr_gen_build draws them:
+ * q, k, v and the rest are shapes whose data must not be read, and a backward case gets no golden forward. For
+ * checks of the masking structure over thousands of cases (tests/verify/decision_sensitivity.c). */
+fr_status fr_gen_build_structure(const fr_gen_spec *spec, uint64_t seed, fr_gen_case *c, fr_error *err);
 
 /* Whether the case of `spec` is one the operator accepts: builds its shapes only (no data drawn, no golden run) and
  * runs the validator on them (fr_validate_fwd / fr_validate_bwd), so thousands of draws are checked in milliseconds.

@@ -400,6 +400,8 @@ static void draw_sparse(draw_ctx *x) {
     s->mask = compressed_mode(m) ? FR_GEN_MASK_CANONICAL : kM[mk];
     if (m == FR_SPARSE_PREFIX) s->prefix = u01(rng) < 0.7;
     if (m == FR_SPARSE_PREFIX_COMPRESS) s->prefix = true;
+    if (m == FR_SPARSE_BAND_LEFT_UP_CAUSAL) s->kv_start_idx = s->q_start_idx; /* they cancel whichever batches they
+                                                                                * apply to (D15) */
 }
 
 /* dropout, sink, top-k (its W comes with the sizes), softmax layout, out dtype and peaked rows. */
@@ -463,8 +465,12 @@ static void draw_batches(draw_ctx *x) {
         int w_var = x->want[FR_AX_VARLEN];
         int vl = w_var > FR_AXV_VARLEN_NOT_TND ? w_var : (int)irange(rng, FR_AXV_VARLEN_UNIFORM, FR_AXV_VARLEN_EMPTY);
         B = irange(rng, 2, 4);
-        int64_t big = irange(rng, 0, B - 1), empty = vl == FR_AXV_VARLEN_EMPTY ? irange(rng, 0, B - 2) : -1;
-        if (empty == big) big = B - 1;
+        /* the empty query sequence is never the band's batch of mode 7 (the last) or 8 (the first): whether an empty
+         * one counts there is a reading (D12) */
+        const bool first = s->mask != FR_GEN_MASK_NONE && s->sparse_mode == FR_SPARSE_BAND_LEFT_UP_CAUSAL;
+        int64_t big = irange(rng, 0, B - 1);
+        int64_t empty = vl != FR_AXV_VARLEN_EMPTY ? -1 : first ? irange(rng, 1, B - 1) : irange(rng, 0, B - 2);
+        if (empty == big) big = first ? 0 : B - 1;
         for (int64_t b = 0; b < B; b++) {
             int64_t q = S1, kv = S2;
             if (vl >= FR_AXV_VARLEN_RAGGED && b != big) { /* shorter sequences of the same residue class */
@@ -708,14 +714,17 @@ fr_status fr_matrix_allowed(uint8_t *allowed, fr_error *err) {
 
 fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim, fr_draw *out,
                           fr_error *err) {
-    int np = fr_coverage_npairs();
-    uint8_t *allowed = malloc((size_t)np);
+    uint8_t *allowed = malloc((size_t)fr_coverage_npairs());
     if (!allowed) return fr_fail(err, FR_E_NOMEM, "random: out of memory");
-    fr_status ast = fr_matrix_allowed(allowed, err);
-    if (ast != FR_OK) {
-        free(allowed);
-        return ast;
-    }
+    fr_status st = fr_matrix_allowed(allowed, err);
+    if (st == FR_OK) st = fr_random_batch_allowed(seed, n, cv, lim, allowed, out, err);
+    free(allowed);
+    return st;
+}
+
+fr_status fr_random_batch_allowed(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim,
+                                  const uint8_t *allowed, fr_draw *out, fr_error *err) {
+    int np = fr_coverage_npairs();
     enum { CANDIDATES = 12 };
     for (int k = 0; k < n; k++) {
         uint64_t rng = seed ^ (UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(k + 1));
@@ -738,10 +747,7 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
                 }
             }
             int v = draw_valid(want, &rng, lim, 8, &cand, cell);
-            if (v < 0) {
-                free(allowed);
-                return fr_fail(err, FR_E_NOMEM, "random: out of memory");
-            }
+            if (v < 0) return fr_fail(err, FR_E_NOMEM, "random: out of memory");
             if (!v) continue;
             int g = fr_coverage_gain(cv, allowed, cell);
             if (g > best_gain) best_gain = g, fr_draw_copy(&best, &cand);
@@ -750,17 +756,14 @@ fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_l
             for (int a = 0; a < FR_AX_COUNT; a++)
                 want[a] = -1;
             int v = draw_valid(want, &rng, lim, 1000, &best, cell);
-            if (v <= 0) {
-                free(allowed);
+            if (v <= 0)
                 return v < 0 ? fr_fail(err, FR_E_NOMEM, "random: out of memory")
                              : fr_fail(err, FR_E_INTERNAL, "random: no valid draw found (draw %d)", k);
-            }
         }
         snprintf(best.name, sizeof best.name, "rnd_%d", k);
         fr_draw_copy(&out[k], &best);
         fr_matrix_classify(&out[k].spec, cell);
         fr_coverage_add(cv, cell);
     }
-    free(allowed);
     return FR_OK;
 }

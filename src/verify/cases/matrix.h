@@ -123,5 +123,8 @@ fr_status fr_matrix_allowed(uint8_t *allowed, fr_error *err); /* FR_E_NOMEM: a c
  * seed and the draws before it, so a batch's draw k is reproduced by any batch of more than k draws. */
 fr_status fr_random_batch(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim, fr_draw *out,
                           fr_error *err);
+/* The same with the allowed pairs computed once by the caller (fr_matrix_allowed), for many batches. */
+fr_status fr_random_batch_allowed(uint64_t seed, int n, fr_coverage *cv, const fr_draw_limits *lim,
+                                  const uint8_t *allowed, fr_draw *out, fr_error *err);
 
 #endif

@@ -306,7 +306,18 @@ const fr_suite_entry fr_suite_entries[] = {
       .layout = FR_TND, .B = 3, .N1 = 2, .seq_q = {100, 30, 200}, .seq_kv = {150, 30, 260}, .D = 64),
 
     /* ---- implementation-defined (INFO, never FAIL): mode 5 with a prefix and a user mask that contradicts the
-     * formula; the other mode-5 cases use a mask that agrees with it, so every reading gives the same answer ---- */
+     * formula, mode 0 with a mask that leaves band positions open; the other mode-5 / mode-0 cases use a mask that
+     * agrees with the formula / holds the band, so every reading gives the same answer ---- */
+    E(ID, SQ, FR_TAG_MASK, FR_MOD_NONE, "mode 0 band (6, 4), random [S1,S2] mask leaving band positions open: which reading",
+      .name = "impldef_m0_mask_band_ss", .B = 1, .N1 = 2, .S1 = 24, .S2 = 32, .D = 16, .mask = SS, BAND(6, 4),
+      .mask_any = true),
+    E(ID, SD, FR_TAG_MASK, FR_MOD_NONE, "mode 0 band (-3, 12), random [B,N1,S1,S2] mask open outside it, fp16: which reading",
+      .name = "impldef_m0_mask_negpre_bnss_fp16", .dtype = FR_F16, .B = 2, .N1 = 2, .S1 = 20, .S2 = 32, .D = 32,
+      .mask = FR_GEN_MASK_BNSS, BAND(-3, 12), .mask_any = true),
+    /* top-k lists elsewhere name a key at most once; this one repeats keys (D7: each slot vs each key) */
+    E(ID, SD, FR_TAG_PEAKED, FR_MOD_NONE, "top-k rows that list keys twice: each slot or each key, which reading",
+      .name = "impldef_topk_dup", .B = 1, .N1 = 2, .S1 = 48, .S2 = 96, .D = 32, .topk_w = 64, .topk_dup = true,
+      .beta = 0.4),
     E(ID, SQ, FR_TAG_MASK, FR_MOD_NONE, "mode 5 + prefix, random [B,1,S1,S2] mask against the formula: which reading",
       .name = "impldef_m5_mask_b1ss", .B = 2, .N1 = 2, .S1 = 24, .S2 = 24, .D = 16, .sparse_mode = FR_SPARSE_PREFIX,
       .mask = FR_GEN_MASK_B1SS, .prefix = true, .mask_any = true),

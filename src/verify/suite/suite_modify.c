@@ -238,11 +238,14 @@ double fr_suite_out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, f
     return rr > 0 ? sqrt(ee / rr) : sqrt(ee);
 }
 
-/* rel-L2 of the IUT's attention_out against the golden of case c with params p and mask m (NULL: c's). */
-static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_case_outputs *iut) {
+/* rel-L2 of the IUT's attention_out against the golden of case c with params p, mask m and top-k list t (NULL:
+ * c's). */
+static double reading_err_t(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_tensor *t,
+                            const fr_case_outputs *iut) {
     fr_case alt = *c;
     alt.params = *p;
     if (m) alt.in.fwd.atten_mask = *m;
+    if (t) alt.in.fwd.topk_indices = *t;
     fr_case_outputs g;
     fr_error e;
     if (fr_case_alloc_outputs(&alt, true, &g, &e) != FR_OK) return INFINITY;
@@ -254,20 +257,29 @@ static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor 
     return r;
 }
 
-/* Implementation-defined cases (category "implementation-defined"): mode 5 with a prefix and a user mask that
- * contradicts the formula. Which reading the implementation follows is reported (INFO), never judged: (A) masked iff
- * mask OR formula (our decision, docs/semantics-decisions.md D12), (B) the formula alone (the mask's content
- * ignored, as mode 6 reads it), (C) the mask alone (no causal / prefix band, as mode 1). A numeric mismatch with A is
- * not a FAIL; a crash, a wrong shape or NaN still is. */
-void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr) {
-    fr_verdict v = cr->j.verdict;
-    if (v == FR_SKIP || c->op != FR_CASE_FWD || !fr_tensor_present(&iut->fwd.attention_out)) return;
-    if (v == FR_FAIL && (cr->j.diag == FR_DIAG_ERROR_STATUS || cr->j.diag == FR_DIAG_SHAPE ||
-                         cr->j.diag == FR_DIAG_UNWRITTEN || cr->j.out[FR_CO_ATTENTION_OUT].m.n_anomaly_mismatch))
-        return;
+static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_case_outputs *iut) {
+    return reading_err_t(c, p, m, NULL, iut);
+}
+
+/* Which of the readings (errors e[k] against each, INFINITY = not computed) the IUT follows: the closest one within
+ * max(bound, 1e-2), or none; *ties counts the readings within that distance. */
+static int closest_reading(const double *e, int n, double bound, int *ties) {
+    double tie = fmax(bound, 1e-2);
+    int best = -1;
+    *ties = 0;
+    for (int k = 0; k < n; k++) {
+        if (!isnan(e[k]) && (best < 0 || e[k] < e[best])) best = k; /* the first of equals: A before the others */
+        *ties += e[k] <= tie;
+    }
+    return best >= 0 && e[best] <= tie ? best : -1;
+}
+
+/* Mode 5 with a prefix and a user mask that contradicts the formula: (A) masked iff mask OR formula (our decision,
+ * docs/semantics-decisions.md D12), (B) the formula alone (the mask's content ignored, as mode 6 reads it), (C) the
+ * mask alone (no causal / prefix band, as mode 1). */
+static void reading_m5(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
     const fr_tensor *um = &c->in.fwd.atten_mask;
-    fr_params pa = c->params;
-    double ea = reading_err(c, &pa, NULL, iut), eb = INFINITY, ec;
+    double e[3] = {reading_err(c, &c->params, NULL, iut), INFINITY, INFINITY};
     fr_tensor fm = *um; /* the formula as a mask of the user mask's shape: reading A on it is reading B */
     int64_t n = fr_tensor_numel(um);
     fm.data = malloc((size_t)(n > 0 ? n : 1));
@@ -279,21 +291,81 @@ void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_c
             int64_t pre = b < c->params.prefix_len ? c->params.prefix[b] : 0;
             m[k] = (uint8_t)(j > i + S2 - S1 && j >= pre);
         }
-        eb = reading_err(c, &pa, &fm, iut);
+        e[1] = reading_err(c, &c->params, &fm, iut);
     }
     free(fm.data);
     fr_params pc = c->params;
     pc.sparse_mode = FR_SPARSE_ALL_MASK;
-    ec = reading_err(c, &pc, NULL, iut);
-    double best = fmin(ea, fmin(eb, ec)), bound = cr->j.out[FR_CO_ATTENTION_OUT].bound_l2;
-    const char *which = !(best <= fmax(bound, 1e-2)) ? "none of the readings"
-                        : best == ea                 ? "reading A (mask OR formula: flashref's decision)"
-                        : best == eb                 ? "reading B (the formula alone, mask content ignored)"
-                                                     : "reading C (the mask alone, no causal/prefix band)";
-    double tie = fmax(bound, 1e-2);
-    int ties = (ea <= tie) + (eb <= tie) + (ec <= tie);
+    e[2] = reading_err(c, &pc, NULL, iut);
+    static const char *const kNames[3] = {"reading A (mask OR formula: flashref's decision)",
+                                          "reading B (the formula alone, mask content ignored)",
+                                          "reading C (the mask alone, no causal/prefix band)"};
+    int ties, k = closest_reading(e, 3, bound, &ties);
     snprintf(cr->info, sizeof cr->info, "mode 5 + prefix with a contradicting mask: follows %s%s; rel-L2 vs A %.3g, "
-             "B %.3g, C %.3g", which, ties > 1 ? " (another reading gives the same here)" : "", ea, eb, ec);
+             "B %.3g, C %.3g", k < 0 ? "none of the readings" : kNames[k],
+             ties > 1 ? " (another reading gives the same here)" : "", e[0], e[1], e[2]);
+}
+
+/* Mode 0 with a user mask that leaves positions outside the band open: (A) masked iff mask OR outside the band (our
+ * decision, D12; operator-spec 4.2 marks it an inference), (C) the mask alone (pre/next only let a kernel skip
+ * blocks, as mode 1 reads the mask). The letters match the mode-5 readings of the same kind. */
+static void reading_m0(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
+    fr_params pc = c->params;
+    pc.sparse_mode = FR_SPARSE_ALL_MASK;
+    double e[2] = {reading_err(c, &c->params, NULL, iut), reading_err(c, &pc, NULL, iut)};
+    static const char *const kNames[2] = {"reading A (mask OR band: flashref's decision)",
+                                          "reading C (the mask alone, pre/next only skip blocks)"};
+    int ties, k = closest_reading(e, 2, bound, &ties);
+    snprintf(cr->info, sizeof cr->info, "mode 0 with band positions the mask leaves open: follows %s%s; rel-L2 vs "
+             "A %.3g, C %.3g", k < 0 ? "neither reading" : kNames[k],
+             ties > 1 ? " (the other reading gives the same here)" : "", e[0], e[1]);
+}
+
+/* A top-k list with repeated keys: (A) a key listed twice takes part twice (our decision D7: each slot is one
+ * position, as a gather reads it), (C) once (as a mask built from the list reads it): the golden on a copy of the
+ * list whose repeats are -1 (unused slots). The list's last dimension is the slot; int32 or int64. */
+static void reading_topk(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
+    const fr_tensor *t = &c->in.fwd.topk_indices;
+    double e[2] = {reading_err(c, &c->params, NULL, iut), INFINITY};
+    int64_t n = fr_tensor_numel(t), W = t->ndim ? t->shape[t->ndim - 1] : 0;
+    int64_t *v = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    fr_tensor once = fr_tensor_make(t->dtype, malloc(fr_dtype_size(t->dtype) * (size_t)(n > 0 ? n : 1)), t->ndim,
+                                    t->shape);
+    if (v && once.data && W > 0 && (t->dtype == FR_I32 || t->dtype == FR_I64)) {
+        for (int64_t k = 0; k < n; k++) v[k] = (int64_t)fr_load_f64(t, fr_tensor_offset_linear(t, k));
+        for (int64_t r = 0; r < n / W; r++)
+            for (int64_t w = 1; w < W; w++)
+                for (int64_t q = 0; q < w && v[r * W + w] >= 0; q++)
+                    if (v[r * W + q] == v[r * W + w]) v[r * W + w] = -1;
+        for (int64_t k = 0; k < n; k++)
+            if (t->dtype == FR_I32) ((int32_t *)once.data)[k] = (int32_t)v[k];
+            else ((int64_t *)once.data)[k] = v[k];
+        e[1] = reading_err_t(c, &c->params, NULL, &once, iut);
+    }
+    free(v);
+    free(once.data);
+    static const char *const kNames[2] = {"reading A (each listed slot takes part: flashref's decision D7)",
+                                          "reading C (a repeated key takes part once)"};
+    int ties, k = closest_reading(e, 2, bound, &ties);
+    snprintf(cr->info, sizeof cr->info, "top-k with repeated keys: follows %s%s; rel-L2 vs A %.3g, C %.3g",
+             k < 0 ? "neither reading" : kNames[k], ties > 1 ? " (the other reading gives the same here)" : "", e[0],
+             e[1]);
+}
+
+/* Implementation-defined cases (category "implementation-defined"): which reading the implementation follows is
+ * reported (INFO), never judged: mode 5 with a prefix and a contradicting mask (reading_m5), mode 0 with a mask
+ * that leaves band positions open (reading_m0), a top-k list with repeated keys (reading_topk). A numeric mismatch
+ * with A is not a FAIL; a crash, a wrong shape or NaN still is. */
+void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr) {
+    fr_verdict v = cr->j.verdict;
+    if (v == FR_SKIP || c->op != FR_CASE_FWD || !fr_tensor_present(&iut->fwd.attention_out)) return;
+    if (v == FR_FAIL && (cr->j.diag == FR_DIAG_ERROR_STATUS || cr->j.diag == FR_DIAG_SHAPE ||
+                         cr->j.diag == FR_DIAG_UNWRITTEN || cr->j.out[FR_CO_ATTENTION_OUT].m.n_anomaly_mismatch))
+        return;
+    double bound = cr->j.out[FR_CO_ATTENTION_OUT].bound_l2;
+    if (fr_tensor_present(&c->in.fwd.topk_indices)) reading_topk(c, iut, bound, cr);
+    else if (c->params.sparse_mode == FR_SPARSE_DEFAULT_MASK) reading_m0(c, iut, bound, cr);
+    else reading_m5(c, iut, bound, cr);
     cr->j.verdict = FR_PASS;
     cr->j.diag = FR_DIAG_NONE;
     snprintf(cr->j.why, sizeof cr->j.why, "INFO: %s", cr->info);
