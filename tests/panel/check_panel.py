@@ -77,9 +77,6 @@ MHA_16 = ("documented behaviour: with need_weights=True the module computes the 
           "dtype (fp16 / bf16 softmax), errors up to 3.3 x the plain fp32-softmax reference")
 MSP_EMPTY = ("FAIL", "error-status", "unspecified (the tool's docs are silent on 0 keys): the tool crashes on 0 keys "
              "(torch.max over an empty dimension) where the operator gives D1 rows")
-MSP_BAND = ("FAIL", "unknown", "semantics difference: with an atten_mask in sparse mode 0 the tool uses the mask "
-            "alone and ignores pre_tockens / next_tockens; the operator also masks outside the band (spec 4.2 asks "
-            "the caller to pass a mask that matches the band, these cases do not)")
 MSP_MODE4 = ("FAIL", "unknown", "defect (docs/findings.md, 7): the tool rebuilds sparse mode 4 as a top-left band "
              "(triu(next + 1), tril(-pre - 1)) where the operator's mode 4 is anchored bottom-right "
              "(next + S2 - S1, pre - (S2 - S1)); wrong whenever S1 != S2")
@@ -124,8 +121,6 @@ EXPECTED = {
     "torch_mha.py:noweights": nan_leaks("bd_nan_in_masked_kv", "bd_nan_in_masked_kv_bf16"),
     "msprobe_fa.py": dict(nan_leaks("bd_nan_in_masked_kv", "bd_nan_in_masked_kv_bf16"), bd_empty_s2=MSP_EMPTY,
                           bwd_bsh_bf16=MSP_DV, gr_fp32_d1_rows=MSP_D1_BWD,
-                          **{n: MSP_BAND for n in ("m0_band_ss", "m0_b1ss_negnext", "m0_negpre", "bd_d1_rows_band",
-                                                   "ln_m0_band_ss_4097", "ln_m0_11ss_negnext_2049")},
                           **{n: MSP_MODE4 for n in ("m4_band", "m4_band_s1_gt", "m4_negnext", "bwd_m4_fp16")},
                           **{n: MSP_MODE6 for n in ("m6_prefix", "m6_prefix_s1_gt", "ln_m6_prefix_2047",
                                                     "bwd_m6_prefix_fp32")}),
