@@ -241,8 +241,9 @@ static void dkv_block(const gd_ctx *c, const fr_bwd_inputs *in, const fr_bwd_out
 static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                          const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err);
 
-/* Alike golden_fwd.c:fr_golden_fwd and fr_golden_fwd_part: kept apart because only the entry shape is alike: the
- * backward takes its own inputs and outputs and runs its own passes after the shared gd_ctx_init. */
+/* Alike golden_fwd.c:fr_golden_fwd, fr_golden_fwd_part and fr_golden_fwd_alt: kept apart because only the
+ * entry shape is alike: the backward takes its own inputs and outputs and runs its own passes after the shared
+ * gd_ctx_init. */
 fr_status fr_golden_bwd(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
     return fr_golden_bwd_part(pb, p, in, out, e, NULL, err);

@@ -187,8 +187,9 @@ static void fwd_block(const gd_ctx *c, const fr_fwd_outputs *out, const gd_batch
 static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                          const fr_engine *e, const fr_golden_part *part, fr_golden_alt a, fr_error *err);
 
-/* Alike golden_bwd.c:fr_golden_bwd and fr_golden_bwd_part: kept apart because only the entry shape is alike: the
- * forward takes its own inputs and outputs and runs its own blocks after the shared gd_ctx_init. */
+/* Alike golden_bwd.c:fr_golden_bwd, fr_golden_bwd_part and fr_golden_bwd_alt: kept apart because only the
+ * entry shape is alike: the forward takes its own inputs and outputs and runs its own blocks after the shared
+ * gd_ctx_init. */
 fr_status fr_golden_fwd(const fr_problem *pb, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                         const fr_engine *e, fr_error *err) {
     return fr_golden_fwd_part(pb, p, in, out, e, NULL, err);

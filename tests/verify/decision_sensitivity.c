@@ -368,7 +368,8 @@ int main(int argc, char **argv) {
     double t3 = now_s();
     check_draws(seeds, per_seed);
     double t4 = now_s();
-    printf("decision_sensitivity: %ld cases (%ld random draws of %d seeds), %ld structure walks, %ld differing, %ld golden "
+    printf("decision_sensitivity: %ld cases (%ld random draws of %d seeds), %ld structure walks, %ld differing, "
+           "%ld golden "
            "pairs; sets %.1f s, regression %.1f s, controls %.1f s, draws %.1f s\n",
            st.cases, st.draws, seeds, st.walks, st.differs, st.golden_runs, t1 - t0, t2 - t1, t3 - t2, t4 - t3);
     for (int a = 1; a < FR_GALT_COUNT; a++)

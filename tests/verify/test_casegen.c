@@ -182,7 +182,8 @@ static void test_contents(uint64_t seed) {
         int64_t W = sp.topk_w, rows = sp.B * sp.S1, repeats = 0;
         for (int64_t r = 0; r < rows; r++)
             for (int64_t w = 1; w < W; w++)
-                for (int64_t v = 0; v < w; v++) repeats += t[r * W + w] >= 0 && t[r * W + w] < sp.S2 && t[r * W + w] == t[r * W + v];
+                for (int64_t v = 0; v < w; v++)
+                    repeats += t[r * W + w] >= 0 && t[r * W + w] < sp.S2 && t[r * W + w] == t[r * W + v];
         CHECK(dup ? repeats > 0 : repeats == 0, "topk_dup %d: %lld repeated keys", dup, (long long)repeats);
         fr_gen_case_free(&c);
     }
@@ -191,7 +192,8 @@ static void test_contents(uint64_t seed) {
     if (m1 && fr_gen_build(m1, seed, &c, &err) == FR_OK) {
         const uint8_t *m = c.in.fwd.atten_mask.data;
         int64_t n = fr_tensor_numel(&c.in.fwd.atten_mask), bad = 0;
-        for (int64_t k = 0; k < n; k++) bad += m[k] != (fr_rng_uniform01(c.seed, 5 /* mask stream */, (uint64_t)k) < 0.25);
+        for (int64_t k = 0; k < n; k++)
+            bad += m[k] != (fr_rng_uniform01(c.seed, 5 /* mask stream */, (uint64_t)k) < 0.25);
         CHECK(bad == 0, "random mask differs from uniform01 < 0.25 at %lld of %lld", (long long)bad, (long long)n);
         fr_gen_case_free(&c);
     }

@@ -9,8 +9,10 @@
  *     engines, C for the mask-alone one, never a FAIL; the INFO line is in the summary, the JSON and the HTML.
  * The same for D7's reading of a top-k list with repeated keys (impldef_topk_dup): A for the engines, C for an
  * implementation that counts a repeated key once. */
+#define _XOPEN_SOURCE 700 /* io_test_util.h: nftw */
 #include "common/check.h"
 #include "golden/golden_alt.h"
+#include "io/io_test_util.h"
 #include "verify/iut/iut_callback.h"
 #include "verify/report/report.h"
 #include "verify/suite/suite_internal.h"
@@ -74,19 +76,6 @@ static bool run(fr_iut *iut, const char *impl, const char *only, const char *reg
     return CHECKED(st == FR_OK, "%s %s: %s", impl, only ? only : "regression", err.msg);
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
-
 /* The INFO line of an implementation-defined case in the summary, the JSON ("info") and the HTML page. */
 static void check_reports(const char *impl, const fr_suite_result *r, const char *want) {
     fr_report_meta m = {impl, "default", fr_suite_opts_default().seed, NULL};
@@ -106,7 +95,8 @@ static void check_reports(const char *impl, const fr_suite_result *r, const char
     fr_error err;
     CHECK(fr_report_json(jpath, r, &m, &err) == FR_OK, "json: %s", err.msg);
     CHECK(fr_report_html(hpath, r, &m, &err) == FR_OK, "html: %s", err.msg);
-    char *json = slurp(jpath), *html = slurp(hpath);
+    size_t jn, hn;
+    char *json = read_whole(jpath, &jn), *html = read_whole(hpath, &hn);
     const fr_case_result *c = &r->cases[0];
     char line[300];
     snprintf(line, sizeof line, "INFO  %s: %s", c->name, c->info);
@@ -116,7 +106,8 @@ static void check_reports(const char *impl, const fr_suite_result *r, const char
     const cJSON *it;
     cJSON_ArrayForEach(it, cases) {
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(it, "name");
-        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, c->name)) info = cJSON_GetObjectItemCaseSensitive(it, "info");
+        if (cJSON_IsString(nm) && !strcmp(nm->valuestring, c->name))
+            info = cJSON_GetObjectItemCaseSensitive(it, "info");
     }
     CHECK(cJSON_IsString(info) && !strcmp(info->valuestring, c->info) && strstr(info->valuestring, want),
           "%s: JSON lacks %s's info", impl, c->name);
@@ -150,7 +141,8 @@ static void run_impl(const char *impl, const char *regression) {
         fr_suite_result_free(&r);
     }
     /* the implementation-defined cases: a PASS with the reading followed */
-    const char *want = strcmp(impl, "mask-alone") ? "follows reading A (mask OR band" : "follows reading C (the mask alone";
+    const char *want =
+        strcmp(impl, "mask-alone") ? "follows reading A (mask OR band" : "follows reading C (the mask alone";
     for (size_t k = 0; k < sizeof kImpldef / sizeof kImpldef[0]; k++) {
         if (!run(iut, impl, kImpldef[k], NULL, &r)) continue;
         if (CHECKED(r.n == 1, "%s %s: %d cases", impl, kImpldef[k], r.n)) {

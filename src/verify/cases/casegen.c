@@ -203,7 +203,8 @@ static fr_status make_pse(const fr_gen_spec *s, const dims *d, uint64_t seed, fr
         for (int64_t bb = 0; bb < sh[0]; bb++)
             for (int64_t h = 0; h < sh[1]; h++) {
                 uint64_t k0 = (uint64_t)((bb * sh[1] + h) * (sh[3] + 1024));
-                for (int64_t q = 0; q < sh[3] + 1023; q++) diag[q] = (float)fr_rng_normal01(seed, ST_PSE, k0 + (uint64_t)q);
+                for (int64_t q = 0; q < sh[3] + 1023; q++)
+                    diag[q] = (float)fr_rng_normal01(seed, ST_PSE, k0 + (uint64_t)q);
                 for (int64_t r = 0; r < R; r++)
                     for (int64_t c = 0; c < sh[3]; c++) p[((bb * sh[1] + h) * R + r) * sh[3] + c] = diag[c - r + 1023];
             }
@@ -487,7 +488,8 @@ static fr_status build(const fr_gen_spec *s, uint64_t seed, build_kind kind, fr_
         goto fail;
     dims dp = ds; /* a full or one-row pse is read at (i, j) by every reading: its values are not structure (TND
                    * reads every tensor pse as the compressed one) */
-    dp.shapes |= kind == BUILD_STRUCTURE && d.layout != FR_TND && s->pse >= FR_GEN_PSE_BNSS && s->pse <= FR_GEN_PSE_1NSS;
+    dp.shapes |=
+        kind == BUILD_STRUCTURE && d.layout != FR_TND && s->pse >= FR_GEN_PSE_BNSS && s->pse <= FR_GEN_PSE_1NSS;
     if (s->pse != FR_GEN_PSE_NONE && (st = make_pse(s, &dp, seed, &in->real_shift, err)) != FR_OK) goto fail;
     if (p->keep_prob < 1.0 && (st = build_drop_mask(p, &d, seed, c->name, &in->drop_mask, err)) != FR_OK) goto fail;
     if (d.dtype == FR_E4M3FN || d.dtype == FR_E5M2 || d.dtype == FR_HIF8) {

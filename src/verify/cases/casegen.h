@@ -14,9 +14,9 @@
  * (round to nearest even, saturating). Masks are the canonical ones of each sparse mode (compressed 2048x2048
  * triu(1) for modes 2, 3, 4, 7, 8; 3072x2048 for mode 6); modes 0, 1, 5 get a random user mask, inside the
  * operator's contract where the spec asks one (mode 0: it holds the band; mode 5: it is the formula), so that no
- * verdict hinges on a reading the spec leaves open (mask_any keeps the random one for implementation-defined cases). Backward cases also
- * carry dy (random) and attention_in / softmax_max / softmax_sum from the golden forward (attention_in in the input
- * dtype, max/sum fp32), as the operator's backward would receive them.
+ * verdict hinges on a reading the spec leaves open (mask_any keeps the random one for implementation-defined
+ * cases). Backward cases also carry dy (random) and attention_in / softmax_max / softmax_sum from the golden forward
+ * (attention_in in the input dtype, max/sum fp32), as the operator's backward would receive them.
  *
  * To add a set: add a static array of fr_gen_spec and one row to the set table in casegen.c. What each option's
  * tensor looks like (and which sparse modes take a canonical compressed mask) is case_shapes.h, shared with the
