@@ -279,7 +279,13 @@ def main():
         if r.returncode:
             print("runner --capabilities failed (%d): %s" % (r.returncode, r.stderr[-2000:]))
             return 1
-        caps = json.loads(r.stdout)
+        # the declaration is the JSON line; a framework may print its own lines on import (mindstudio-probe warns
+        # on stdout when torch_npu is the CPU stand-in), which the protocol ignores too
+        lines = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("{")]
+        if not lines:
+            print("runner --capabilities printed no JSON line: %s" % r.stdout[-2000:])
+            return 1
+        caps = json.loads(lines[-1])
         problems = validate(caps)
         if problems:
             print("runner declaration does not follow the vocabulary: " + "; ".join(problems))
