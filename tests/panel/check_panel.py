@@ -126,7 +126,10 @@ EXPECTED = {
                                                     "bwd_m6_prefix_fp32")}),
 }
 EXPECTED["openvino_sdpa.py:f32"] = EXPECTED["openvino_sdpa.py:default"]  # f32 is what the plugin picks on AVX2
-PRECISION = [("WARN", "precision"), ("WARN", "stale-max"), ("FAIL", "unknown")]
+# A 16-bit pipeline of the framework's own: since the diagnosis names a textbook attention in the input dtype
+# (native-dtype), those cases say so instead of "unknown".
+PRECISION = [("WARN", "precision"), ("WARN", "stale-max"), ("FAIL", "unknown"), ("WARN", "native-dtype"),
+             ("FAIL", "native-dtype")]
 # Groups of cases flagged for one reason: select (case fields; "name" / "why" are regular expressions), the verdicts
 # and diagnoses allowed (None: any diagnosis), the minimum number flagged per set.
 CLASSES = {
