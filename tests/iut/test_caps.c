@@ -76,8 +76,9 @@ static fr_status run_caps(const char *scripts, const char *root, const char *arg
     fr_status st = iut_case(&s, 1, root, &c, err);
     CHECK(st == FR_OK, "case: %s", err->msg);
     fr_case_outputs o;
+    memset(&o, 0, sizeof o);
     st = fr_iut_run(iut, &c, 0, &o, err);
-    if (st == FR_OK) fr_case_outputs_free(&o);
+    fr_case_outputs_free(&o); /* fr_iut_run's outputs are the caller's on failure too */
     fr_case_free(&c);
     *out = iut;
     return st;

@@ -331,7 +331,7 @@ fr_status fr_hunt_run(fr_iut *iut, const fr_hunt_opts *o_in, fr_hunt_result *r, 
         free(allowed);
     }
     if (have_cv) fr_coverage_free(&cv);
-    qsort(r->clusters, (size_t)r->nclusters, sizeof *r->clusters, cmp_cluster);
+    if (r->nclusters > 1) qsort(r->clusters, (size_t)r->nclusters, sizeof *r->clusters, cmp_cluster);
     for (int i = 0; i < r->nclusters; i++) { /* the copies' names point into their own storage again */
         r->clusters[i].first.d.spec.name = r->clusters[i].first.d.name;
         r->clusters[i].smallest.d.spec.name = r->clusters[i].smallest.d.name;
