@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "common/kit.h"
 #include "core/alloc_hook.h"
+#include "fault_setup.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
 #endif
@@ -565,13 +566,7 @@ int main(int argc, char **argv) {
         printf("SKIP: built without -DFR_ALLOC_HOOK=ON\n");
         return 77;
     }
-    snprintf(g_root, sizeof g_root, "%s/flashref-oom-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(g_root)) return 2;
-    snprintf(g_out, sizeof g_out, "%s/out", g_root);
-    snprintf(g_tmp, sizeof g_tmp, "%s/tmp", g_root);
-    snprintf(g_case, sizeof g_case, "%s/case", g_root);
-    mkdir(g_tmp, 0777);
-    setenv("TMPDIR", g_tmp, 1);
+    if (!fault_dirs("oom", g_root, g_out, g_tmp, g_case)) return 2;
     fr_error err;
     const fr_gen_set *xs = fr_gen_set_find("xcheck");
     for (int k = 0; xs && k < xs->count && g_ncases < 64; k++)
@@ -589,13 +584,7 @@ int main(int argc, char **argv) {
             fr_iut_close(iut);
         }
     }
-    if (st == FR_OK) {
-        fr_verify_opts vo = fr_verify_opts_default();
-        vo.set = "quick";
-        vo.filter = "mha";
-        vo.threads = 1;
-        st = fr_verify_run_callback(&vo, cb_fast, NULL, &g_vres, &err);
-    }
+    if (st == FR_OK) st = fault_verify_quick_mha(cb_fast, &g_vres, &err);
     if (!CHECKED(st == FR_OK, "setup: %s", err.msg)) return fr_test_exit("test_alloc_fail");
     const scenario all[] = {
         {"fwd_bwd_golden", run_engine, g_ncases, NULL, FR_ENGINE_GOLDEN, false, false},

@@ -9,6 +9,7 @@
 #include "common/check.h"
 #include "common/kit.h"
 #include "core/alloc_hook.h"
+#include "fault_setup.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
 #endif
@@ -320,13 +321,7 @@ int main(int argc, char **argv) {
         printf("SKIP: built without -DFR_ALLOC_HOOK=ON\n");
         return 77;
     }
-    snprintf(g_root, sizeof g_root, "%s/flashref-enospc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(g_root)) return 2;
-    snprintf(g_out, sizeof g_out, "%s/out", g_root);
-    snprintf(g_tmp, sizeof g_tmp, "%s/tmp", g_root);
-    snprintf(g_case, sizeof g_case, "%s/case", g_root);
-    mkdir(g_tmp, 0777);
-    setenv("TMPDIR", g_tmp, 1);
+    if (!fault_dirs("enospc", g_root, g_out, g_tmp, g_case)) return 2;
     fr_error err;
     memset(&err, 0, sizeof err);
     /* The earlier state: a suite result, its reports and two history lines written while the disk had room. */
@@ -356,13 +351,7 @@ int main(int argc, char **argv) {
     const fr_gen_set *xs = fr_gen_set_find("xcheck");
     if (st == FR_OK) st = xs ? fr_gen_build(&xs->specs[0], 7, &g_gen, &err) : FR_E_INTERNAL;
     if (st == FR_OK) st = fr_gen_case_write(&g_gen, g_case, false, &err);
-    if (st == FR_OK) {
-        fr_verify_opts vo = fr_verify_opts_default();
-        vo.set = "quick";
-        vo.filter = "mha";
-        vo.threads = 1;
-        st = fr_verify_run_callback(&vo, cb_fast, NULL, &g_vres, &err);
-    }
+    if (st == FR_OK) st = fault_verify_quick_mha(cb_fast, &g_vres, &err);
     if (!CHECKED(st == FR_OK && g_hist_len > 0, "setup: %s", err.msg)) return fr_test_exit("test_write_fail");
     const scenario all[] = {
         {"reports", setup_reports, run_reports, "history.jsonl"},
