@@ -169,10 +169,8 @@ static void progress(const fr_hunt_opts *o, const fr_hunt_result *r, double t0, 
 static bool stopped(const fr_hunt_opts *o) { return o->stop && *o->stop; }
 
 /* The draws: judged one by one, SKIPs learned, failures clustered. */
-static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_opts *so, fr_hunt_result *r,
-                            fr_coverage *cv, double t0, fr_error *err) {
-    fr_hunt_learn learn;
-    memset(&learn, 0, sizeof learn);
+static fr_status draws_learning(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_opts *so, fr_hunt_result *r,
+                                fr_coverage *cv, double t0, fr_hunt_learn *learn, fr_error *err) {
     int cap = 0;
     for (int k = 0;; k++) {
         if (o->max_draws > 0 && k >= o->max_draws) break;
@@ -187,7 +185,7 @@ static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_o
         fr_iut_caps(iut, &caps);
         fr_hunt_draw d;
         bool inside;
-        fr_hunt_draw_one(o->seed, k, caps, o->no_learn ? NULL : &learn, &o->lim, o->no_corners, &d, &inside);
+        fr_hunt_draw_one(o->seed, k, caps, o->no_learn ? NULL : learn, &o->lim, o->no_corners, &d, &inside);
         if (!inside) r->not_drawable++;
         fr_case_result cr;
         fr_status st = judge_draw(iut, &d.d.spec, d.mod, d.hint, so, &cr, err);
@@ -202,7 +200,7 @@ static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_o
                     fr_diag_name(cr.j.diag), d.corner ? " [" : "", d.corner ? fr_hunt_corner_name(d.corner) : "",
                     d.hint ? ", mask as " : "", d.hint ? fr_mask_hint_name(d.hint) : "", cr.config, cr.j.why);
         bool judged = cr.j.verdict != FR_SKIP;
-        fr_hunt_learn_note(&learn, cr.cell, judged);
+        fr_hunt_learn_note(learn, cr.cell, judged);
         if (judged) {
             r->judged++;
             fr_coverage_add(cv, cr.cell);
@@ -254,18 +252,34 @@ static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_o
         fr_judgement_free(&cr.j);
         progress(o, r, t0, "drawing");
     }
-    /* What was learned, for the report (where the declaration leaves the axis open). */
+    /* What was learned, for the report: single values where the declaration leaves the axis open, and pairs. */
     const fr_axis *axes = fr_matrix_axes();
     const fr_caps *caps = NULL;
     fr_iut_caps(iut, &caps);
-    size_t w = 0;
+    size_t w = 0, cap_l = sizeof r->learned;
     for (int a = 0; a < FR_AX_COUNT && !o->no_learn; a++)
         for (int v = 0; v < axes[a].n; v++)
-            if (fr_hunt_learn_excluded(&learn, a, v) &&
-                (fr_hunt_learn_applies(caps, 0, a) || fr_hunt_learn_applies(caps, 1, a)) && w + 40 < sizeof r->learned)
-                w += (size_t)snprintf(r->learned + w, sizeof r->learned - w, "%s%s=%s", w ? ", " : "", axes[a].name,
+            if (fr_hunt_learn_excluded(learn, a, v) &&
+                (fr_hunt_learn_applies(caps, 0, a) || fr_hunt_learn_applies(caps, 1, a)) && w + 40 < cap_l)
+                w += (size_t)snprintf(r->learned + w, cap_l - w, "%s%s=%s", w ? ", " : "", axes[a].name,
                                       axes[a].values[v]);
+    for (int a = 0; a < FR_AX_COUNT && !o->no_learn; a++)
+        for (int v = 0; v < axes[a].n; v++)
+            for (int b = a + 1; b < FR_AX_COUNT; b++)
+                for (int u = 0; u < axes[b].n; u++)
+                    if (learn->excluded_pair[a][v][b][u] && w + 80 < cap_l)
+                        w += (size_t)snprintf(r->learned + w, cap_l - w, "%s%s=%s & %s=%s", w ? ", " : "",
+                                              axes[a].name, axes[a].values[v], axes[b].name, axes[b].values[u]);
     return FR_OK;
+}
+
+static fr_status hunt_draws(fr_iut *iut, const fr_hunt_opts *o, const fr_suite_opts *so, fr_hunt_result *r,
+                            fr_coverage *cv, double t0, fr_error *err) {
+    fr_hunt_learn *learn = calloc(1, sizeof *learn); /* about 250 KiB: the pair tables */
+    if (!learn) return fr_fail(err, FR_E_NOMEM, "hunt: out of memory");
+    fr_status st = draws_learning(iut, o, so, r, cv, t0, learn, err);
+    free(learn);
+    return st;
 }
 
 static fr_suite_opts suite_opts(const fr_iut *iut, const fr_hunt_opts *o) {

@@ -96,7 +96,7 @@ typedef struct fr_hunt_result {
     bool interrupted;         /* opts.stop was set: nothing was written */
     char stopped[FR_MSG_LEN]; /* non-empty: the implementation gave up or its declaration was refused */
     char caps[400];           /* the capabilities the draws honoured ("nothing declared") */
-    char learned[400];        /* axis values excluded after SKIPs */
+    char learned[1200];       /* axis values and pairs of values excluded after SKIPs */
     int pairs_covered, pairs_allowed; /* pairwise coverage of the judged draws */
     fr_hunt_cluster *clusters;
     int nclusters;
@@ -124,21 +124,31 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
 /* What the hunt learned from SKIPs. A SKIPped draw's suspects are its axis values that no judged draw has shown
  * yet; a still unjudged value is excluded once it was the only suspect of FR_HUNT_LEARN_SKIPS SKIPped draws, or one
  * of at most FR_HUNT_LEARN_SUSPECTS suspects of one more (a value that merely came with an unsupported one is not
- * blamed: it is judged in other draws). Recomputed after every draw from the kept SKIPped cells. */
+ * blamed: it is judged in other draws). A SKIPped draw all of whose values were judged elsewhere SKIPs for a
+ * combination (a framework that takes a pse in fp32 only, a sink that a 16-bit tensor cannot hold): its suspects are
+ * its pairs of values that no judged draw has shown together, and a pair is excluded once it was a suspect of
+ * FR_HUNT_LEARN_PAIR_SKIPS such draws and is still never judged. Pairs are learned on every axis, declared or not (a
+ * combination is outside the declaration's vocabulary). Recomputed after every draw from the kept SKIPped cells. */
 #define FR_HUNT_LEARN_SKIPS 2
 #define FR_HUNT_LEARN_SUSPECTS 2
+#define FR_HUNT_LEARN_PAIR_SKIPS 3
 #define FR_HUNT_LEARN_KEEP 2048
 typedef struct fr_hunt_learn {
     int judged[FR_AX_COUNT][FR_AX_MAX_VALUES];
+    unsigned char judged_pair[FR_AX_COUNT][FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES]; /* 0, 1: seen together */
     unsigned char skipped_cells[FR_HUNT_LEARN_KEEP][FR_AX_COUNT];
     int nskipped;
     bool excluded[FR_AX_COUNT][FR_AX_MAX_VALUES];
+    bool excluded_pair[FR_AX_COUNT][FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES]; /* [a][v][b][w], a < b */
+    unsigned short pair_blame[FR_AX_COUNT][FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES]; /* scratch */
 } fr_hunt_learn;
 void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judged);
 /* Whether learning may exclude values of axis a for direction dir (0 fwd, 1 bwd): not where the declaration c names
  * that axis (a declared value that SKIPs does so for a reason outside the vocabulary, and stays drawn). */
 bool fr_hunt_learn_applies(const fr_caps *c, int dir, int a);
 bool fr_hunt_learn_excluded(const fr_hunt_learn *l, int axis, int value);
+/* Whether the cell holds a pair of values that learning excluded. */
+bool fr_hunt_learn_pair_in(const fr_hunt_learn *l, const int cell[FR_AX_COUNT]);
 
 /* Draw k of a hunt (name "hunt_K"): inside caps (NULL: anything) and what l excludes (NULL: nothing), pushed into a
  * corner or to boundary sizes most of the time (unless no_corners). FR_OK; *inside false when no candidate fitted

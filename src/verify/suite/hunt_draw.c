@@ -147,14 +147,40 @@ bool fr_hunt_learn_applies(const fr_caps *c, int dir, int a) {
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* Learning from SKIPs. */
 
+static bool in_range(int v) { return v >= 0 && v < FR_AX_MAX_VALUES; }
+
+/* Pairs: the suspects of SKIPped draws none of whose single values is a suspect. */
+static void learn_pairs(fr_hunt_learn *l) {
+    unsigned short(*blame)[FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES] = l->pair_blame;
+    memset(l->pair_blame, 0, sizeof l->pair_blame);
+    for (int k = 0; k < l->nskipped; k++) {
+        const unsigned char *c = l->skipped_cells[k];
+        bool single = false;
+        for (int a = 0; a < FR_AX_COUNT && !single; a++)
+            single = l->judged[a][c[a]] == 0;
+        if (single) continue;
+        for (int a = 0; a < FR_AX_COUNT; a++)
+            for (int b = a + 1; b < FR_AX_COUNT; b++)
+                if (!l->judged_pair[a][c[a]][b][c[b]] && blame[a][c[a]][b][c[b]] < 0xffff) blame[a][c[a]][b][c[b]]++;
+    }
+    for (int a = 0; a < FR_AX_COUNT; a++)
+        for (int v = 0; v < FR_AX_MAX_VALUES; v++)
+            for (int b = a + 1; b < FR_AX_COUNT; b++)
+                for (int w = 0; w < FR_AX_MAX_VALUES; w++)
+                    l->excluded_pair[a][v][b][w] = !l->judged_pair[a][v][b][w] &&
+                                                   blame[a][v][b][w] >= FR_HUNT_LEARN_PAIR_SKIPS;
+}
+
 void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judged) {
     if (judged) {
         for (int a = 0; a < FR_AX_COUNT; a++)
-            if (cell[a] >= 0 && cell[a] < FR_AX_MAX_VALUES) l->judged[a][cell[a]]++;
+            if (in_range(cell[a])) l->judged[a][cell[a]]++;
+        for (int a = 0; a < FR_AX_COUNT; a++)
+            for (int b = a + 1; b < FR_AX_COUNT; b++)
+                if (in_range(cell[a]) && in_range(cell[b])) l->judged_pair[a][cell[a]][b][cell[b]] = 1;
     } else if (l->nskipped < FR_HUNT_LEARN_KEEP) {
         for (int a = 0; a < FR_AX_COUNT; a++)
-            l->skipped_cells[l->nskipped][a] =
-                (unsigned char)(cell[a] >= 0 && cell[a] < FR_AX_MAX_VALUES ? cell[a] : 0);
+            l->skipped_cells[l->nskipped][a] = (unsigned char)(in_range(cell[a]) ? cell[a] : 0);
         l->nskipped++;
     }
     int blame[FR_AX_COUNT][FR_AX_MAX_VALUES], sole[FR_AX_COUNT][FR_AX_MAX_VALUES];
@@ -173,6 +199,15 @@ void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judg
         for (int v = 0; v < FR_AX_MAX_VALUES; v++)
             l->excluded[a][v] = l->judged[a][v] == 0 && (sole[a][v] >= FR_HUNT_LEARN_SKIPS ||
                                                          blame[a][v] >= FR_HUNT_LEARN_SKIPS + 1);
+    learn_pairs(l);
+}
+
+bool fr_hunt_learn_pair_in(const fr_hunt_learn *l, const int cell[FR_AX_COUNT]) {
+    if (!l) return false;
+    for (int a = 0; a < FR_AX_COUNT; a++)
+        for (int b = a + 1; b < FR_AX_COUNT; b++)
+            if (in_range(cell[a]) && in_range(cell[b]) && l->excluded_pair[a][cell[a]][b][cell[b]]) return true;
+    return false;
 }
 
 bool fr_hunt_learn_excluded(const fr_hunt_learn *l, int axis, int value) {
@@ -363,6 +398,7 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
         bool excluded = false;
         for (int a = 0; a < FR_AX_COUNT && l; a++)
             excluded |= fr_hunt_learn_applies(caps, d.d.spec.bwd, a) && fr_hunt_learn_excluded(l, a, cell[a]);
+        excluded |= fr_hunt_learn_pair_in(l, cell);
         if ((!caps || fr_hunt_caps_admit(caps, &d.d.spec, d.hint, NULL)) && !excluded) {
             *inside = true;
             return;
