@@ -252,15 +252,15 @@ static fr_status draws_learning(fr_iut *iut, const fr_hunt_opts *o, const fr_sui
         fr_judgement_free(&cr.j);
         progress(o, r, t0, "drawing");
     }
-    /* What was learned, for the report: single values where the declaration leaves the axis open, and pairs. */
+    /* What was learned, for the report: single values (where declared, with twice the evidence) and pairs. */
     const fr_axis *axes = fr_matrix_axes();
     const fr_caps *caps = NULL;
     fr_iut_caps(iut, &caps);
     size_t w = 0, cap_l = sizeof r->learned;
     for (int a = 0; a < FR_AX_COUNT && !o->no_learn; a++)
         for (int v = 0; v < axes[a].n; v++)
-            if (fr_hunt_learn_excluded(learn, a, v) &&
-                (fr_hunt_learn_applies(caps, 0, a) || fr_hunt_learn_applies(caps, 1, a)) && w + 40 < cap_l)
+            if ((fr_hunt_learn_excludes(learn, caps, 0, a, v) || fr_hunt_learn_excludes(learn, caps, 1, a, v)) &&
+                w + 40 < cap_l)
                 w += (size_t)snprintf(r->learned + w, cap_l - w, "%s%s=%s", w ? ", " : "", axes[a].name,
                                       axes[a].values[v]);
     for (int a = 0; a < FR_AX_COUNT && !o->no_learn; a++)

@@ -124,7 +124,9 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
 /* What the hunt learned from SKIPs. A SKIPped draw's suspects are its axis values that no judged draw has shown
  * yet; a still unjudged value is excluded once it was the only suspect of FR_HUNT_LEARN_SKIPS SKIPped draws, or one
  * of at most FR_HUNT_LEARN_SUSPECTS suspects of one more (a value that merely came with an unsupported one is not
- * blamed: it is judged in other draws). A SKIPped draw all of whose values were judged elsewhere SKIPs for a
+ * blamed: it is judged in other draws), on axes the declaration leaves open; on a declared axis (whose values SKIP
+ * for conditions outside the vocabulary) only with twice the evidence: a declared value that is never judged is a
+ * declaration that promised too much. A SKIPped draw all of whose values were judged elsewhere SKIPs for a
  * combination (a framework that takes a pse in fp32 only, a sink that a 16-bit tensor cannot hold): its suspects are
  * its pairs of values that no judged draw has shown together, and a pair is excluded once it was a suspect of
  * FR_HUNT_LEARN_PAIR_SKIPS such draws and is still never judged. Pairs are learned on every axis, declared or not (a
@@ -139,6 +141,7 @@ typedef struct fr_hunt_learn {
     unsigned char skipped_cells[FR_HUNT_LEARN_KEEP][FR_AX_COUNT];
     int nskipped;
     bool excluded[FR_AX_COUNT][FR_AX_MAX_VALUES];
+    bool excluded_declared[FR_AX_COUNT][FR_AX_MAX_VALUES]; /* with twice the evidence: even where declared */
     bool excluded_pair[FR_AX_COUNT][FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES]; /* [a][v][b][w], a < b */
     unsigned short pair_blame[FR_AX_COUNT][FR_AX_MAX_VALUES][FR_AX_COUNT][FR_AX_MAX_VALUES]; /* scratch */
 } fr_hunt_learn;
@@ -147,6 +150,9 @@ void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judg
  * that axis (a declared value that SKIPs does so for a reason outside the vocabulary, and stays drawn). */
 bool fr_hunt_learn_applies(const fr_caps *c, int dir, int a);
 bool fr_hunt_learn_excluded(const fr_hunt_learn *l, int axis, int value);
+/* Whether learning excludes value v of axis a for direction dir under the declaration c (fr_hunt_learn_applies, or
+ * the evidence that overrides a declaration). */
+bool fr_hunt_learn_excludes(const fr_hunt_learn *l, const fr_caps *c, int dir, int axis, int value);
 /* Whether the cell holds a pair of values that learning excluded. */
 bool fr_hunt_learn_pair_in(const fr_hunt_learn *l, const int cell[FR_AX_COUNT]);
 

@@ -196,10 +196,18 @@ void fr_hunt_learn_note(fr_hunt_learn *l, const int cell[FR_AX_COUNT], bool judg
             if (l->judged[a][c[a]] == 0) blame[a][c[a]]++, sole[a][c[a]] += n == 1;
     }
     for (int a = 0; a < FR_AX_COUNT; a++)
-        for (int v = 0; v < FR_AX_MAX_VALUES; v++)
+        for (int v = 0; v < FR_AX_MAX_VALUES; v++) {
             l->excluded[a][v] = l->judged[a][v] == 0 && (sole[a][v] >= FR_HUNT_LEARN_SKIPS ||
                                                          blame[a][v] >= FR_HUNT_LEARN_SKIPS + 1);
+            l->excluded_declared[a][v] = l->judged[a][v] == 0 && (sole[a][v] >= 2 * FR_HUNT_LEARN_SKIPS ||
+                                                                  blame[a][v] >= 2 * (FR_HUNT_LEARN_SKIPS + 1));
+        }
     learn_pairs(l);
+}
+
+bool fr_hunt_learn_excludes(const fr_hunt_learn *l, const fr_caps *c, int dir, int axis, int value) {
+    if (!fr_hunt_learn_excluded(l, axis, value)) return false;
+    return fr_hunt_learn_applies(c, dir, axis) || l->excluded_declared[axis][value];
 }
 
 bool fr_hunt_learn_pair_in(const fr_hunt_learn *l, const int cell[FR_AX_COUNT]) {
@@ -354,8 +362,8 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
             if (caps && a != FR_AX_DIR) ok &= caps_values(&caps->op[dir], a, all);
             if (a == FR_AX_DIR && dir >= 0) ok = 1u << dir;
             unsigned learned = ok;
-            for (int v = 0; v < axes[a].n && fr_hunt_learn_applies(caps, dir, a); v++)
-                if (fr_hunt_learn_excluded(l, a, v)) learned &= ~(1u << v);
+            for (int v = 0; v < axes[a].n; v++)
+                if (fr_hunt_learn_excludes(l, caps, dir, a, v)) learned &= ~(1u << v);
             if (learned) ok = learned; /* never exclude a whole axis */
             if (ok == all || !ok) {
                 want[a] = -1;
@@ -397,7 +405,7 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
         fr_matrix_classify(&d.d.spec, cell);
         bool excluded = false;
         for (int a = 0; a < FR_AX_COUNT && l; a++)
-            excluded |= fr_hunt_learn_applies(caps, d.d.spec.bwd, a) && fr_hunt_learn_excluded(l, a, cell[a]);
+            excluded |= fr_hunt_learn_excludes(l, caps, d.d.spec.bwd, a, cell[a]);
         excluded |= fr_hunt_learn_pair_in(l, cell);
         if ((!caps || fr_hunt_caps_admit(caps, &d.d.spec, d.hint, NULL)) && !excluded) {
             *inside = true;
