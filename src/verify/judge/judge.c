@@ -61,13 +61,6 @@ fr_status fr_judge_run_plain(const fr_case *c, const fr_judge_opts *opt, fr_case
     return st;
 }
 
-static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
-    if (a->ndim != b->ndim) return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d]) return false;
-    return true;
-}
-
 static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
 
 /* Row maps: for the per-(b, h, i) rows of attention_out (forward) or dq (backward), whether the golden row is fully
@@ -259,7 +252,7 @@ static fr_status stage_shapes(const fr_case *c, const fr_case_outputs *iut, int 
         const fr_tensor *w = fr_case_output_cslot(&want, (fr_case_output)k);
         const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
         if (!fr_tensor_present(w) || (!fr_tensor_present(a) && (absent_ok >> k & 1u))) continue;
-        if (!fr_tensor_present(a) || a->dtype != w->dtype || !same_shape(a, w)) {
+        if (!fr_tensor_present(a) || a->dtype != w->dtype || !fr_tensor_same_shape(a, w)) {
             set(j, FR_FAIL, FR_DIAG_SHAPE);
             WHY(j, "%s: %s%s, expected dtype %s with %d dims", fr_case_output_name((fr_case_output)k),
                 fr_tensor_present(a) ? "dtype " : "missing", fr_tensor_present(a) ? fr_dtype_name(a->dtype) : "",
@@ -817,7 +810,7 @@ bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, in
                         *y = fr_case_output_cslot(b, (fr_case_output)k);
         if (fr_tensor_present(x) != fr_tensor_present(y)) goto differ;
         if (!fr_tensor_present(x)) continue;
-        if (x->dtype != y->dtype || !same_shape(x, y)) goto differ;
+        if (x->dtype != y->dtype || !fr_tensor_same_shape(x, y)) goto differ;
         int64_t n = fr_tensor_numel(x);
         if (n > 0 && memcmp(x->data, y->data, (size_t)n * fr_dtype_size(x->dtype))) goto differ;
         continue;
