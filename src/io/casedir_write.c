@@ -169,30 +169,50 @@ static void unwrite(const char *dir, bool made_dir, const char *const *stems, in
     if (made_dir) rmdir(dir);
 }
 
+/* Creates dir when it is missing; *made: this call created it (a failed write then removes it). */
+static fr_status make_dir(const char *dir, bool *made, fr_error *err) {
+    struct stat sb;
+    *made = stat(dir, &sb) != 0;
+    fr_status st = fr_io_mkdir(dir, err);
+    if (st != FR_OK) *made = false;
+    return st;
+}
+
+/* Writes each present t[k] as "<stems[k]>.npy" into dir, while st (how the write went so far) is FR_OK; on a failure
+ * removes what was begun (case.json too when json, dir when made_dir). n <= FR_CASE_NUM_INPUTS. */
+static fr_status write_tensors(const char *dir, fr_status st, bool made_dir, bool json, const fr_tensor *const *t,
+                               const char *const *stems, int n, fr_error *err) {
+    _Static_assert((int)FR_CASE_NUM_OUTPUTS <= (int)FR_CASE_NUM_INPUTS, "began[] holds either set");
+    const char *began[FR_CASE_NUM_INPUTS] = {0};
+    for (int k = 0; k < n && st == FR_OK; k++) {
+        if (!fr_tensor_present(t[k])) continue;
+        began[k] = stems[k];
+        st = write_named(dir, stems[k], t[k], err);
+    }
+    if (st != FR_OK) unwrite(dir, made_dir, began, n, json);
+    return st;
+}
+
 static fr_status write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
                              const fr_bwd_inputs *in, fr_mask_hint hint, fr_error *err) {
     if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
     char *json;
     fr_status st = fr_case_json_hinted(op, dtype, p, in, hint, &json, err);
     if (st != FR_OK) return st;
-    struct stat sb;
-    bool made_dir = stat(dir, &sb) != 0;
-    if ((st = fr_io_mkdir(dir, err)) != FR_OK) made_dir = false;
-    if (st == FR_OK) {
+    bool made_dir;
+    if ((st = make_dir(dir, &made_dir, err)) == FR_OK) {
         char *path = fr_io_join(dir, "case.json");
         st = path ? write_text(path, json, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
         free(path);
     }
     free(json);
-    const char *began[FR_CASE_NUM_INPUTS] = {0};
-    for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
-        const fr_tensor *t = fr_case_input_cslot(in, (fr_case_input)k);
-        if (!fr_tensor_present(t)) continue;
-        began[k] = fr_case_input_name((fr_case_input)k);
-        st = write_named(dir, fr_case_input_name((fr_case_input)k), t, err);
+    const fr_tensor *t[FR_CASE_NUM_INPUTS];
+    const char *stems[FR_CASE_NUM_INPUTS];
+    for (int k = 0; k < FR_CASE_NUM_INPUTS; k++) {
+        t[k] = fr_case_input_cslot(in, (fr_case_input)k);
+        stems[k] = fr_case_input_name((fr_case_input)k);
     }
-    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_INPUTS, true);
-    return st;
+    return write_tensors(dir, st, made_dir, true, t, stems, FR_CASE_NUM_INPUTS, err);
 }
 
 fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
@@ -207,18 +227,13 @@ fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err) {
 
 fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err) {
     if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
-    struct stat sb;
-    bool made_dir = stat(dir, &sb) != 0;
-    fr_status st = fr_io_mkdir(dir, err);
-    if (st != FR_OK) made_dir = false;
-    const char *began[FR_CASE_NUM_OUTPUTS] = {0};
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
-        if (fr_case_output_is_bwd(k) != (o->op == FR_CASE_BWD)) continue;
-        const fr_tensor *t = fr_case_output_cslot(o, (fr_case_output)k);
-        if (!fr_tensor_present(t)) continue;
-        began[k] = fr_case_output_name((fr_case_output)k);
-        st = write_named(dir, fr_case_output_name((fr_case_output)k), t, err);
+    bool made_dir;
+    fr_status st = make_dir(dir, &made_dir, err);
+    const fr_tensor *t[FR_CASE_NUM_OUTPUTS];
+    const char *stems[FR_CASE_NUM_OUTPUTS];
+    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) { /* the op's own outputs only */
+        t[k] = fr_case_output_is_bwd(k) == (o->op == FR_CASE_BWD) ? fr_case_output_cslot(o, (fr_case_output)k) : NULL;
+        stems[k] = fr_case_output_name((fr_case_output)k);
     }
-    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_OUTPUTS, false);
-    return st;
+    return write_tensors(dir, st, made_dir, false, t, stems, FR_CASE_NUM_OUTPUTS, err);
 }
