@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One threshold line: the rule, then its option in a column of its own (printf-formatted rule). */
+/* One threshold line: the rule, then its option in a column of its own (printf-formatted rule).
+ * Alike verify/iut/caps.c:bad: kept apart because only the varargs-into-a-buffer lines are alike: this prints a
+ * report's line, that turns a capability file's fault into an error status (another room). */
 static void thr_line(FILE *f, const char *opt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void thr_line(FILE *f, const char *opt, const char *fmt, ...) {
     char buf[256];
