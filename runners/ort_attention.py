@@ -118,6 +118,9 @@ def flag_keep(f, nonpad, S1, S2):
     return ok
 
 
+# Alike runners/torch_flex.py:plan: kept apart because each runner states its own framework's limits and builds its
+# own calls; only the "refuse what it cannot run, then one call per batch group" opening is alike (panel_case.drive
+# runs the plans).
 def plan(c, variant):
     opset = int(variant[len("opset"):])
     if c.op == "bwd":

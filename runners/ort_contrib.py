@@ -28,7 +28,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import THREADS, Call, Unsupported, axes, bias_as, caps, runner, runner_main  # noqa: E402
+from panel_case import THREADS, Call, Unsupported, axes, band_keep, bias_as, caps, runner, runner_main  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -119,16 +119,6 @@ def run(sess, a, P):
 
 # ---- the runner ----------------------------------------------------------------------------------------------------
 
-def _band_keep(lo, hi, S1, S2):
-    d = np.arange(S2)[None, :] - np.arange(S1)[:, None]
-    ok = np.ones((S1, S2), dtype=bool)
-    if lo is not None:
-        ok &= d >= lo
-    if hi is not None:
-        ok &= d <= hi
-    return ok
-
-
 def plan_gqa(c, batches, sem, lo, hi):
     S1, S2, Dk, Dv = sem["q"].shape[2], sem["k"].shape[2], sem["q"].shape[3], sem["v"].shape[3]
     if S1 > S2:
@@ -144,7 +134,7 @@ def plan_gqa(c, batches, sem, lo, hi):
         causal = 1
         if lo is not None:
             window = S2 - S1 - lo + 1
-    fk = _band_keep(None if window < 0 else S2 - S1 - window + 1, S2 - S1 if causal else None, S1, S2)
+    fk = band_keep(None if window < 0 else S2 - S1 - window + 1, S2 - S1 if causal else None, S1, S2)
     if not np.array_equal(keep & fk, keep):  # a prefix reaches past the causal frontier
         causal, window, fk = 0, -1, np.ones((S1, S2), dtype=bool)
     bias = sem["bias"] is not None or not bool((keep == fk).all())
@@ -180,7 +170,7 @@ def plan_mha(c, batches, sem, lo, hi):
     S1, S2 = sem["q"].shape[2], sem["k"].shape[2]
     keep = sem["keep"]
     uni = 1 if (lo is None and hi == 0) else 0
-    fk = _band_keep(None, 0, S1, S2) if uni else np.ones((S1, S2), dtype=bool)
+    fk = band_keep(None, 0, S1, S2) if uni else np.ones((S1, S2), dtype=bool)
     if not np.array_equal(keep & fk, keep):
         uni, fk = 0, np.ones((S1, S2), dtype=bool)
     mask, bias = "none", False

@@ -258,13 +258,7 @@ class Case:
         ok = np.ones((1, S1, S2), dtype=bool)
         lo, hi, prefix, user = self.band(b)
         if lo is not None or hi is not None:
-            d = np.arange(S2)[None, :] - np.arange(S1)[:, None]
-            inb = np.ones((S1, S2), dtype=bool)
-            if lo is not None:
-                inb &= d >= lo
-            if hi is not None:
-                inb &= d <= hi
-            ok = (inb | (np.arange(S2)[None, :] < prefix))[None]
+            ok = (band_keep(lo, hi, S1, S2) | (np.arange(S2)[None, :] < prefix))[None]
         if user:
             ok = ok & ~self._user(b, S1, S2)
         if "topk_indices" in self.t:
@@ -485,6 +479,17 @@ class Case:
             arr[r0:r0 + S1] = v.transpose(1, 0, 2)
         else:
             arr[:, r0:r0 + S1] = v
+
+
+def band_keep(lo, hi, S1, S2):
+    """Boolean [S1, S2]: True where lo <= j - i <= hi (a bound of None: no bound on that side)."""
+    d = np.arange(S2)[None, :] - np.arange(S1)[:, None]
+    ok = np.ones((S1, S2), dtype=bool)
+    if lo is not None:
+        ok &= d >= lo
+    if hi is not None:
+        ok &= d <= hi
+    return ok
 
 
 def softmax_stats(x, sink=None):

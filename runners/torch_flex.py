@@ -99,6 +99,9 @@ def run(_, a, P):
 
 # ---- the runner ----------------------------------------------------------------------------------------------------
 
+# Alike runners/ort_attention.py:plan: kept apart because each runner states its own framework's limits and builds
+# its own calls; only the "refuse what it cannot run, then one call per batch group" opening is alike (panel_case.drive
+# runs the plans).
 def plan(c, variant=None):
     if c.op == "bwd":
         raise Unsupported("backward (eager flex_attention raises NotImplementedError for backward on the CPU)")

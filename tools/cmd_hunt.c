@@ -86,6 +86,19 @@ static void on_progress(void *ud, const fr_hunt_progress *p) {
     fflush(stderr);
 }
 
+/* The options that take an integer in [lo, hi]. */
+typedef struct int_opt {
+    const char *name;
+    long lo, hi;
+    int *dst;
+} int_opt;
+
+static const int_opt *int_option(const char *a, const int_opt *t, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(a, t[k].name)) return &t[k];
+    return NULL;
+}
+
 int cmd_hunt(int argc, char **argv) {
     if (cli_wants_help(argc, argv)) {
         help(stdout);
@@ -95,6 +108,12 @@ int cmd_hunt(int argc, char **argv) {
     const char *impl = NULL;
     bool seed_set = false, quiet = false;
     double timeout = 0;
+    const int_opt ints[] = {
+        {"--max-draws", 1, 100000000, &o.max_draws},
+        {"--max-shrink", 0, 1000, &o.max_shrink},
+        {"--threads", 0, 4096, &o.threads},
+    };
+    const int_opt *io;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -128,24 +147,12 @@ int cmd_hunt(int argc, char **argv) {
                 fprintf(stderr, "flashref hunt: --budget '%s': expected seconds, or a number with s, m or h\n", v);
                 return 2;
             }
-        } else if (!strcmp(a, "--max-draws")) {
-            if (!parse_int(v, 1, 100000000, &x)) {
-                fprintf(stderr, "flashref hunt: --max-draws '%s': expected 1..100000000\n", v);
+        } else if ((io = int_option(a, ints, sizeof ints / sizeof ints[0])) != NULL) {
+            if (!parse_int(v, io->lo, io->hi, &x)) {
+                fprintf(stderr, "flashref hunt: %s '%s': expected %ld..%ld\n", a, v, io->lo, io->hi);
                 return 2;
             }
-            o.max_draws = (int)x;
-        } else if (!strcmp(a, "--max-shrink")) {
-            if (!parse_int(v, 0, 1000, &x)) {
-                fprintf(stderr, "flashref hunt: --max-shrink '%s': expected 0..1000\n", v);
-                return 2;
-            }
-            o.max_shrink = (int)x;
-        } else if (!strcmp(a, "--threads")) {
-            if (!parse_int(v, 0, 4096, &x)) {
-                fprintf(stderr, "flashref hunt: --threads '%s': expected 0..4096\n", v);
-                return 2;
-            }
-            o.threads = (int)x;
+            *io->dst = (int)x;
         } else if (!strcmp(a, "--seed")) {
             char *end;
             errno = 0;

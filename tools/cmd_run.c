@@ -65,18 +65,14 @@ int cmd_run(int argc, char **argv) {
         run_usage(stderr);
         return 2;
     }
-    fr_engine_kind kind;
-    if (!strcmp(engine, "golden"))
-        kind = FR_ENGINE_GOLDEN;
-    else if (!strcmp(engine, "fast"))
-        kind = FR_ENGINE_FAST;
-    else if (!strcmp(engine, "emulate"))
-        kind = FR_ENGINE_EMULATE;
-    else {
+    int kind = -1; /* the engine of that name, as fr_engine_name spells it */
+    for (int k = FR_ENGINE_GOLDEN; k <= FR_ENGINE_EMULATE; k++)
+        if (!strcmp(engine, fr_engine_name((fr_engine_kind)k))) kind = k;
+    if (kind < 0) {
         fprintf(stderr, "flashref run: --engine: '%s' (golden, fast or emulate)\n", engine);
         return 2;
     }
-    fr_engine e = fr_engine_default(kind);
+    fr_engine e = fr_engine_default((fr_engine_kind)kind);
     e.num_threads = (int)threads;
     fr_error err;
     memset(&err, 0, sizeof err);

@@ -157,8 +157,18 @@ static int seqlen_svg(const char *path, const fr_seqlen_result *r) {
     return fclose(f);
 }
 
-/* Alike cmd_study.c:do_seqlen: kept apart because each study has its own result type and SVG writer; only the
- * closing "write the SVG or fail" lines repeat. */
+/* The end of a study run with --svg: "wrote FILE", or exit status 2 when its writer returned rc != 0. */
+static int svg_done(const char *svg, int rc) {
+    if (rc != 0) {
+        fprintf(stderr, "flashref study: cannot write %s\n", svg);
+        return 2;
+    }
+    printf("wrote %s\n", svg);
+    return 0;
+}
+
+/* Alike cmd_study.c:do_seqlen: kept apart because each study has its own result type and SVG writer; the closing
+ * "write the SVG or fail" lines are svg_done. */
 static int do_order_invariance(int argc, char **argv) {
     int64_t T = 1024, W = 512, H = 4, Dl = 512, Dr = 64, seed = 1, threads = 0;
     double beta = 0.25, thr = 8.0;
@@ -232,18 +242,11 @@ static int do_order_invariance(int argc, char **argv) {
         }
     }
     printf("\n%.1f s\n", r.seconds);
-    if (svg) {
-        if (oi_svg(svg, &r) != 0) {
-            fprintf(stderr, "flashref study: cannot write %s\n", svg);
-            return 2;
-        }
-        printf("wrote %s\n", svg);
-    }
-    return 0;
+    return svg ? svg_done(svg, oi_svg(svg, &r)) : 0;
 }
 
-/* Alike cmd_study.c:do_order_invariance: kept apart because each study has its own result type and SVG writer; only
- * the closing "write the SVG or fail" lines repeat. */
+/* Alike cmd_study.c:do_order_invariance: kept apart because each study has its own result type and SVG writer; the
+ * closing "write the SVG or fail" lines are svg_done. */
 static int do_seqlen(int argc, char **argv) {
     int64_t lens[FR_SEQLEN_MAX_LENS], S1 = 16, D = 64, seed = 1, threads = 0;
     int nl = 0;
@@ -305,14 +308,7 @@ static int do_seqlen(int argc, char **argv) {
         printf("\n");
     }
     printf("\n%.1f s\n", r.seconds);
-    if (svg) {
-        if (seqlen_svg(svg, &r) != 0) {
-            fprintf(stderr, "flashref study: cannot write %s\n", svg);
-            return 2;
-        }
-        printf("wrote %s\n", svg);
-    }
-    return 0;
+    return svg ? svg_done(svg, seqlen_svg(svg, &r)) : 0;
 }
 
 int cmd_study(int argc, char **argv) {

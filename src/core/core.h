@@ -34,6 +34,14 @@ static inline int64_t fr_tensor_offset_linear(const fr_tensor *t, int64_t k) {
     return off;
 }
 
+/* Same number of dimensions and the same extent in each (dtype and strides not compared). */
+static inline bool fr_tensor_same_shape(const fr_tensor *a, const fr_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d]) return false;
+    return true;
+}
+
 /* Loads element `off` (in elements from data) of a tensor of any numeric dtype, exactly widened to double.
  * bool/uint8 load as 0/1 and 0..255; fp8/hif8/bf16/fp16 are decoded exactly. */
 double fr_load_f64(const fr_tensor *t, int64_t off);

@@ -20,13 +20,6 @@ fr_status fr_emulate_available(const fr_engine *e, fr_error *err) {
     return FR_OK;
 }
 
-static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
-    if (a->ndim != b->ndim) return false;
-    for (int k = 0; k < a->ndim; k++)
-        if (a->shape[k] != b->shape[k]) return false;
-    return true;
-}
-
 static bool float_dtype(fr_dtype t) {
     return t == FR_F64 || t == FR_F32 || t == FR_F16 || t == FR_BF16 || t == FR_E4M3FN || t == FR_E5M2 ||
            t == FR_HIF8;
@@ -54,7 +47,7 @@ static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_
         nc = &ideal;
     }
     bool want_lo = o_lo && fr_tensor_present(o_lo);
-    if (want_lo && (!same_shape(o_lo, &out->attention_out) || !float_dtype(o_lo->dtype) || !o_lo->data))
+    if (want_lo && (!fr_tensor_same_shape(o_lo, &out->attention_out) || !float_dtype(o_lo->dtype) || !o_lo->data))
         return fr_fail(err, FR_E_OUTPUT, "o_lo: must have attention_out's shape and a float dtype (got %s)",
                        fr_dtype_name(o_lo->dtype));
     emu_ctx c;
@@ -265,7 +258,8 @@ static void store_grad(const fr_tensor *t, fr_layout l, int64_t D, int64_t r0, i
 }
 
 /* Alike emulate_entry.c:fwd_run: kept apart because each validates its own extra output (o_extra, the fp32 O of the
- * dpsum sum, here; o_lo there) before its own pass; they share only the default-numerics lines. */
+ * dpsum sum, here; o_lo there) before its own pass; they share only the default-numerics lines.
+ * Long (~150 lines) as one job: the numerics' checks, then the (b, kv head) passes (parallel over key chunks). */
 static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_inputs *in,
                          const fr_bwd_outputs *out, const fr_numerics *nc, const fr_tensor *o_extra, int nthreads,
                          const fr_engine *e, fr_error *err) {
@@ -278,7 +272,7 @@ static fr_status bwd_run(const fr_problem *pb, const fr_params *p, const fr_bwd_
     if (nc->dpsum == FR_EMU_DPSUM_F32 && !have_extra)
         return fr_fail(err, FR_E_INVALID_ARG, "numerics.dpsum: fp32 O requested but o_extra is absent");
     if (have_extra && nc->dpsum != FR_EMU_DPSUM_OUT &&
-        (!same_shape(o_extra, &in->attention_in) || !float_dtype(o_extra->dtype) || !o_extra->data))
+        (!fr_tensor_same_shape(o_extra, &in->attention_in) || !float_dtype(o_extra->dtype) || !o_extra->data))
         return fr_fail(err, FR_E_SHAPE, "o_extra: must have attention_in's shape and a float dtype");
     emu_ctx c;
     fr_status st = emu_ctx_init(&c, pb, p, &in->fwd, nc, err);

@@ -1,11 +1,12 @@
-/* Case directories: parse / validate / write case.json and the tensors beside it (docs/case-format.md).
+/* Case directories: parse and validate case.json and load the tensors beside it (docs/case-format.md); writing them
+ * is casedir_write.c's, the outputs casedir_outputs.c's.
  * Strict by design: every key is known, typed and checked, because a typo in a case must not silently change the
  * problem. Tensor files are checked for the dtype their field needs before their data is read. */
 #define _DEFAULT_SOURCE /* realpath */
 #include "io/casedir.h"
+#include "io/casedir_internal.h"
 
 #include "core/core.h"
-#include "core/validate.h"
 #include "core/problem.h"
 #include "core/validate.h"
 #include "io/io_util.h"
@@ -25,8 +26,6 @@
  * and larger files are refused while parsing (a 5M-entry prefix in a mode-0 case took 450 MB to parse and pass). */
 #define CASE_ARRAY_MAX (FR_LIMIT_B_PREFIX > FR_LIMIT_B_TND ? FR_LIMIT_B_PREFIX : FR_LIMIT_B_TND)
 #define CASE_JSON_MAX (INT64_C(1) << 20)
-/* Integers travel as JSON numbers (doubles): exact only up to 2^53. */
-#define JSON_INT_MAX 9007199254740992.0
 
 static const char *const input_names[FR_CASE_NUM_INPUTS] = {
     "query",     "key",       "value",      "real_shift", "atten_mask",   "drop_mask",
@@ -95,7 +94,6 @@ const fr_tensor *fr_case_output_cslot(const fr_case_outputs *o, fr_case_output i
 }
 
 static bool is_bwd_input(int i) { return i >= FR_CI_DY; }
-static bool is_bwd_output(int i) { return i >= FR_CO_DQ; }
 
 bool fr_case_path_ok(const char *name) {
     if (!name || !*name || name[0] == '/' || strchr(name, '\\')) return false;
@@ -112,14 +110,12 @@ bool fr_case_path_ok(const char *name) {
 }
 
 /* The dtype names case.json uses for "dtype" and "out_dtype" (docs/case-format.md). */
-static fr_dtype case_dtype_from_name(const char *s) {
+fr_dtype fr_case_dtype_from_name(const char *s) {
     static const fr_dtype allowed[] = {FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2, FR_HIF8};
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
         if (!strcmp(s, fr_dtype_name(allowed[i]))) return allowed[i];
     return FR_DT_NONE;
 }
-
-static bool is_fp8(fr_dtype t) { return t == FR_E4M3FN || t == FR_E5M2 || t == FR_HIF8; }
 
 /* ---- case.json parsing ---- */
 
@@ -129,7 +125,7 @@ static fr_status get_int(const cJSON *j, const char *what, const char *field, in
     if (!cJSON_IsNumber(j))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %s", what, field, fr_io_json_type(j));
     double d = j->valuedouble;
-    if (!(fabs(d) <= JSON_INT_MAX) || d != floor(d))
+    if (!(fabs(d) <= FR_CASE_JSON_INT_MAX) || d != floor(d))
         return fr_fail(err, FR_E_FORMAT, "%s: %s: expected an integer, got %.17g", what, field, d);
     int64_t x = (int64_t)d;
     if (x < lo || x > hi)
@@ -242,7 +238,7 @@ static fr_status parse_params(const cJSON *obj, fr_case *c, const char *what, fr
             } else if (!cJSON_IsString(j)) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: expected null or a string, got %s", what, field,
                                fr_io_json_type(j));
-            } else if ((p->out_dtype = case_dtype_from_name(j->valuestring)) == FR_DT_NONE) {
+            } else if ((p->out_dtype = fr_case_dtype_from_name(j->valuestring)) == FR_DT_NONE) {
                 return fr_fail(err, FR_E_FORMAT, "%s: %s: unknown dtype \"%s\"", what, field, j->valuestring);
             }
             break;
@@ -375,7 +371,7 @@ static fr_status parse_top(const cJSON *root, fr_case *c, const char *what, fr_e
     const cJSON *dt = item[K_DTYPE];
     if (!cJSON_IsString(dt))
         return fr_fail(err, FR_E_FORMAT, "%s: dtype: expected a string, got %s", what, fr_io_json_type(dt));
-    if ((c->dtype = case_dtype_from_name(dt->valuestring)) == FR_DT_NONE)
+    if ((c->dtype = fr_case_dtype_from_name(dt->valuestring)) == FR_DT_NONE)
         return fr_fail(err, FR_E_FORMAT, "%s: dtype: \"%s\" (expected fp32, fp16, bf16, e4m3fn, e5m2 or hif8)", what,
                        dt->valuestring);
     fr_status st = parse_params(item[K_PARAMS], c, what, err);
@@ -438,7 +434,7 @@ static int allowed_dtypes(const fr_case *c, int k, fr_dtype *out) {
     case FR_CI_ATTENTION_IN:
         /* fp8 backward: attention_in (and possibly dy) are fp16/bf16 (spec 7.2) */
         out[n++] = dt;
-        if (is_fp8(dt)) {
+        if (fr_dtype_is_fp8(dt)) {
             out[n++] = FR_F16;
             out[n++] = FR_BF16;
         }
@@ -446,7 +442,7 @@ static int allowed_dtypes(const fr_case *c, int k, fr_dtype *out) {
     case FR_CI_REAL_SHIFT:
         if (fr_pse_type_is_slopes(c->params.pse_type)) {
             out[n++] = FR_F32; /* slopes */
-        } else if (is_fp8(dt)) {
+        } else if (fr_dtype_is_fp8(dt)) {
             out[n++] = FR_F16;
             out[n++] = FR_BF16;
         } else {
@@ -609,366 +605,4 @@ void fr_case_free(fr_case *c) {
     }
     free(c->dir);
     memset(c, 0, sizeof *c);
-}
-
-/* ---- writing ---- */
-
-static bool json_int_fits(int64_t v) { return v <= (int64_t)JSON_INT_MAX && v >= -(int64_t)JSON_INT_MAX; }
-
-static bool params_fit_json(const fr_params *p) {
-    const int64_t v[] = {p->head_num, p->pre_tokens, p->next_tokens, p->inner_precise, p->sparse_mode, p->pse_type,
-                         p->q_start_idx, p->kv_start_idx};
-    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
-        if (!json_int_fits(v[k])) return false;
-    const int64_t *arr[] = {p->prefix, p->actual_seq_qlen, p->actual_seq_kvlen};
-    const int64_t len[] = {p->prefix_len, p->actual_seq_len, p->actual_seq_len};
-    for (int a = 0; a < 3; a++)
-        for (int64_t i = 0; arr[a] && i < len[a]; i++)
-            if (!json_int_fits(arr[a][i])) return false;
-    return true;
-}
-
-static bool add_int(cJSON *o, const char *k, int64_t v) {
-    if (v > (int64_t)JSON_INT_MAX || v < -(int64_t)JSON_INT_MAX) return false;
-    return cJSON_AddNumberToObject(o, k, (double)v) != NULL;
-}
-
-static bool add_int_array(cJSON *o, const char *k, const int64_t *a, int64_t n) {
-    if (!a) return cJSON_AddNullToObject(o, k) != NULL;
-    cJSON *arr = cJSON_AddArrayToObject(o, k);
-    if (!arr) return false;
-    for (int64_t i = 0; i < n; i++) {
-        if (a[i] > (int64_t)JSON_INT_MAX || a[i] < -(int64_t)JSON_INT_MAX) return false;
-        cJSON *x = cJSON_CreateNumber((double)a[i]);
-        if (!x || !cJSON_AddItemToArray(arr, x)) {
-            cJSON_Delete(x);
-            return false;
-        }
-    }
-    return true;
-}
-
-fr_status fr_case_json(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in, char **json,
-                       fr_error *err) {
-    return fr_case_json_hinted(op, dtype, p, in, FR_MASK_HINT_DEFAULT, json, err);
-}
-
-fr_status fr_case_json_hinted(fr_case_op op, fr_dtype dtype, const fr_params *p, const fr_bwd_inputs *in,
-                              fr_mask_hint hint, char **json, fr_error *err) {
-    if (!p || !in || !json) return fr_fail(err, FR_E_NULL, "case.json: NULL params, inputs or output");
-    *json = NULL;
-    if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
-    if (case_dtype_from_name(fr_dtype_name(dtype)) == FR_DT_NONE)
-        return fr_fail(err, FR_E_DTYPE, "case: dtype %s cannot be a case dtype", fr_dtype_name(dtype));
-    if (!isfinite(p->scale_value) || !isfinite(p->keep_prob))
-        return fr_fail(err, FR_E_FORMAT, "case.json: scale_value %g / keep_prob %g: JSON has no Inf/NaN",
-                       p->scale_value, p->keep_prob);
-    if (p->input_layout < FR_BSH || p->input_layout > FR_TND)
-        return fr_fail(err, FR_E_LAYOUT, "case: input_layout %d unknown", (int)p->input_layout);
-    if (p->out_dtype != FR_DT_NONE && case_dtype_from_name(fr_dtype_name(p->out_dtype)) == FR_DT_NONE)
-        return fr_fail(err, FR_E_DTYPE, "case: out_dtype %s cannot be written", fr_dtype_name(p->out_dtype));
-    if (p->prefix_len < 0 || p->actual_seq_len < 0)
-        return fr_fail(err, FR_E_INVALID_ARG, "case: negative prefix_len / actual_seq_len");
-    if ((int)hint < 0 || hint >= FR_MASK_HINT_COUNT)
-        return fr_fail(err, FR_E_INVALID_ARG, "case: mask hint %d unknown", (int)hint);
-    if (!p->actual_seq_qlen != !p->actual_seq_kvlen)
-        return fr_fail(err, FR_E_SEQLEN, "case: actual_seq_qlen and actual_seq_kvlen must both be given or both NULL");
-    for (int k = FR_CI_DY; k < FR_CASE_NUM_INPUTS; k++)
-        if (op == FR_CASE_FWD && fr_tensor_present(fr_case_input_cslot(in, (fr_case_input)k)))
-            return fr_fail(err, FR_E_INVALID_ARG, "case: %s given for a forward case", input_names[k]);
-    /* Checked first, so that a failure while building the JSON below can only be memory. */
-    if (!params_fit_json(p))
-        return fr_fail(err, FR_E_FORMAT, "case.json: an integer parameter beyond 2^53, which JSON cannot hold");
-    cJSON *root = cJSON_CreateObject(), *pj = NULL, *ij = NULL;
-    bool ok = root && cJSON_AddStringToObject(root, "format", FLASHREF_CASE_FORMAT) &&
-              cJSON_AddStringToObject(root, "op", fr_case_op_name(op)) &&
-              cJSON_AddStringToObject(root, "dtype", fr_dtype_name(dtype)) &&
-              (pj = cJSON_AddObjectToObject(root, "params")) != NULL;
-    ok = ok && add_int(pj, "head_num", p->head_num) &&
-         cJSON_AddStringToObject(pj, "input_layout", fr_layout_name(p->input_layout)) &&
-         cJSON_AddNumberToObject(pj, "scale_value", p->scale_value) &&
-         cJSON_AddNumberToObject(pj, "keep_prob", p->keep_prob) && add_int(pj, "pre_tokens", p->pre_tokens) &&
-         add_int(pj, "next_tokens", p->next_tokens) && add_int(pj, "inner_precise", p->inner_precise) &&
-         add_int(pj, "sparse_mode", p->sparse_mode) && add_int(pj, "pse_type", p->pse_type) &&
-         add_int_array(pj, "prefix", p->prefix, p->prefix_len) &&
-         add_int_array(pj, "actual_seq_qlen", p->actual_seq_qlen, p->actual_seq_len) &&
-         add_int_array(pj, "actual_seq_kvlen", p->actual_seq_kvlen, p->actual_seq_len) &&
-         add_int(pj, "q_start_idx", p->q_start_idx) && add_int(pj, "kv_start_idx", p->kv_start_idx) &&
-         (p->out_dtype == FR_DT_NONE ? cJSON_AddNullToObject(pj, "out_dtype") != NULL
-                                     : cJSON_AddStringToObject(pj, "out_dtype", fr_dtype_name(p->out_dtype)) != NULL) &&
-         cJSON_AddStringToObject(pj, "softmax_layout",
-                                 p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? "same_as_input" : "") &&
-         (ij = cJSON_AddObjectToObject(root, "inputs")) != NULL;
-    for (int k = 0; ok && k < FR_CASE_NUM_INPUTS; k++) {
-        if (!fr_tensor_present(fr_case_input_cslot(in, (fr_case_input)k))) continue;
-        char fn[64];
-        snprintf(fn, sizeof fn, "%s.npy", input_names[k]);
-        ok = cJSON_AddStringToObject(ij, input_names[k], fn) != NULL;
-    }
-    if (ok && hint != FR_MASK_HINT_DEFAULT) {
-        cJSON *hj = cJSON_AddObjectToObject(root, "hints");
-        ok = hj && cJSON_AddStringToObject(hj, "mask", kMaskHints[hint]) != NULL;
-    }
-    char *text = ok ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (!text) return fr_fail(err, FR_E_NOMEM, "case.json: out of memory");
-    size_t n = strlen(text);
-    char *s = malloc(n + 2);
-    if (!s) {
-        free(text);
-        return fr_fail(err, FR_E_NOMEM, "case.json: out of memory");
-    }
-    memcpy(s, text, n);
-    s[n] = '\n';
-    s[n + 1] = 0;
-    free(text);
-    *json = s;
-    return FR_OK;
-}
-
-static fr_status write_text(const char *path, const char *text, fr_error *err) {
-    fr_io_out o; /* never through a link at path (io_util.h) */
-    fr_status st = fr_io_out_open(&o, path, err);
-    if (st != FR_OK) return st;
-    size_t n = strlen(text);
-    return fr_io_out_close(&o, fwrite(text, 1, n, o.f) == n, err);
-}
-
-static fr_status write_named(const char *dir, const char *stem, const fr_tensor *t, fr_error *err) {
-    char fn[64];
-    snprintf(fn, sizeof fn, "%s.npy", stem);
-    char *path = fr_io_join(dir, fn);
-    if (!path) return fr_fail(err, FR_E_NOMEM, "case: out of memory");
-    fr_status st = fr_npy_write_file(path, t, 0, err);
-    free(path);
-    return st;
-}
-
-/* After a failed write: removes the files this call began (stems[0..n), "<stem>.npy", and case.json when json) and
- * dir when this call created it, so that a half-written case or output set never looks like a whole one. */
-static void unlink_file(const char *p) {
-    struct stat sb; /* a link there was refused, not written: it is not ours to remove */
-    if (lstat(p, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(p);
-}
-
-static void unwrite(const char *dir, bool made_dir, const char *const *stems, int n, bool json) {
-    char p[4200];
-    if (json) {
-        snprintf(p, sizeof p, "%.4000s/case.json", dir);
-        unlink_file(p);
-    }
-    for (int k = 0; k < n; k++) {
-        if (!stems[k]) continue;
-        snprintf(p, sizeof p, "%.4000s/%s.npy", dir, stems[k]);
-        unlink_file(p);
-    }
-    if (made_dir) rmdir(dir);
-}
-
-static fr_status write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
-                             const fr_bwd_inputs *in, fr_mask_hint hint, fr_error *err) {
-    if (!dir) return fr_fail(err, FR_E_NULL, "case: dir: NULL");
-    char *json;
-    fr_status st = fr_case_json_hinted(op, dtype, p, in, hint, &json, err);
-    if (st != FR_OK) return st;
-    struct stat sb;
-    bool made_dir = stat(dir, &sb) != 0;
-    if ((st = fr_io_mkdir(dir, err)) != FR_OK) made_dir = false;
-    if (st == FR_OK) {
-        char *path = fr_io_join(dir, "case.json");
-        st = path ? write_text(path, json, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
-        free(path);
-    }
-    free(json);
-    const char *began[FR_CASE_NUM_INPUTS] = {0};
-    for (int k = 0; k < FR_CASE_NUM_INPUTS && st == FR_OK; k++) {
-        const fr_tensor *t = fr_case_input_cslot(in, (fr_case_input)k);
-        if (!fr_tensor_present(t)) continue;
-        began[k] = input_names[k];
-        st = write_named(dir, input_names[k], t, err);
-    }
-    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_INPUTS, true);
-    return st;
-}
-
-fr_status fr_case_write_parts(const char *dir, fr_case_op op, fr_dtype dtype, const fr_params *p,
-                              const fr_bwd_inputs *in, fr_error *err) {
-    return write_parts(dir, op, dtype, p, in, FR_MASK_HINT_DEFAULT, err);
-}
-
-fr_status fr_case_write(const fr_case *c, const char *dir, fr_error *err) {
-    if (!c) return fr_fail(err, FR_E_NULL, "case: NULL");
-    return write_parts(dir, c->op, c->dtype, &c->params, &c->in, c->mask_hint, err);
-}
-
-/* ---- outputs ---- */
-
-void fr_case_outputs_free(fr_case_outputs *o) {
-    if (!o) return;
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) free(fr_case_output_slot(o, (fr_case_output)k)->data);
-    memset(o, 0, sizeof *o);
-}
-
-/* A NaN-filled contiguous tensor of dtype dt and the given shape. */
-static fr_status alloc_nan(fr_tensor *t, fr_dtype dt, int ndim, const int64_t *shape, const char *name,
-                           fr_error *err) {
-    *t = fr_tensor_make(dt, NULL, ndim, shape);
-    int64_t n = fr_tensor_numel(t), bytes;
-    size_t es = fr_dtype_size(dt);
-    if (n < 0 || !fr_mul_ok(n, (int64_t)es, &bytes))
-        return fr_fail(err, FR_E_OVERFLOW, "%s: size overflows", name);
-    if (n == 0) return FR_OK;
-    unsigned char *d = malloc((size_t)bytes);
-    if (!d) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate %lld bytes", name, (long long)bytes);
-    unsigned char pat[8];
-    fr_tensor one = fr_tensor_make(dt, pat, 0, NULL);
-    fr_store_f64(&one, 0, NAN);
-    for (int64_t i = 0; i < n; i++) memcpy(d + i * (int64_t)es, pat, es);
-    t->data = d;
-    return FR_OK;
-}
-
-fr_status fr_case_alloc_outputs(const fr_case *c, bool fp64, fr_case_outputs *o, fr_error *err) {
-    if (!c || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL");
-    return fr_case_alloc_outputs_parts(c->op, &c->params, &c->in, fp64, o, err);
-}
-
-fr_status fr_case_output_specs(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
-                               fr_tensor spec[FR_CASE_NUM_OUTPUTS], fr_error *err) {
-    if (!p || !bin || !spec) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
-    memset(spec, 0, sizeof(fr_tensor) * FR_CASE_NUM_OUTPUTS);
-    if (op != FR_CASE_FWD && op != FR_CASE_BWD) return fr_fail(err, FR_E_INVALID_ARG, "case: op %d", (int)op);
-    fr_problem pb;
-    fr_status st = op == FR_CASE_FWD ? fr_problem_from_fwd(p, &bin->fwd, &pb, err)
-                                     : fr_problem_from_bwd(p, bin, &pb, err);
-    if (st != FR_OK) return st;
-    const fr_fwd_inputs *in = &bin->fwd;
-    if (op == FR_CASE_FWD) {
-        int64_t sh[FR_MAX_DIMS];
-        int nd = in->query.ndim;
-        memcpy(sh, in->query.shape, sizeof sh);
-        if (nd > 0) sh[nd - 1] = (pb.layout == FR_BSH || pb.layout == FR_SBH) ? pb.N1 * pb.Dv : pb.Dv;
-        spec[FR_CO_ATTENTION_OUT] = fr_tensor_make(fp64 ? FR_F64 : pb.out_dtype, NULL, nd, sh);
-        int64_t ss[4] = {pb.B, pb.N1, pb.S1, 8};
-        int snd = 4;
-        if (pb.layout == FR_TND) {
-            snd = 3;
-            ss[0] = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.T1 : pb.N1;
-            ss[1] = p->softmax_layout == FR_SOFTMAX_SAME_AS_INPUT ? pb.N1 : pb.T1;
-            ss[2] = 8;
-        }
-        spec[FR_CO_SOFTMAX_MAX] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, snd, ss);
-        spec[FR_CO_SOFTMAX_SUM] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, snd, ss);
-    } else {
-        fr_dtype gd = fp64 ? FR_F64 : pb.fp8 ? pb.out_dtype : pb.dtype;
-        spec[FR_CO_DQ] = fr_tensor_make(gd, NULL, in->query.ndim, in->query.shape);
-        spec[FR_CO_DK] = fr_tensor_make(gd, NULL, in->key.ndim, in->key.shape);
-        spec[FR_CO_DV] = fr_tensor_make(gd, NULL, in->value.ndim, in->value.shape);
-        if (fr_tensor_present(&in->query_rope))
-            spec[FR_CO_DQ_ROPE] = fr_tensor_make(gd, NULL, in->query_rope.ndim, in->query_rope.shape);
-        if (fr_tensor_present(&in->key_rope))
-            spec[FR_CO_DK_ROPE] = fr_tensor_make(gd, NULL, in->key_rope.ndim, in->key_rope.shape);
-        int64_t n1 = pb.N1;
-        if (fr_tensor_present(&in->sink)) spec[FR_CO_DSINK] = fr_tensor_make(fp64 ? FR_F64 : FR_F32, NULL, 1, &n1);
-    }
-    return FR_OK;
-}
-
-fr_status fr_case_alloc_outputs_parts(fr_case_op op, const fr_params *p, const fr_bwd_inputs *bin, bool fp64,
-                                      fr_case_outputs *o, fr_error *err) {
-    if (!p || !bin || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL params, inputs or outputs");
-    memset(o, 0, sizeof *o);
-    fr_tensor spec[FR_CASE_NUM_OUTPUTS];
-    fr_status st = fr_case_output_specs(op, p, bin, fp64, spec, err);
-    if (st != FR_OK) return st;
-    o->op = op;
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++)
-        if (fr_tensor_present(&spec[k]))
-            st = alloc_nan(fr_case_output_slot(o, (fr_case_output)k), spec[k].dtype, spec[k].ndim, spec[k].shape,
-                           output_names[k], err);
-    if (st != FR_OK) fr_case_outputs_free(o);
-    return st;
-}
-
-fr_status fr_case_outputs_check(const char *dir, const fr_case_outputs *o, fr_error *err) {
-    if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
-    fr_status st = FR_OK;
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
-        if (is_bwd_output(k) != (o->op == FR_CASE_BWD) || !fr_tensor_present(fr_case_output_cslot(o, (fr_case_output)k)))
-            continue;
-        char fn[64];
-        snprintf(fn, sizeof fn, "%s.npy", output_names[k]);
-        char *path = fr_io_join(dir, fn);
-        st = path ? fr_io_out_check(path, err) : fr_fail(err, FR_E_NOMEM, "case: out of memory");
-        free(path);
-    }
-    return st;
-}
-
-fr_status fr_case_write_outputs(const char *dir, const fr_case_outputs *o, fr_error *err) {
-    if (!dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL dir or outputs");
-    struct stat sb;
-    bool made_dir = stat(dir, &sb) != 0;
-    fr_status st = fr_io_mkdir(dir, err);
-    if (st != FR_OK) made_dir = false;
-    const char *began[FR_CASE_NUM_OUTPUTS] = {0};
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
-        if (is_bwd_output(k) != (o->op == FR_CASE_BWD)) continue;
-        const fr_tensor *t = fr_case_output_cslot(o, (fr_case_output)k);
-        if (!fr_tensor_present(t)) continue;
-        began[k] = output_names[k];
-        st = write_named(dir, output_names[k], t, err);
-    }
-    if (st != FR_OK) unwrite(dir, made_dir, began, FR_CASE_NUM_OUTPUTS, false);
-    return st;
-}
-
-fr_status fr_case_load_outputs(const fr_case *c, const char *dir, fr_case_outputs *o, fr_error *err) {
-    if (!c || !dir || !o) return fr_fail(err, FR_E_NULL, "case outputs: NULL case, dir or outputs");
-    memset(o, 0, sizeof *o);
-    o->op = c->op;
-    fr_status st = FR_OK;
-    for (int k = 0; k < FR_CASE_NUM_OUTPUTS && st == FR_OK; k++) {
-        if (is_bwd_output(k) != (c->op == FR_CASE_BWD)) continue;
-        /* An optional gradient exists when its input does: listed in case.json (a loaded case) or present in
-         * c->in (a case generated in memory has no file names). */
-        if ((k == FR_CO_DQ_ROPE && !c->files[FR_CI_QUERY_ROPE] && !fr_tensor_present(&c->in.fwd.query_rope)) ||
-            (k == FR_CO_DK_ROPE && !c->files[FR_CI_KEY_ROPE] && !fr_tensor_present(&c->in.fwd.key_rope)) ||
-            (k == FR_CO_DSINK && !c->files[FR_CI_SINK] && !fr_tensor_present(&c->in.fwd.sink)))
-            continue;
-        char fn[64];
-        snprintf(fn, sizeof fn, "%s.npy", output_names[k]);
-        char *path = fr_io_join(dir, fn);
-        if (!path) {
-            st = fr_fail(err, FR_E_NOMEM, "case: out of memory");
-            break;
-        }
-        fr_npy_header h;
-        /* Outputs obey the inputs' rule: nothing read through a link out of the case directory (a stored golden
-         * pointing at a file elsewhere must not become this case's reference). */
-        /* Outputs inside the case (its golden/) stay inside the case; outputs elsewhere (run --out) inside their own
-         * folder. */
-        size_t cl = c->dir ? strlen(c->dir) : 0; /* by name: a golden/ that is itself a link stays the case's */
-        bool in_case = cl && !strncmp(dir, c->dir, cl) && (dir[cl] == '/' || dir[cl] == '\0');
-        const char *home = in_case ? c->dir : dir;
-        if (access(path, F_OK) == 0 && !fr_case_path_inside(home, path))
-            st = fr_fail(err, FR_E_FORMAT, "%s: resolves (through a symbolic link) to a file outside the case "
-                         "directory %s: not followed", path, home);
-        else
-            st = fr_npy_read_file_header(path, &h, err);
-        if (st == FR_OK) {
-            /* As on disk: numpy types as themselves; bit patterns from the case's dtypes. */
-            fr_dtype dt = fr_npy_native_dtype(h.descr);
-            if (!strcmp(h.descr, "<u2")) dt = FR_BF16;
-            if (fr_dtype_size(dt) == 1 && dt != FR_BOOL && is_fp8(c->dtype)) dt = c->dtype;
-            if (!strcmp(h.descr, "|i1")) dt = is_fp8(c->dtype) ? c->dtype : FR_DT_NONE;
-            if (dt == FR_DT_NONE)
-                st = fr_fail(err, FR_E_FORMAT, "%s: descr '%s' cannot hold an output", path, h.descr);
-            else
-                st = fr_npy_read_file(path, dt, fr_case_output_slot(o, (fr_case_output)k), err);
-        }
-        free(path);
-    }
-    if (st != FR_OK) fr_case_outputs_free(o);
-    return st;
 }

@@ -675,6 +675,8 @@ fr_status fr_k_bwd(const fr_kops *ops, int num_threads, const fr_problem *pb, co
     return fr_k_bwd_ex(ops, num_threads, NULL, pb, p, in, out, err);
 }
 
+/* Long (~155 lines) as one job: the backward's set-up (context, varlen tasks, D_i) and its parallel passes, which
+ * read every local of the set-up. */
 fr_status fr_k_bwd_ex(const fr_kops *ops, int num_threads, const fr_engine *e, const fr_problem *pb,
                       const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, fr_error *err) {
     bwd_ctx c;

@@ -92,7 +92,9 @@ typedef struct fr_kops {
 #include "core/variants.inc"
 #undef FR_VARIANT
 
-/* The microkernels the tables name (the tests and benchmarks call some directly). */
+/* The microkernels the tables name (the tests and benchmarks call some directly).
+ * Alike kernels.h (these declarations, variant by variant): kept apart because each declares another variant's own
+ * kernel (style.md 4 names them fr_k_<op>_<dtype>_<tile>_<isa>); only the argument lists of a slot are alike. */
 void fr_k_gemm_f32_1x1_scalar(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                               int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_scalar(int64_t n, const float *x);
@@ -107,6 +109,12 @@ void fr_k_dot_rows_bf16_scalar(int64_t m, int64_t n, int64_t k2, const uint32_t 
                                int64_t ldb2, float *C, int64_t ldc);
 void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t *P, int64_t ldp, const uint8_t *keep,
                                 int64_t ldk, const uint16_t *V, int64_t ldv, float *O, int64_t ldo);
+void fr_k_gemm_f32_4x24_avx2(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                             int64_t ldb, float *C, int64_t ldc, bool acc);
+float fr_k_max_f32_avx2(int64_t n, const float *x);
+float fr_k_expsum_f32_avx2(int64_t n, float *x, float sub);
+void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t);
+void fr_k_transpose_f32_8x8_avx2(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
 void fr_k_gemm_f32_6x64_avx512(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                                int64_t ldb, float *C, int64_t ldc, bool acc);
 float fr_k_max_f32_avx512(int64_t n, const float *x);

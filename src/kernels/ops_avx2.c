@@ -5,13 +5,6 @@
 
 #include <immintrin.h>
 
-void fr_k_gemm_f32_4x24_avx2(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
-                             int64_t ldb, float *C, int64_t ldc, bool acc);
-float fr_k_max_f32_avx2(int64_t n, const float *x);
-float fr_k_expsum_f32_avx2(int64_t n, float *x, float sub);
-void fr_k_kahan_add_f32_avx2(int64_t n, float *acc, float *comp, const float *t);
-void fr_k_transpose_f32_8x8_avx2(int64_t rows, int64_t cols, const float *src, int64_t lds, float *dst, int64_t ldd);
-
 static inline __m256i tail_mask8(int64_t rem) {
     int r = rem >= 8 ? 8 : rem <= 0 ? 0 : (int)rem;
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -193,7 +186,9 @@ void fr_k_transpose_f32_8x8_avx2(int64_t rows, int64_t cols, const float *src, i
 }
 
 /* What avx2 overrides; the rest is scalar's (the bf16 slots are only the reference there, bf16 inputs being widened
- * for gemm_f32). */
+ * for gemm_f32).
+ * Alike ops_scalar.c:fr_kops_over_scalar and the other variants' tables: kept apart because each table is one
+ * variant's own overrides (style.md 1); what they share is the slot names. */
 const fr_kops fr_kops_over_avx2 = {
     .gemm_f32 = fr_k_gemm_f32_4x24_avx2,
     .max_f32 = fr_k_max_f32_avx2,

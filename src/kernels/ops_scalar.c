@@ -123,7 +123,8 @@ void fr_k_axpy_rows_bf16_scalar(int64_t m, int64_t n, int64_t dv, const uint16_t
 
 /* The root of the inheritance (core/variants.inc's first row): every slot, each the reference the other variants'
  * slots are tested against.
- * Alike ops_avx512.c:fr_kops_over_avx512 and the other variants' tables: kept apart because each table is one
+ * Alike ops_avx2.c:fr_kops_over_avx2, ops_avx512.c:fr_kops_over_avx512, ops_avx512bf16.c:fr_kops_over_avx512bf16 and
+ * the other variants' tables: kept apart because each table is one
  * variant's own slots (style.md 1); what they share is the slot names. */
 const fr_kops fr_kops_over_scalar = {
     .gemm_f32 = fr_k_gemm_f32_1x1_scalar,

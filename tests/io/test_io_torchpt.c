@@ -208,6 +208,14 @@ static void expect_refused(const buf *z, const char *what, const char *needle) {
     if (st == FR_OK) free(t.data);
 }
 
+/* A .pt of pickle pl over the n bytes of data: refused as expect_refused says; frees pl. */
+static void expect_refused_pkl(buf pl, const void *data, size_t n, const char *what, const char *needle) {
+    buf z = pt_file(&pl, (const uint8_t *)data, n, 0);
+    expect_refused(&z, what, needle);
+    free(z.p);
+    free(pl.p);
+}
+
 static void test_built(void) {
     float v[6] = {1, 2, 3, 4, 5, 6};
     int64_t sz[2] = {2, 3}, cs[2] = {3, 1};
@@ -278,32 +286,15 @@ static void test_built(void) {
     free(z.p);
     /* lying sizes: a storage larger than its record, a view outside its storage, overflowing sizes */
     int64_t huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40}, hs[2] = {INT64_C(1) << 40, 1};
-    buf pl = pkl_tensor("FloatStorage", INT64_C(1) << 40, 1, huge, hs + 1, 0, -1);
-    z = pt_file(&pl, (const uint8_t *)v, sizeof v, 0);
-    expect_refused(&z, "storage larger than its record", "holds 24 bytes");
-    free(z.p);
-    free(pl.p);
-    pl = pkl_tensor("FloatStorage", 6, 2, sz, cs, 1, -1);
-    z = pt_file(&pl, (const uint8_t *)v, sizeof v, 0);
-    expect_refused(&z, "view outside", "outside its storage");
-    free(z.p);
-    free(pl.p);
-    pl = pkl_tensor("FloatStorage", 6, 2, huge, hs, 0, -1);
-    z = pt_file(&pl, (const uint8_t *)v, sizeof v, 0);
-    expect_refused(&z, "numel overflow", "tensor size");
-    free(z.p);
-    free(pl.p);
     int64_t tr[2] = {1, 2};
-    pl = pkl_tensor("FloatStorage", 6, 2, sz, tr, 0, -1);
-    z = pt_file(&pl, (const uint8_t *)v, sizeof v, 0);
-    expect_refused(&z, "strided", "non-contiguous");
-    free(z.p);
-    free(pl.p);
-    pl = pkl_tensor("CharStorage", 6, 2, sz, cs, 0, -1);
-    z = pt_file(&pl, (const uint8_t *)v, 6, 0);
-    expect_refused(&z, "int8", "'torch.CharStorage'");
-    free(z.p);
-    free(pl.p);
+    expect_refused_pkl(pkl_tensor("FloatStorage", INT64_C(1) << 40, 1, huge, hs + 1, 0, -1), v, sizeof v,
+                       "storage larger than its record", "holds 24 bytes");
+    expect_refused_pkl(pkl_tensor("FloatStorage", 6, 2, sz, cs, 1, -1), v, sizeof v, "view outside",
+                       "outside its storage");
+    expect_refused_pkl(pkl_tensor("FloatStorage", 6, 2, huge, hs, 0, -1), v, sizeof v, "numel overflow",
+                       "tensor size");
+    expect_refused_pkl(pkl_tensor("FloatStorage", 6, 2, sz, tr, 0, -1), v, sizeof v, "strided", "non-contiguous");
+    expect_refused_pkl(pkl_tensor("CharStorage", 6, 2, sz, cs, 0, -1), v, 6, "int8", "'torch.CharStorage'");
     /* pickles that are not a tensor */
     static const struct {
         const char *pkl;

@@ -235,36 +235,37 @@ static void protocol(const fr_case *c, const char *tag) {
     fr_case_outputs_free(&g);
 }
 
-/* Alike test_iut_exec.c:exit_codes (its blocks): kept apart because each block runs its own script and expects its own
- * status and message. */
+/* Runs script name once on c: *st and err are what the run returned (false: the script could not be opened). */
+static bool run_script(const char *name, const fr_case *c, fr_status *st, fr_error *err) {
+    fr_iut *iut = open_script(name);
+    if (!iut) return false;
+    fr_case_outputs o;
+    *st = run(iut, c, &o, err);
+    fr_case_outputs_free(&o);
+    fr_iut_close(iut);
+    return true;
+}
+
 static void exit_codes(const fr_case *c) {
     fr_error err;
     fr_case_outputs o;
-    fr_iut *iut = open_script("exit77.sh");
-    if (iut) {
-        fr_status st = run(iut, c, &o, &err);
+    fr_iut *iut;
+    fr_status st;
+    if (run_script("exit77.sh", c, &st, &err)) {
         CHECK(st == FR_E_UNSUPPORTED && strstr(err.msg, "exit status 77") && strstr(err.msg, "exit77-marker"),
               "exit 77: %s: %s", fr_status_name(st), err.msg);
         printf("  exit 77: %s: %s\n", fr_status_name(st), err.msg);
-        fr_case_outputs_free(&o);
-        fr_iut_close(iut);
     }
-    if ((iut = open_script("exit3.sh"))) {
-        fr_status st = run(iut, c, &o, &err);
+    if (run_script("exit3.sh", c, &st, &err)) {
         CHECK(st != FR_OK && st != FR_E_UNSUPPORTED && strstr(err.msg, "exit status 3") &&
                   strstr(err.msg, "exit3-marker: cannot open /dev/npu0") && strstr(err.msg, "stderr: ..."),
               "exit 3: %s: %s", fr_status_name(st), err.msg);
         printf("  exit 3: %s: %s\n", fr_status_name(st), err.msg);
-        fr_case_outputs_free(&o);
-        fr_iut_close(iut);
     }
-    if ((iut = open_script("nothing.sh"))) {
-        fr_status st = run(iut, c, &o, &err);
+    if (run_script("nothing.sh", c, &st, &err)) {
         CHECK(st != FR_OK && st != FR_E_UNSUPPORTED && strstr(err.msg, "attention_out.npy: missing"), "nothing: %s: %s",
               fr_status_name(st), err.msg);
         printf("  exit 0, no outputs: %s: %s\n", fr_status_name(st), err.msg);
-        fr_case_outputs_free(&o);
-        fr_iut_close(iut);
     }
     char log[1024], pg[1024];
     snprintf(log, sizeof log, "%s/hang.pid", root);
@@ -272,7 +273,7 @@ static void exit_codes(const fr_case *c) {
     if ((iut = open_script("hang.sh"))) {
         CHECK(fr_iut_exec_set_timeout(iut, 1.0, &err) == FR_OK, "set timeout: %s", err.msg);
         double t0 = now_s();
-        fr_status st = run(iut, c, &o, &err);
+        st = run(iut, c, &o, &err);
         double dt = now_s() - t0;
         /* The whole process group is gone (the background sleep too): no live process has it (zombies are allowed:
          * an init that does not reap is not ours to judge). */

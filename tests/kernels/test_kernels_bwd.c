@@ -222,9 +222,10 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_bwd_outputs first;
     bool have_first = false;
     int bad = 0;
-/* Alike test_kernels_fwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
- * (gradients against the fp64 backward here, forward outputs there); they share only the keep-the-first-variant
- * bookkeeping. */
+/* Alike test_kernels_fwd.c:run_case, test_kernels_emu_ip1.c:run_case and test_kernels_bwd.c:check_inner_precise
+ * (their variant loops): kept apart because the loop bodies check different things (gradients against the fp64
+ * backward here; forward outputs, the emulator's preset, both inner_precise modes there); they share only the
+ * skip-a-missing-variant and keep-the-first-variant bookkeeping. */
 #define FR_VARIANT(vname, visa, ...)                                                                                   \
     do {                                                                                                               \
         const fr_kops *ops = fr_kops_get(visa);                                                                        \

@@ -77,8 +77,9 @@ static void run_case(const kt_case *c, uint64_t seed, bool designed) {
                       c->name, err.msg) &&
               CHECKED(fr_emulate_bwd_ex(&P.p, &bi, &en, &nc_nods, NULL, 2, &err) == FR_OK, "[%s] emulator bwd: %s",
                       c->name, err.msg);
-/* Alike test_kernels_bwd.c:check_inner_precise (its variant loop): kept apart because each body checks something else
- * (the fast engine against the emulator's preset here); only the skip-a-missing-variant prologue is alike. */
+/* Alike test_kernels_bwd.c:check_inner_precise, test_kernels_bwd.c:run_case and test_kernels_fwd.c:run_case (their
+ * variant loops): kept apart because each body checks something else (the fast engine against the emulator's preset
+ * here); only the skip-a-missing-variant prologue is alike. */
 #define FR_VARIANT(vname, visa, ...)                                                                                   \
     do {                                                                                                               \
         const fr_kops *ops = fr_kops_get(visa);                                                                        \

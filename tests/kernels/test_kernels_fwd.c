@@ -112,9 +112,9 @@ static void run_case(const kt_case *c, uint64_t seed, bool threads_check) {
     fr_fwd_outputs first;
     bool have_first = false;
     int bad = 0;
-/* Alike test_kernels_bwd.c:run_case (its variant loop): kept apart because the loop bodies check different things
- * (forward outputs here, gradients against the fp64 backward there); they share only the keep-the-first-variant
- * bookkeeping. */
+/* Alike test_kernels_bwd.c:run_case and test_kernels_emu_ip1.c:run_case (their variant loops): kept apart because
+ * the loop bodies check different things (forward outputs here; gradients against the fp64 backward, the emulator's
+ * preset there); they share only the skip-a-missing-variant and keep-the-first-variant bookkeeping. */
 #define FR_VARIANT(vname, visa, ...)                                                                                   \
     do {                                                                                                               \
         const fr_kops *ops = fr_kops_get(visa);                                                                        \

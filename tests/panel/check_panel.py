@@ -28,6 +28,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNERS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "runners")
 
+# Alike check_panel.py (the expectations below, one constant each): kept apart because each is one finding's
+# expected verdict, diagnosis and reason (data, not logic); only the tuple shape repeats.
 NAN_LEAK = ("FAIL", "nan-leak", "NaN/Inf in masked-out K/V reaches the output: P is 0 there, but 0 x NaN in P.V is "
             "NaN (the framework multiplies masked positions instead of skipping them)")
 STALE_GAIN = ("WARN", "stale-max", "P normalised in fp32, then rounded to fp16/bf16 for P.V: the rounded weights of a "

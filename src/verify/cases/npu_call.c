@@ -426,7 +426,9 @@ typedef struct build_in {
 /* Alike python/flashref/npu/_call.py:NpuCall._map (and _check, stats_from_npu, outputs_from_npu, grad_call): kept
  * apart because `flashref verify --msprobe` reads dumps without Python; the schemas are one copy (fr_npu_schemas), and
  * tests/python_pkg/test_msprobe.py requires both mappings to give the same case for every call of msprobe-written
- * dumps. */
+ * dumps.
+ * Long (~260 lines) as one job: op-plugin's mapping of one call in op-plugin's own order (checks, parameters, inputs,
+ * the backward's inputs, dropout, outputs, check before read), each step reading what the earlier ones bound. */
 static fr_status build(build_in *b, fr_npu_case *out, fr_error *err) {
     const call *c = &b->c;
     const char *lab = c->label;

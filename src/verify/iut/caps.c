@@ -41,7 +41,8 @@ typedef struct ctx {
     fr_caps *c;
 } ctx;
 
-
+/* Alike verify/report/report.c:thr_line: kept apart because only the varargs-into-a-buffer lines are alike: this
+ * turns a capability file's fault into an error status, that prints a line of a report (another room). */
 static fr_status bad(ctx *x, const char *path, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static fr_status bad(ctx *x, const char *path, const char *fmt, ...) {
     char m[300];
@@ -150,6 +151,9 @@ static const char *const kPseShapeNames[] = {"BNSS", "BN1S", "1NSS", "compressed
 static const char *const kHandoverNames[] = {"bool", "additive_inf", "additive_min"};
 static const char *const kTopkNames[] = {"none", "unique", "any"};
 
+/* Alike caps.c:parse_op (its own branches, key by key): kept apart because each branch reads another key into its own
+ * field with its own names or range (docs/exec-protocol.md's capability keys); only the "parse, mark the key" shape
+ * repeats. */
 static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op *op) {
     char path[64], p[128];
     snprintf(path, sizeof path, "ops.%s", opname);

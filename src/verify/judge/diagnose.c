@@ -1,5 +1,6 @@
 /* The diagnosis of a case beyond its bounds (diagnose.h): candidate defects re-run on the case's own inputs, the one
  * that matches named; else a shape unique to one class; else "unknown" with the error's shape. */
+#include "verify/judge/diagnose.h"
 #include "verify/judge/diagnose_cands.h"
 
 #include "core/core.h"

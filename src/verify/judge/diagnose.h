@@ -19,22 +19,8 @@
 #ifndef FR_VERIFY_DIAGNOSE_H
 #define FR_VERIFY_DIAGNOSE_H
 
-#include "core/problem.h"
-#include "verify/judge/judge.h"
-
-/* What the judge hands the diagnosis: views into its own arrays (nothing is owned). */
-typedef struct fr_diag_in {
-    const fr_case *c;
-    unsigned tags, purpose;     /* as passed to fr_judge */
-    const fr_problem *pb;       /* the case's problem */
-    const double *const *a;     /* [FR_CASE_NUM_OUTPUTS]: the IUT's outputs as fp64 (NULL: absent), D1 rows zeroed */
-    const double *const *r;     /* [FR_CASE_NUM_OUTPUTS]: the golden's, same layout */
-    const int64_t *n;           /* [FR_CASE_NUM_OUTPUTS]: element counts (0: absent) */
-    int64_t nrows, row_len;     /* out-like rows (attention_out forward, dq backward) and their length */
-    const int32_t *head;        /* [nrows]: query head of each out-like row */
-    const uint8_t *d1;          /* [nrows]: the golden row is fully masked (zeroed in a and r) */
-    const fr_case_outputs *iut; /* the IUT's outputs as returned */
-} fr_diag_in;
+#include "verify/judge/diagnose_in.h"
+#include "verify/judge/verdict.h"
 
 /* Why the case's outputs are beyond their bounds: called once every output's bound is set in j (j->out[k]).
  * k_fail: the first output beyond its bound (attention_out or a gradient). shape: receives a short description of

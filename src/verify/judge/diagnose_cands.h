@@ -4,6 +4,7 @@
 #define FR_VERIFY_JUDGE_DIAGNOSE_CANDS_H
 
 #include "verify/judge/diagnose_rerun.h"
+#include "verify/judge/verdict.h"
 
 typedef bool (*dg_cand_fn)(const fr_diag_in *x, int arg, dg_cres *out);
 

@@ -5,6 +5,7 @@
 #include "verify/judge/plain_ref.h"
 
 #include "core/core.h"
+#include "verify/metrics/metrics.h"
 
 #include <float.h>
 #include <stdlib.h>

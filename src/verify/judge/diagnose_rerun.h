@@ -3,7 +3,7 @@
 #ifndef FR_VERIFY_JUDGE_DIAGNOSE_RERUN_H
 #define FR_VERIFY_JUDGE_DIAGNOSE_RERUN_H
 
-#include "verify/judge/diagnose.h"
+#include "verify/judge/diagnose_in.h"
 
 bool dg_is_d1_max(double m); /* a softmax max that marks a fully masked row */
 

@@ -2,9 +2,9 @@
 #include "verify/judge/judge.h"
 
 #include "verify/judge/diagnose.h"
+#include "verify/judge/judge_apriori.h"
 
 #include "core/core.h"
-#include "core/osm_bound.h"
 #include "core/problem.h"
 #include "core/validate.h"
 #include "verify/judge/plain_ref.h"
@@ -59,34 +59,6 @@ fr_status fr_judge_run_plain(const fr_case *c, const fr_judge_opts *opt, fr_case
                                   : fr_plain_bwd(&c->params, &c->in, &o->bwd, err);
     if (st != FR_OK) fr_case_outputs_free(o);
     return st;
-}
-
-void fr_judgement_free(fr_judgement *j) {
-    if (!j) return;
-    free(j->gains);
-    j->gains = NULL;
-    j->n_gains = 0;
-}
-
-/* Unit roundoff of a dtype (half an ulp at 1). */
-static double unit_roundoff(fr_dtype dt) {
-    switch (dt) {
-    case FR_F64: return ldexp(1.0, -53);
-    case FR_F32: return ldexp(1.0, -24);
-    case FR_F16: return ldexp(1.0, -11);
-    case FR_BF16: return ldexp(1.0, -8);
-    case FR_E4M3FN: return ldexp(1.0, -4);
-    case FR_E5M2: return ldexp(1.0, -3);
-    case FR_HIF8: return ldexp(1.0, -4);
-    default: return ldexp(1.0, -24);
-    }
-}
-
-static bool same_shape(const fr_tensor *a, const fr_tensor *b) {
-    if (a->ndim != b->ndim) return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d]) return false;
-    return true;
 }
 
 static bool is_d1_max(double m) { return m <= -(double)FLT_MAX * (1.0 - 1e-7); }
@@ -202,128 +174,6 @@ static void set(fr_judgement *j, fr_verdict v, fr_diag d) {
     j->diag = d;
 }
 
-/* Largest |x| over a tensor (any strides); max row norm over rows of length d (C order). */
-static void tensor_stats(const fr_tensor *t, int64_t d, double *maxabs, double *maxnorm) {
-    *maxabs = 0;
-    *maxnorm = 0;
-    if (!fr_tensor_present(t)) return;
-    int64_t n = fr_tensor_numel(t);
-    double ss = 0;
-    for (int64_t k = 0; k < n; k++) {
-        double v = fr_load_f64(t, fr_tensor_offset_linear(t, k));
-        if (!isfinite(v)) continue;
-        if (fabs(v) > *maxabs) *maxabs = fabs(v);
-        ss += v * v;
-        if (d > 0 && (k + 1) % d == 0) {
-            if (ss > *maxnorm) *maxnorm = ss;
-            ss = 0;
-        }
-    }
-    *maxnorm = sqrt(*maxnorm);
-}
-
-/* A-priori ceiling on attention_out's max abs error: the proved rounding bound of the online softmax (proofs/round,
- * core/osm_bound.h) for ANY fp32 implementation of this length: n keys (the sink counts), every tiling (K = n), both
- * exps within 2 ulp, P rounded to the dtype (and once more by dropout's 1/keep_prob), V = max|v| / keep_prob, on
- * scores off the exact ones by at most Delta = (D + 3) u |scale| (|q| |k| + |pse|) (the GEMM's sum of D products,
- * the scale, the pse: Higham's dot-product bound), which moves softmax . v by at most 2 V (e^Delta - 1) /
- * (2 - e^Delta) (proved too: Model.v perturb); plus one ulp of the output. */
-static double apriori_abs(const ctx *x, fr_dtype out_dt) {
-    const fr_fwd_inputs *in = &x->c->in.fwd;
-    double qa, qn, ka, kn, va, vn, pa = 0, pn;
-    tensor_stats(&in->query, x->pb.Dk, &qa, &qn);
-    tensor_stats(&in->key, x->pb.Dk, &ka, &kn);
-    tensor_stats(&in->value, x->pb.Dv, &va, &vn);
-    if (x->pb.has_pse && !fr_pse_type_is_slopes(x->pb.pse_type)) tensor_stats(&in->real_shift, 0, &pa, &pn);
-    double qr = 0, kr = 0, t;
-    if (x->pb.has_rope) {
-        tensor_stats(&in->query_rope, x->pb.Drope, &t, &qr);
-        tensor_stats(&in->key_rope, x->pb.Drope, &t, &kr);
-    }
-    double sc = fabs(x->c->params.scale_value);
-    double R = sc * (qn * kn + qr * kr + pa);
-    /* ALiBi: bounded by slope x distance; be generous */
-    if (x->pb.has_pse && fr_pse_type_is_slopes(x->pb.pse_type)) R += 1e4;
-    if (x->pb.fp8) R *= 1e3;                            /* dequant scales (kept generous rather than exact) */
-    double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
-    double u = ldexp(1.0, -24), V = va / kp;
-    double up = x->pb.dtype == FR_F32 || x->pb.dtype == FR_F64 ? 0.0 : unit_roundoff(x->pb.dtype);
-    if (x->pb.has_drop) up = (1.0 + up) * (1.0 + u) - 1.0;
-    double delta = ((double)(x->pb.Dk + x->pb.Drope) + 3.0) * u * R * 1.01; /* 1.01: gamma_D over D u */
-    double n = (double)x->pb.S2 + (x->pb.has_sink ? 1.0 : 0.0);
-    fr_osm_bound_params bp = fr_osm_bound_f32_any(up);
-    double soft = n >= 1 ? fr_osm_bound_kernel(&bp, n, n, 2.0 * (R + delta), V) : 0.0;
-    double ed = expm1(delta), pert = ed < 1.0 ? 2.0 * V * ed / (1.0 - ed) : INFINITY;
-    return soft + pert + fr_ulp_of(out_dt, V) + DBL_MIN;
-}
-
-/* A gradient whose golden is exactly zero everywhere (its terms cancel exactly: a softmax over one key gives
- * dS = P (dP - D_i) = 0, and so dq = dk = 0) has no scale for rel-L2 (any rounding is an infinite relative error).
- * Its scale is then that of the cancelling terms: an implementation's fp32 dP and D_i each carry about n u |dY_i| |V|
- * of rounding (the spec's optional casts of P and dS to the dtype scale with dS, here 0), which reaches dq via scale |K|
- * summed over at most 1 / keep_prob of P's mass, dk through scale |Q| over at most G S1 query rows, dv through |dY|
- * over as many. Returns that absolute scale (0 for outputs it does not cover). */
-static double apriori_grad_abs(const ctx *x, fr_case_output k) {
-    const fr_bwd_inputs *in = &x->c->in;
-    const fr_problem *pb = &x->pb;
-    double qa, qn, ka, kn, va, vn, da, dn, qra = 0, kra = 0, t;
-    tensor_stats(&in->fwd.query, pb->Dk, &qa, &qn);
-    tensor_stats(&in->fwd.key, pb->Dk, &ka, &kn);
-    tensor_stats(&in->fwd.value, pb->Dv, &va, &vn);
-    tensor_stats(&in->dy, pb->Dv, &da, &dn);
-    if (pb->has_rope) {
-        tensor_stats(&in->fwd.query_rope, pb->Drope, &qra, &t);
-        tensor_stats(&in->fwd.key_rope, pb->Drope, &kra, &t);
-    }
-    double kp = x->c->params.keep_prob > 0 ? x->c->params.keep_prob : 1.0;
-    double u = ((double)pb->S2 + (double)(pb->Dk + pb->Drope) + (double)pb->Dv + 2.0) * ldexp(1.0, -24);
-    double sc = fabs(x->c->params.scale_value), dp = 2.0 * dn * vn / kp, rows = (double)pb->G * (double)pb->S1;
-    switch (k) {
-    case FR_CO_DQ:
-    case FR_CO_DQ_ROPE: return sc * dp * fmax(ka, kra) * u + DBL_MIN;
-    case FR_CO_DK:
-    case FR_CO_DK_ROPE: return sc * dp * fmax(qa, qra) * rows * u + DBL_MIN;
-    case FR_CO_DV: return da / kp * rows * u + DBL_MIN;
-    default: return 0.0;
-    }
-}
-
-/* dsink_h = -sum_i P_sink,i D_i (D6) sums terms of both signs: its relative error is about u times
- * sum |t| / |sum t|, which the ideal pipeline (fp64 where the fast kernels keep fp32 D_i and P) does not show. Returns
- * that condition over the heads (as rel-L2 aggregates them: sqrt(sum_h (sum |t|)^2 / sum_h (sum t)^2)), 1 when it
- * cannot be formed. */
-static double dsink_cond(const ctx *x) {
-    const fr_bwd_inputs *in = &x->c->in;
-    const fr_problem *pb = &x->pb;
-    fr_softmax_layout sl = x->c->params.softmax_layout;
-    if (!fr_tensor_present(&in->fwd.sink) || !fr_tensor_present(&in->softmax_max) ||
-        !fr_tensor_present(&in->softmax_sum) || !fr_tensor_present(&in->dy) || !fr_tensor_present(&in->attention_in))
-        return 1.0;
-    double num = 0, den = 0;
-    for (int64_t h = 0; h < pb->N1; h++) {
-        double sabs = 0, sum = 0, sk = fr_load_f64(&in->fwd.sink, h * in->fwd.sink.strides[0]);
-        for (int64_t b = 0; b < pb->B; b++) {
-            int64_t q0, len;
-            fr_problem_q_rows(pb, b, &q0, &len);
-            for (int64_t i = 0; i < len; i++) {
-                const fr_tensor *tm = &in->softmax_max, *ts = &in->softmax_sum;
-                double m = fr_load_f64(tm, fr_softmax_offset(tm, pb->layout, sl, q0, b, h, i, 0));
-                double l = fr_load_f64(ts, fr_softmax_offset(ts, pb->layout, sl, q0, b, h, i, 0));
-                if (!(l > 0) || !isfinite(m) || !isfinite(l)) continue;
-                double d = 0;
-                for (int64_t e = 0; e < pb->Dv; e++)
-                    d += fr_load_f64(&in->dy, fr_layout_offset(&in->dy, pb->layout, pb->Dv, q0, b, h, i, e)) *
-                         fr_load_f64(&in->attention_in,
-                                     fr_layout_offset(&in->attention_in, pb->layout, pb->Dv, q0, b, h, i, e));
-                double t = exp(sk - m) / l * d;
-                if (isfinite(t)) sabs += fabs(t), sum += t;
-            }
-        }
-        num += sabs * sabs, den += sum * sum;
-    }
-    return den > 0 && num > 0 ? fmax(1.0, sqrt(num / den)) : 1.0;
-}
-
 /* Metrics of a (and the ideal e) against r for output k, with the D1 rows already neutralised. */
 static fr_status compare(ctx *x, fr_judgement *j, fr_case_output k, fr_error *err) {
     fr_out_judgement *oj = &j->out[k];
@@ -402,7 +252,7 @@ static fr_status stage_shapes(const fr_case *c, const fr_case_outputs *iut, int 
         const fr_tensor *w = fr_case_output_cslot(&want, (fr_case_output)k);
         const fr_tensor *a = fr_case_output_cslot(iut, (fr_case_output)k);
         if (!fr_tensor_present(w) || (!fr_tensor_present(a) && (absent_ok >> k & 1u))) continue;
-        if (!fr_tensor_present(a) || a->dtype != w->dtype || !same_shape(a, w)) {
+        if (!fr_tensor_present(a) || a->dtype != w->dtype || !fr_tensor_same_shape(a, w)) {
             set(j, FR_FAIL, FR_DIAG_SHAPE);
             WHY(j, "%s: %s%s, expected dtype %s with %d dims", fr_case_output_name((fr_case_output)k),
                 fr_tensor_present(a) ? "dtype " : "missing", fr_tensor_present(a) ? fr_dtype_name(a->dtype) : "",
@@ -622,7 +472,7 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     const fr_judge_opts *opt = x->opt;
     fr_out_judgement *oj = &j->out[k];
     const char *nm = fr_case_output_name(k);
-    double fl = 0.25 * unit_roundoff(dt);
+    double fl = 0.25 * fr_judge_unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
     double il2 = iok ? oj->ideal.rel_l2 : 0, iabs = iok ? oj->ideal.max_abs : 0;
     bool pok = ref_usable(&oj->plain, oj->have_plain, 16.0 * fmax(il2, fl));
@@ -639,10 +489,12 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     double kl2 = fwd_out ? opt->k_out : opt->k_grad;
     oj->x_plain = ratio_of(oj->m.rel_l2, pl2);
     oj->x_ideal = ratio_of(oj->m.rel_l2, il2);
-    if (k == FR_CO_DSINK) fl = fmax(fl, 4.0 * ldexp(1.0, -24) * dsink_cond(x)); /* fp32 terms of both signs */
+    if (k == FR_CO_DSINK) /* fp32 terms of both signs */
+        fl = fmax(fl, 4.0 * ldexp(1.0, -24) * fr_judge_dsink_cond(x->c, &x->pb));
     oj->bound_l2 = kl2 * fmax(fmax(il2, pl2), fl);
     double r_l2 = oj->m.rel_l2 / oj->bound_l2;
-    double r_abs = 0, zabs = !fwd_out && rmax == 0 && oj->m.n > 0 ? apriori_grad_abs(x, k) : 0.0;
+    double r_abs = 0,
+           zabs = !fwd_out && rmax == 0 && oj->m.n > 0 ? fr_judge_apriori_grad_abs(x->c, &x->pb, k) : 0.0;
     if (zabs > 0) { /* the golden is exactly zero: max abs against the cancelling terms' scale, not rel-L2 */
         oj->bound_abs = kl2 * zabs;
         r_l2 = 0;
@@ -650,7 +502,7 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     }
     if (fwd_out) {
         oj->bound_abs = opt->k_max * fmax(fmax(iabs, pabs), fr_ulp_of(dt, rmax));
-        oj->apriori_abs = apriori_abs(x, dt);
+        oj->apriori_abs = fr_judge_apriori_abs(x->c, &x->pb, dt);
         r_abs = fmax(oj->m.max_abs / oj->bound_abs, oj->m.max_abs / oj->apriori_abs);
     }
     double ratio = fmax(r_l2, r_abs);
@@ -696,7 +548,7 @@ static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype d
     const fr_judge_opts *opt = x->opt;
     fr_out_judgement *oj = &j->out[k];
     const char *nm = fr_case_output_name(k);
-    double fl = 0.25 * unit_roundoff(dt);
+    double fl = 0.25 * fr_judge_unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
     /* FlashAttention's rule is defined by its baseline (the textbook attention in the input dtype), however far
      * that is from the golden: no cap there */
@@ -722,7 +574,7 @@ static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype d
     } else {
         static const double lim[3][3] = {{10, 2, 2}, {5, 1.5, 1.5}, {2, 1.2, 1.2}};
         const double *L = lim[opt->standard - FR_STD_ASCEND_L0];
-        double u = unit_roundoff(dt), amx, amn, bmx = 0, bmn = 0;
+        double u = fr_judge_unit_roundoff(dt), amx, amn, bmx = 0, bmn = 0;
         rel_err_rms(x->a[k], x->r[k], x->n[k], &amx, &amn);
         const double *bv = pok ? x->pl[k] : iok ? x->e[k] : NULL;
         if (bv) rel_err_rms(bv, x->r[k], x->n[k], &bmx, &bmn);
@@ -909,7 +761,7 @@ fr_status fr_judge_plain(const fr_case *c, unsigned tags, unsigned purpose, cons
 
 bool fr_judge_golden_agrees(const fr_case *c, const fr_case_outputs *golden, const fr_case_outputs *ideal,
                             char *why, size_t n) {
-    ctx x; /* only c and pb: what apriori_abs reads */
+    ctx x; /* only c and pb: what fr_judge_apriori_abs reads */
     memset(&x, 0, sizeof x);
     x.c = c;
     if ((c->op == FR_CASE_FWD ? fr_problem_from_fwd(&c->params, &c->in.fwd, &x.pb, NULL)
@@ -928,7 +780,8 @@ bool fr_judge_golden_agrees(const fr_case *c, const fr_case_outputs *golden, con
         fr_metrics_opts mo = fr_metrics_opts_default();
         if (g && e && ng == ne && ng % len == 0 && fr_metrics_compute(e, g, ng / len, len, &mo, &m, NULL) == FR_OK) {
             const char *nm = fr_case_output_name((fr_case_output)k);
-            double cap = k == FR_CO_ATTENTION_OUT ? apriori_abs(&x, x.pb.out_dtype) : INFINITY;
+            double cap =
+                k == FR_CO_ATTENTION_OUT ? fr_judge_apriori_abs(c, &x.pb, x.pb.out_dtype) : INFINITY;
             if (m.n_anomaly_mismatch > 0) {
                 snprintf(why, n, "golden/%s.npy: NaN/Inf at %lld positions where a fresh ideal pipeline run of the case "
                          "disagrees", nm, (long long)m.n_anomaly_mismatch);
@@ -957,7 +810,7 @@ bool fr_outputs_identical(const fr_case_outputs *a, const fr_case_outputs *b, in
                         *y = fr_case_output_cslot(b, (fr_case_output)k);
         if (fr_tensor_present(x) != fr_tensor_present(y)) goto differ;
         if (!fr_tensor_present(x)) continue;
-        if (x->dtype != y->dtype || !same_shape(x, y)) goto differ;
+        if (x->dtype != y->dtype || !fr_tensor_same_shape(x, y)) goto differ;
         int64_t n = fr_tensor_numel(x);
         if (n > 0 && memcmp(x->data, y->data, (size_t)n * fr_dtype_size(x->dtype))) goto differ;
         continue;

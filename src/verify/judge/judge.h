@@ -12,26 +12,8 @@
 
 #include "io/casedir.h"
 #include "verify/metrics/metrics.h"
+#include "verify/judge/diagnose_in.h"
 #include "verify/judge/verdict.h"
-
-/* What a case exercises: guides the diagnosis when the error's shape alone is ambiguous. */
-enum {
-    FR_TAG_D1 = 1u << 0,         /* has fully masked rows */
-    FR_TAG_NAN_KV = 1u << 1,     /* NaN/Inf placed in masked-out K/V */
-    FR_TAG_LARGE = 1u << 2,      /* huge logits / large magnitudes */
-    FR_TAG_SENTINEL = 1u << 3,   /* very negative real scores next to masked positions */
-    FR_TAG_TAIL = 1u << 4,       /* lengths just below / above a tile size */
-    FR_TAG_HEADDIM = 1u << 5,    /* head dim not a multiple of 8 */
-    FR_TAG_VARLEN = 1u << 6,     /* TND with empty sequences */
-    FR_TAG_INDEX64 = 1u << 7,    /* tensor of more than 2^31 elements */
-    FR_TAG_DROPOUT = 1u << 8,    /* keep_prob < 1 */
-    FR_TAG_PEAKED = 1u << 9,     /* q_i += beta k_i */
-    FR_TAG_GQA = 1u << 10,       /* N1 != N2 */
-    FR_TAG_CAUSAL_NE = 1u << 11, /* causal with S1 != S2 */
-    FR_TAG_PSE = 1u << 12,       /* position bias */
-    FR_TAG_MASK = 1u << 13,      /* mask / band / sparse mode */
-    FR_TAG_LONG = 1u << 14       /* > 32K keys */
-};
 
 /* Precision standards a run can be judged by (--standard), printed with every run. */
 typedef enum fr_standard {
@@ -64,43 +46,6 @@ typedef struct fr_judge_opts {
 } fr_judge_opts;
 
 fr_judge_opts fr_judge_opts_default(void);
-
-/* One output tensor's comparison. */
-typedef struct fr_out_judgement {
-    bool present;
-    fr_metrics m;     /* IUT vs golden */
-    fr_metrics ideal; /* ideal pipeline vs golden */
-    bool have_ideal;
-    fr_metrics plain; /* plain reference vs golden */
-    bool have_plain;
-    double x_plain, x_ideal; /* rel-L2 (softmax stats: max rel) as a multiple of the plain's / the ideal's (0: none) */
-    /* msprobe-style columns of the IUT against the golden: share of elements whose relative error exceeds 1/1000
-     * and 5/1000 (cosine, max abs / rel are in m) */
-    double frac_1e3, frac_5e3;
-    double bound_l2;    /* the rel-L2 threshold applied */
-    double bound_abs;   /* the max abs threshold applied (0: not applied) */
-    double apriori_abs; /* the a-priori ceiling (attention_out only; 0: not applied) */
-    double ratio;       /* max over the applied thresholds of measured / threshold */
-} fr_out_judgement;
-
-#define FR_HEAT_R 32 /* heat map rows (query row buckets) */
-#define FR_HEAT_C 16 /* heat map columns (head-dim column buckets) */
-
-typedef struct fr_judgement {
-    fr_verdict verdict;
-    fr_diag diag;
-    char why[384]; /* the numbers that decided it, one line */
-    fr_out_judgement out[FR_CASE_NUM_OUTPUTS];
-    int64_t d1_rows; /* fully masked rows in the golden */
-    double ratio;    /* worst measured / threshold over every check (< 1 = inside) */
-    /* For reports: |error| / ulp of attention_out over query rows x columns (max per bucket), and the row gains. */
-    float heat[FR_HEAT_R][FR_HEAT_C];
-    int heat_rows, heat_cols;
-    double *gains; /* malloc'd row gains of attention_out (n_gains); NULL if none */
-    int64_t n_gains;
-} fr_judgement;
-
-void fr_judgement_free(fr_judgement *j);
 
 /* Judges one case. tags: what the case exercises; purpose: the subset it was designed for (its tag-based diagnosis
  * is preferred to the error-shape heuristics). iut_st / iut_msg: what running the IUT returned (FR_E_UNSUPPORTED =

@@ -1,6 +1,7 @@
-/* Verdict and diagnosis names (verdict.h). */
+/* Verdict and diagnosis names, and the judgement's release (verdict.h). */
 #include "verify/judge/verdict.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const char *fr_verdict_name(fr_verdict v) {
@@ -34,4 +35,11 @@ fr_diag fr_diag_from_name(const char *name) {
     for (int d = 0; d < FR_DIAG_COUNT; d++)
         if (strcmp(kDiagNames[d], name) == 0) return (fr_diag)d;
     return FR_DIAG_COUNT;
+}
+
+void fr_judgement_free(fr_judgement *j) {
+    if (!j) return;
+    free(j->gains);
+    j->gains = NULL;
+    j->n_gains = 0;
 }

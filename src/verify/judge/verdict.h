@@ -4,7 +4,8 @@
 #ifndef FR_VERIFY_VERDICT_H
 #define FR_VERIFY_VERDICT_H
 
-#include "flashref.h"
+#include "io/casedir.h"
+#include "verify/metrics/metrics.h"
 
 typedef enum fr_verdict { FR_PASS = 0, FR_WARN = 1, FR_FAIL = 2, FR_SKIP = 3 } fr_verdict;
 const char *fr_verdict_name(fr_verdict v); /* "PASS", "WARN", "FAIL", "SKIP" */
@@ -66,5 +67,44 @@ typedef enum fr_diag {
 const char *fr_diag_name(fr_diag d); /* "stale-max" */
 const char *fr_diag_text(fr_diag d); /* one line for people */
 fr_diag fr_diag_from_name(const char *name); /* FR_DIAG_COUNT when unknown */
+
+/* One case's judgement (fr_judge, judge.h): its verdict, its diagnosis and every number that decided them. */
+
+/* One output tensor's comparison. */
+typedef struct fr_out_judgement {
+    bool present;
+    fr_metrics m;     /* IUT vs golden */
+    fr_metrics ideal; /* ideal pipeline vs golden */
+    bool have_ideal;
+    fr_metrics plain; /* plain reference vs golden */
+    bool have_plain;
+    double x_plain, x_ideal; /* rel-L2 (softmax stats: max rel) as a multiple of the plain's / the ideal's (0: none) */
+    /* msprobe-style columns of the IUT against the golden: share of elements whose relative error exceeds 1/1000
+     * and 5/1000 (cosine, max abs / rel are in m) */
+    double frac_1e3, frac_5e3;
+    double bound_l2;    /* the rel-L2 threshold applied */
+    double bound_abs;   /* the max abs threshold applied (0: not applied) */
+    double apriori_abs; /* the a-priori ceiling (attention_out only; 0: not applied) */
+    double ratio;       /* max over the applied thresholds of measured / threshold */
+} fr_out_judgement;
+
+#define FR_HEAT_R 32 /* heat map rows (query row buckets) */
+#define FR_HEAT_C 16 /* heat map columns (head-dim column buckets) */
+
+typedef struct fr_judgement {
+    fr_verdict verdict;
+    fr_diag diag;
+    char why[384]; /* the numbers that decided it, one line */
+    fr_out_judgement out[FR_CASE_NUM_OUTPUTS];
+    int64_t d1_rows; /* fully masked rows in the golden */
+    double ratio;    /* worst measured / threshold over every check (< 1 = inside) */
+    /* For reports: |error| / ulp of attention_out over query rows x columns (max per bucket), and the row gains. */
+    float heat[FR_HEAT_R][FR_HEAT_C];
+    int heat_rows, heat_cols;
+    double *gains; /* malloc'd row gains of attention_out (n_gains); NULL if none */
+    int64_t n_gains;
+} fr_judgement;
+
+void fr_judgement_free(fr_judgement *j);
 
 #endif

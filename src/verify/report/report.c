@@ -22,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* One threshold line: the rule, then its option in a column of its own (printf-formatted rule). */
+/* One threshold line: the rule, then its option in a column of its own (printf-formatted rule).
+ * Alike verify/iut/caps.c:bad: kept apart because only the varargs-into-a-buffer lines are alike: this prints a
+ * report's line, that turns a capability file's fault into an error status (another room). */
 static void thr_line(FILE *f, const char *opt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void thr_line(FILE *f, const char *opt, const char *fmt, ...) {
     char buf[256];
@@ -173,25 +175,31 @@ static cJSON *num(double v) {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateString(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
 }
 
-/* Alike report.c:metrics_json (its lines, to one another): kept apart because each line writes one fr_metrics field
- * under its JSON name; a table of offsets would be longer than the list. */
+/* Alike report.c:metrics_json (its rows, to one another): kept apart because each row is one fr_metrics field under
+ * its JSON name: data, not logic. */
 static cJSON *metrics_json(const fr_metrics *m) {
+    const struct {
+        const char *key;
+        double v;
+    } f[] = { /* every fr_metrics field under its JSON name, in the format's order */
+        {"n", (double)m->n},
+        {"n_anomaly", (double)m->n_anomaly},
+        {"n_anomaly_mismatch", (double)m->n_anomaly_mismatch},
+        {"max_abs", m->max_abs},
+        {"max_rel", m->max_rel},
+        {"mean_rel", m->mean_rel},
+        {"rel_l2", m->rel_l2},
+        {"nmse", m->nmse},
+        {"cos_diff", m->cos_diff},
+        {"max_ulp", m->max_ulp},
+        {"gain_rms", m->gain_rms},
+        {"gain_max", m->gain_max},
+        {"gain_mean", m->gain_mean},
+        {"noise_floor", m->noise_floor},
+        {"gain_over_floor", m->gain_over_floor},
+    };
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "n", num((double)m->n));
-    cJSON_AddItemToObject(o, "n_anomaly", num((double)m->n_anomaly));
-    cJSON_AddItemToObject(o, "n_anomaly_mismatch", num((double)m->n_anomaly_mismatch));
-    cJSON_AddItemToObject(o, "max_abs", num(m->max_abs));
-    cJSON_AddItemToObject(o, "max_rel", num(m->max_rel));
-    cJSON_AddItemToObject(o, "mean_rel", num(m->mean_rel));
-    cJSON_AddItemToObject(o, "rel_l2", num(m->rel_l2));
-    cJSON_AddItemToObject(o, "nmse", num(m->nmse));
-    cJSON_AddItemToObject(o, "cos_diff", num(m->cos_diff));
-    cJSON_AddItemToObject(o, "max_ulp", num(m->max_ulp));
-    cJSON_AddItemToObject(o, "gain_rms", num(m->gain_rms));
-    cJSON_AddItemToObject(o, "gain_max", num(m->gain_max));
-    cJSON_AddItemToObject(o, "gain_mean", num(m->gain_mean));
-    cJSON_AddItemToObject(o, "noise_floor", num(m->noise_floor));
-    cJSON_AddItemToObject(o, "gain_over_floor", num(m->gain_over_floor));
+    for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) cJSON_AddItemToObject(o, f[k].key, num(f[k].v));
     return o;
 }
 

@@ -460,19 +460,17 @@ fr_status fr_hunt_json(const fr_hunt_result *r, const fr_iut *iut, const fr_hunt
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", "flashref-hunt/1");
     cJSON_AddStringToObject(root, "impl", impl_text(iut));
-    cJSON_AddNumberToObject(root, "seed", (double)o->seed);
-    cJSON_AddNumberToObject(root, "budget_s", o->budget_s);
-    cJSON_AddNumberToObject(root, "max_draws", o->max_draws);
-    cJSON_AddNumberToObject(root, "seconds", r->seconds);
-    cJSON_AddNumberToObject(root, "draws", r->draws);
-    cJSON_AddNumberToObject(root, "judged", r->judged);
-    cJSON_AddNumberToObject(root, "skipped", r->skipped);
-    cJSON_AddNumberToObject(root, "judged_share", r->draws ? (double)r->judged / r->draws : 0);
-    cJSON_AddNumberToObject(root, "passed", r->passed);
-    cJSON_AddNumberToObject(root, "warned", r->warned);
-    cJSON_AddNumberToObject(root, "failed", r->failed);
-    cJSON_AddNumberToObject(root, "pairs_covered", r->pairs_covered);
-    cJSON_AddNumberToObject(root, "pairs_allowed", r->pairs_allowed);
+    const struct {
+        const char *key;
+        double v;
+    } nums[] = { /* the run's numbers, in the format's order */
+        {"seed", (double)o->seed},   {"budget_s", o->budget_s}, {"max_draws", o->max_draws},
+        {"seconds", r->seconds},     {"draws", r->draws},       {"judged", r->judged},
+        {"skipped", r->skipped},     {"judged_share", r->draws ? (double)r->judged / r->draws : 0},
+        {"passed", r->passed},       {"warned", r->warned},     {"failed", r->failed},
+        {"pairs_covered", r->pairs_covered}, {"pairs_allowed", r->pairs_allowed},
+    };
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) cJSON_AddNumberToObject(root, nums[k].key, nums[k].v);
     cJSON_AddStringToObject(root, "capabilities", r->caps);
     const char *cj = fr_iut_caps_json(iut);
     if (cj) {
