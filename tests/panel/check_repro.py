@@ -53,6 +53,7 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--runners", default=",".join(ALL))
     a = ap.parse_args()
+    a.python = os.path.abspath(a.python)  # the reproducers run in a temporary folder
     if not os.access(a.python, os.X_OK):
         print("=" * 78 + "\nSKIP (repro): no Python venv at %s (make venv torch panel-deps)\n" % a.python + "=" * 78)
         return 77
