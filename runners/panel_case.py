@@ -7,15 +7,13 @@ The mask and pse rules are the operator's (sparse modes 0-8, band, prefix, top-k
 framework that only knows "boolean mask" and "additive bias" can be driven; what a runner cannot map exactly raises
 Unsupported (exit 77 / SKIP, with the reason).
 
-Two ways to drive a framework:
-- per batch (the first runners): Case.qkv(b), keep(b), pse(b) give [heads, rows, dim] arrays of batch b;
-- per call (runners with a repro hook): a runner's plan(c) returns Calls whose canonical inputs (Case.canon()) are
-  whole batches [B, N, S, D] with the mask and bias in their broadcast shapes, as a user hands them over; drive()
-  runs them and writes the outputs, and runners/panel_repro.py turns the same calls into a standalone script.
-
-A runner calls serve(handle) (flashref_runner.serve underneath): with a directory argument it runs that one case
-(flashref's exec: protocol); with FLASHREF_PROTOCOL set (persistent:) it reads one case directory per line on stdin
-and answers one "flashref-status: N[ message]" line per case, so the framework is imported once.
+A runner's plan(c) returns Calls whose canonical inputs (Case.canon()) are whole batches [B, N, S, D] with the mask
+and bias in their broadcast shapes, as a user hands them over; drive() runs them through the runner's prepare /
+build / run (the framework call) and writes the outputs, and runners/panel_repro.py turns the same calls into a
+standalone script (the repro hook). runner() and runner_main() tie these together: with a directory argument the
+runner runs that one case (flashref's exec: protocol); with FLASHREF_PROTOCOL set (persistent:) it reads one case
+directory per line on stdin and answers one "flashref-status: N[ message]" line per case (flashref_runner.serve), so
+the framework is imported once; `--repro CASE_DIR OUT.py` writes the reproducer.
 """
 import json
 import os
@@ -304,11 +302,6 @@ class Case:
             x = x * np.float64(self.scale)  # exact in fp64: a 24-bit times a 24-bit significand
         return np.ascontiguousarray(np.broadcast_to(x, (self.N1, S1, S2)))
 
-    def pse_as(self, b, dtype):
-        """pse(b) as float32 values of a framework bias of `dtype` (bias_as), or None."""
-        x = self.pse(b)
-        return None if x is None else bias_as(x, dtype)
-
     # ---- whole-batch (canonical) view: what a user hands a framework in one call ----
 
     def _mask_batched(self):
@@ -431,16 +424,6 @@ class Case:
         """Writes alloc_outputs' arrays: gradients and attention_out in the case's dtype, the statistics in fp32."""
         for name, arr in outs.items():
             self.save(name, arr, typed=name not in ("softmax_max", "softmax_sum", "dsink"))
-
-    def qkv(self, b):
-        """Q, K, V of batch b as [N1, S, D] float32 numpy arrays: rope columns appended to Q and K, K and V heads
-        repeated G = N1 / N2 times (GQA / MQA)."""
-        q, k, v = self.heads("query", b, self.N1, self.Dk, False), self.heads("key", b, self.N2, self.Dk, True), \
-            self.heads("value", b, self.N2, self.Dv, True)
-        if self.Drope:
-            q = np.concatenate([q, self.heads("query_rope", b, self.N1, self.Drope, False)], -1)
-            k = np.concatenate([k, self.heads("key_rope", b, self.N2, self.Drope, True)], -1)
-        return q, np.repeat(k, self.G, axis=0), np.repeat(v, self.G, axis=0)
 
     def put(self, arr, b, x, kv):
         """x: [n, S, D] float32 of batch b into arr (the case layout)."""
@@ -573,14 +556,6 @@ def drive(c, calls, prepare, build, run, cache=None):
                 c.put_stats(outs["softmax_max"], b, ms[i][:, :s1])
                 c.put_stats(outs["softmax_sum"], b, ls[i][:, :s1])
     c.save_outputs(outs)
-
-
-# ---- protocol (runners/flashref_runner.py: exec: and persistent: from one file) --------------------------------
-
-def serve(handle, capabilities=None):
-    """handle(Case) computes one case; exec: `runner.py CASE_DIR` or persistent: (FLASHREF_PROTOCOL set);
-    `runner.py --capabilities` prints the declaration."""
-    return flashref_runner.serve(lambda d: handle(Case(d)), capabilities=capabilities)
 
 
 # ---- runner declarations and command line -------------------------------------------------------------------------
