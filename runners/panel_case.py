@@ -502,17 +502,20 @@ def bias_as(bias, dtype, what="pse"):
 
 
 def scores_stats(sem):
-    """softmax_max / softmax_sum [B, N1, S1] from fp32 scores of the canonical inputs (the frameworks do not return
-    them): x = q k^T * scale + bias, masked = -inf."""
-    q, k, G = sem["q"], sem["k"], sem["q"].shape[1] // max(sem["k"].shape[1], 1)
-    kk = np.repeat(k, G, axis=1)
-    x = np.matmul(q, kk.transpose(0, 1, 3, 2)) * np.float32(sem["scale"])
-    if sem.get("bias") is not None:
-        x = x + sem["bias"].astype(np.float32)
-    x = np.where(sem["keep"], x, np.float32(-np.inf))
+    """softmax_max / softmax_sum [B, N1, S1] of the canonical inputs (the frameworks do not return them) from the fp32
+    scores x = q k^T * scale + bias, masked = -inf, each computed in fp64 and rounded once: these are the runner's own
+    outputs, and an fp32 matmul's score error can exceed the verifier's bound on large scores (a softmax-stats FAIL
+    that would be ours, not the framework's)."""
+    q, k, keep, bias = sem["q"], sem["k"], sem["keep"], sem.get("bias")
+    G = q.shape[1] // max(k.shape[1], 1)
     ms, ls = [], []
-    for bb in range(x.shape[0]):
-        m, l = softmax_stats(x[bb], sem.get("sink"))
+    for bb in range(q.shape[0]):  # one batch at a time: [N1, S1, S2] in fp64
+        kk = np.repeat(k[bb], G, axis=0).astype(np.float64)
+        x = np.matmul(q[bb].astype(np.float64), kk.transpose(0, 2, 1)) * np.float64(sem["scale"])
+        if bias is not None:
+            x = x + bias[bb if bias.shape[0] > 1 else 0].astype(np.float64)
+        x = np.where(keep[bb if keep.shape[0] > 1 else 0], x.astype(np.float32), np.float32(-np.inf))
+        m, l = softmax_stats(x, sem.get("sink"))
         ms.append(m)
         ls.append(l)
     return ms, ls
