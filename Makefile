@@ -97,7 +97,7 @@ PANEL_RUNNERS ?= torch_sdpa.py:flash torch_sdpa.py:math numpy_attention.py onnx_
   ort_attention.py:opset24 ort_attention.py:opset25 ort_contrib.py:gqa ort_contrib.py:mha jax_dpa.py \
   torch_flex.py torch_mha.py:weights torch_mha.py:noweights msprobe_fa.py
 PANEL_SETS ?= quick default
-# PANEL_REPRO=0 leaves out the reproducers of every runner (make test runs two runners' reproducers).
+# PANEL_REPRO=0 leaves out the reproducers of every runner (make test runs three runners' reproducers).
 PANEL_REPRO ?= 1
 panel: build venv torch panel-deps
 	@rc=0; t0=$$(date +%s); for r in $(PANEL_RUNNERS); do for s in $(PANEL_SETS); do \

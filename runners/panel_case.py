@@ -7,15 +7,13 @@ The mask and pse rules are the operator's (sparse modes 0-8, band, prefix, top-k
 framework that only knows "boolean mask" and "additive bias" can be driven; what a runner cannot map exactly raises
 Unsupported (exit 77 / SKIP, with the reason).
 
-Two ways to drive a framework:
-- per batch (the first runners): Case.qkv(b), keep(b), pse(b) give [heads, rows, dim] arrays of batch b;
-- per call (runners with a repro hook): a runner's plan(c) returns Calls whose canonical inputs (Case.canon()) are
-  whole batches [B, N, S, D] with the mask and bias in their broadcast shapes, as a user hands them over; drive()
-  runs them and writes the outputs, and runners/panel_repro.py turns the same calls into a standalone script.
-
-A runner calls serve(handle) (flashref_runner.serve underneath): with a directory argument it runs that one case
-(flashref's exec: protocol); with FLASHREF_PROTOCOL set (persistent:) it reads one case directory per line on stdin
-and answers one "flashref-status: N[ message]" line per case, so the framework is imported once.
+A runner's plan(c) returns Calls whose canonical inputs (Case.canon()) are whole batches [B, N, S, D] with the mask
+and bias in their broadcast shapes, as a user hands them over; drive() runs them through the runner's prepare /
+build / run (the framework call) and writes the outputs, and runners/panel_repro.py turns the same calls into a
+standalone script (the repro hook). runner() and runner_main() tie these together: with a directory argument the
+runner runs that one case (flashref's exec: protocol); with FLASHREF_PROTOCOL set (persistent:) it reads one case
+directory per line on stdin and answers one "flashref-status: N[ message]" line per case (flashref_runner.serve), so
+the framework is imported once; `--repro CASE_DIR OUT.py` writes the reproducer.
 """
 import json
 import os
@@ -298,11 +296,6 @@ class Case:
             x = x * np.float64(self.scale)  # exact in fp64: a 24-bit times a 24-bit significand
         return np.ascontiguousarray(np.broadcast_to(x, (self.N1, S1, S2)))
 
-    def pse_as(self, b, dtype):
-        """pse(b) as float32 values of a framework bias of `dtype` (bias_as), or None."""
-        x = self.pse(b)
-        return None if x is None else bias_as(x, dtype)
-
     # ---- whole-batch (canonical) view: what a user hands a framework in one call ----
 
     def _mask_batched(self):
@@ -426,16 +419,6 @@ class Case:
         for name, arr in outs.items():
             self.save(name, arr, typed=name not in ("softmax_max", "softmax_sum", "dsink"))
 
-    def qkv(self, b):
-        """Q, K, V of batch b as [N1, S, D] float32 numpy arrays: rope columns appended to Q and K, K and V heads
-        repeated G = N1 / N2 times (GQA / MQA)."""
-        q, k, v = self.heads("query", b, self.N1, self.Dk, False), self.heads("key", b, self.N2, self.Dk, True), \
-            self.heads("value", b, self.N2, self.Dv, True)
-        if self.Drope:
-            q = np.concatenate([q, self.heads("query_rope", b, self.N1, self.Drope, False)], -1)
-            k = np.concatenate([k, self.heads("key_rope", b, self.N2, self.Drope, True)], -1)
-        return q, np.repeat(k, self.G, axis=0), np.repeat(v, self.G, axis=0)
-
     def put(self, arr, b, x, kv):
         """x: [n, S, D] float32 of batch b into arr (the case layout)."""
         L = self.layout
@@ -524,17 +507,20 @@ def bias_as(bias, dtype, what="pse"):
 
 
 def scores_stats(sem):
-    """softmax_max / softmax_sum [B, N1, S1] from fp32 scores of the canonical inputs (the frameworks do not return
-    them): x = q k^T * scale + bias, masked = -inf."""
-    q, k, G = sem["q"], sem["k"], sem["q"].shape[1] // max(sem["k"].shape[1], 1)
-    kk = np.repeat(k, G, axis=1)
-    x = np.matmul(q, kk.transpose(0, 1, 3, 2)) * np.float32(sem["scale"])
-    if sem.get("bias") is not None:
-        x = x + sem["bias"].astype(np.float32)
-    x = np.where(sem["keep"], x, np.float32(-np.inf))
+    """softmax_max / softmax_sum [B, N1, S1] of the canonical inputs (the frameworks do not return them) from the fp32
+    scores x = q k^T * scale + bias, masked = -inf, each computed in fp64 and rounded once: these are the runner's own
+    outputs, and an fp32 matmul's score error can exceed the verifier's bound on large scores (a softmax-stats FAIL
+    that would be ours, not the framework's)."""
+    q, k, keep, bias = sem["q"], sem["k"], sem["keep"], sem.get("bias")
+    G = q.shape[1] // max(k.shape[1], 1)
     ms, ls = [], []
-    for bb in range(x.shape[0]):
-        m, l = softmax_stats(x[bb], sem.get("sink"))
+    for bb in range(q.shape[0]):  # one batch at a time: [N1, S1, S2] in fp64
+        kk = np.repeat(k[bb], G, axis=0).astype(np.float64)
+        x = np.matmul(q[bb].astype(np.float64), kk.transpose(0, 2, 1)) * np.float64(sem["scale"])
+        if bias is not None:
+            x = x + bias[bb if bias.shape[0] > 1 else 0].astype(np.float64)
+        x = np.where(keep[bb if keep.shape[0] > 1 else 0], x.astype(np.float32), np.float32(-np.inf))
+        m, l = softmax_stats(x, sem.get("sink"))
         ms.append(m)
         ls.append(l)
     return ms, ls
@@ -578,14 +564,6 @@ def drive(c, calls, prepare, build, run, cache=None):
                 c.put_stats(outs["softmax_max"], b, ms[i][:, :s1])
                 c.put_stats(outs["softmax_sum"], b, ls[i][:, :s1])
     c.save_outputs(outs)
-
-
-# ---- protocol (runners/flashref_runner.py: exec: and persistent: from one file) --------------------------------
-
-def serve(handle, capabilities=None):
-    """handle(Case) computes one case; exec: `runner.py CASE_DIR` or persistent: (FLASHREF_PROTOCOL set);
-    `runner.py --capabilities` prints the declaration."""
-    return flashref_runner.serve(lambda d: handle(Case(d)), capabilities=capabilities)
 
 
 # ---- runner declarations and command line -------------------------------------------------------------------------

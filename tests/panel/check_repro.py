@@ -25,7 +25,10 @@ PASS_CASE = "eq_fp32_pse1_bnss"  # quick set: fp32, pse type 1 [1, N1, S1, S2]
 FAIL_CASE = "bd_nan_in_masked_kv"  # quick set: NaN / Inf in masked-out K and V rows
 BWD_CASE = "bwd_bnsd_fp32_gqa_causal"  # default set: a small GQA causal backward
 # runner -> (the modules a reproducer may import besides the standard library and numpy, has a backward)
-ALL = {"openvino_sdpa.py:default": ({"openvino"}, False), "ort_attention.py:opset24": ({"onnxruntime", "onnx"}, False),
+ALL = {"torch_sdpa.py:math": ({"torch"}, True), "torch_sdpa.py:flash": ({"torch"}, True),
+       # numpy's own bf16 type comes from ml_dtypes (imported by the script for bf16 calls only)
+       "numpy_attention.py": ({"ml_dtypes"}, True), "onnx_attention.py": ({"onnxruntime", "onnx"}, False),
+       "openvino_sdpa.py:default": ({"openvino"}, False), "ort_attention.py:opset24": ({"onnxruntime", "onnx"}, False),
        "ort_attention.py:opset25": ({"onnxruntime", "onnx"}, False), "ort_contrib.py:gqa": ({"onnxruntime", "onnx"},
                                                                                           False),
        "ort_contrib.py:mha": ({"onnxruntime", "onnx"}, False), "jax_dpa.py": ({"jax"}, True),
@@ -53,6 +56,7 @@ def main():
     ap.add_argument("--python", required=True)
     ap.add_argument("--runners", default=",".join(ALL))
     a = ap.parse_args()
+    a.python = os.path.abspath(a.python)  # the reproducers run in a temporary folder
     if not os.access(a.python, os.X_OK):
         print("=" * 78 + "\nSKIP (repro): no Python venv at %s (make venv torch panel-deps)\n" % a.python + "=" * 78)
         return 77

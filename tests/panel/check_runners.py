@@ -13,10 +13,11 @@ What a runner is comes from the files themselves, so a new one is seen the momen
 Rules:
   1. Every id of a panel runner is in the Makefile's PANEL_RUNNERS (make panel runs it), in docs/verifier.md's panel
      table (a row whose first cell names it: `NAME.py variant`, or `NAME.py a` / `b` for several), and its file has an
-     import check in tests/panel/check_panel.py's NEEDS (how the test knows the framework is missing).
+     import check in tests/panel/check_panel.py's NEEDS (how the test knows the framework is missing), and its file
+     has an entry (one variant or more) in tests/panel/check_repro.py's ALL (its reproducers are checked).
   2. Nothing names a runner that does not exist: PANEL_RUNNERS, the panel table, the keys of check_panel.py's
-     EXPECTED, CLASSES, NEEDS (and any other dict or tuple of runner names there), and the runners that
-     tests/panel/CMakeLists.txt runs.
+     EXPECTED, CLASSES, NEEDS (and any other dict or tuple of runner names there), the keys of check_repro.py's
+     ALL, and the runners that tests/panel/CMakeLists.txt runs.
   3. A runner outside the panel (e.g. runners/torch_npu.py) is run by some test: a file under tests/ names it.
 Standard library only: it runs before the venv exists.
 """
@@ -34,6 +35,7 @@ RUNNERS = "runners"
 MAKEFILE = "Makefile"
 DOC = "docs/verifier.md"
 CHECK_PANEL = "tests/panel/check_panel.py"
+CHECK_REPRO = "tests/panel/check_repro.py"
 CMAKE = "tests/panel/CMakeLists.txt"
 USAGE = re.compile(r"^\s*usage:\s*(\w+\.py)\b(.*)$", re.M)
 RUNNER_ID = re.compile(r"\b(\w+\.py)(?::(\w+))?")
@@ -132,6 +134,8 @@ def check(root):
     doc = doc_runners(read(root, DOC) or "")
     cp = check_panel_names(read(root, CHECK_PANEL) or "")
     needs = cp.get("NEEDS", [])
+    rp = check_panel_names(read(root, CHECK_REPRO) or "")
+    repro_files = {x.partition(":")[0] for x in rp.get("ALL", [])}
     if make is None:
         problems.append("%s: no PANEL_RUNNERS variable" % MAKEFILE)
         make = []
@@ -146,6 +150,9 @@ def check(root):
         if f not in needs:
             problems.append("%s: NEEDS has no import check for %s (the statement that fails when its framework is "
                             "missing)" % (CHECK_PANEL, f))
+        if f not in repro_files:
+            problems.append("%s: ALL has no entry for %s (its reproducers, --repro, are not checked)" %
+                            (CHECK_REPRO, f))
     for i in make:
         if not known(i):
             problems.append("%s: PANEL_RUNNERS names %s, which is no runner of %s/" % (MAKEFILE, i, RUNNERS))
@@ -156,6 +163,10 @@ def check(root):
         for x in xs:
             if not known(x):
                 problems.append("%s: %s names %s, which is no runner of %s/" % (CHECK_PANEL, place, x, RUNNERS))
+    for place, xs in sorted(rp.items()):
+        for x in xs:
+            if not known(x):
+                problems.append("%s: %s names %s, which is no runner of %s/" % (CHECK_REPRO, place, x, RUNNERS))
     here = os.path.dirname(CMAKE)
     for x in sorted(set(m.group(0) for m in RUNNER_ID.finditer(read(root, CMAKE) or ""))):
         if "%s/%s" % (here, x.partition(":")[0]) in files:
@@ -183,6 +194,7 @@ def selftest():
         MAKEFILE: "PANEL_RUNNERS ?= fw_a.py:x fw_a.py:y \\\n  fw_b.py\npanel:\n",
         DOC: "| runner | what |\n|---|---|\n| `fw_a.py x` / `y` | A |\n| `fw_b.py` | B |\n",
         CHECK_PANEL: 'EXPECTED = {"fw_a.py:x": {}}\nNEEDS = {"fw_a.py": "import a", "fw_b.py": "import b"}\n',
+        CHECK_REPRO: 'ALL = {"fw_a.py:x": ({"a"}, False), "fw_b.py": ({"b"}, True)}\n',
         CMAKE: "fr_panel_test(panel_a fw_a.py:y quick 300)\nadd_test(NAME t COMMAND check_panel.py)\n",
     }
     with tempfile.TemporaryDirectory() as d:
@@ -200,12 +212,14 @@ def selftest():
         bad[DOC] = good[DOC] + "| `fw_a.py z` | stale |\n"                                     # 2: a stale row
         bad[CHECK_PANEL] = good[CHECK_PANEL] + 'EXPECTED["old.py:v"] = {}\n'                  # 2: a stale key
         bad[CMAKE] = good[CMAKE] + "fr_panel_test(panel_x fw_x.py quick 300)\n"               # 2: a stale ctest
+        bad[CHECK_REPRO] = 'ALL = {"fw_a.py:y": ({"a"}, False), "fw_b.py": 0, "fw_d.py": 0}\n'  # 2: a stale key
         write(bad)
         got = check(d)
     want = [MAKEFILE + ": PANEL_RUNNERS lacks fw_c.py", DOC + ": the panel table has no row for fw_c.py",
             CHECK_PANEL + ": NEEDS has no import check for fw_c.py", P(R, "orphan.py:"),
             MAKEFILE + ": PANEL_RUNNERS names gone.py", DOC + ": the panel table names fw_a.py:z",
-            CHECK_PANEL + ": EXPECTED names old.py:v", CMAKE + ": runs fw_x.py"]
+            CHECK_PANEL + ": EXPECTED names old.py:v", CMAKE + ": runs fw_x.py",
+            CHECK_REPRO + ": ALL has no entry for fw_c.py", CHECK_REPRO + ": ALL names fw_d.py"]
     return selftest_verdict("check_runners", got, want, clean)
 
 
