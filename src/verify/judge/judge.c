@@ -475,7 +475,10 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
     double fl = 0.25 * fr_judge_unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
     double il2 = iok ? oj->ideal.rel_l2 : 0, iabs = iok ? oj->ideal.max_abs : 0;
-    bool pok = ref_usable(&oj->plain, oj->have_plain, 16.0 * fmax(il2, fl));
+    /* A plain reference up to 64 x the ideal pipeline's error is an ordinary correct implementation of a case that is
+     * ill-conditioned for the dtype (a 16-bit backward with few keys and D = 576: dS = P (dP - D) cancels, 25 x the
+     * ideal's error in numpy's and PyTorch's math backward alike); past that it is taken for broken. */
+    bool pok = ref_usable(&oj->plain, oj->have_plain, 64.0 * fmax(il2, fl));
     if (oj->have_plain && !pok && !bs->note[0])
         snprintf(bs->note, sizeof bs->note, "; plain reference not used for %s (%s)", nm,
                  oj->plain.n_anomaly_mismatch ? "NaN/Inf where the golden is finite" : "far off the golden");

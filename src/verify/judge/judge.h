@@ -3,7 +3,8 @@
  * (plain_ref.h: what an ordinary correct implementation of that dtype reaches). Bounds are k x max(plain, ideal,
  * floor): FAIL above, WARN in the band above warn_frac of it; each verdict states the error as a multiple of the
  * plain reference's and of the ideal pipeline's. A reference (ideal or plain) with NaN/Inf where the golden is
- * finite, or far off the golden, is not used and the verdict says so. Every threshold is a
+ * finite, or far off the golden (the plain reference: above 64 x the ideal pipeline's error), is not used and the
+ * verdict says so. Every threshold is a
  * field of fr_judge_opts (printed by the suite, overridable on the command line); every verdict carries the numbers
  * that decided it and one diagnosis (verdict.h; diagnose.h: the golden re-run under candidate defects, a cause named
  * only when one matches, else "unknown" with the error's shape). */
