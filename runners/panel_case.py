@@ -89,6 +89,8 @@ class Case:
         self.op = cj["op"]
         self.dtype = cj["dtype"]
         self.p = cj["params"]
+        # how the case asks the mask to be handed over (docs/case-format.md "hints"; None: the runner's own way)
+        self.mask_hint = (cj.get("hints") or {}).get("mask")
         if self.dtype not in ("fp32", "fp16", "bf16"):
             raise Unsupported("dtype %s" % self.dtype)
         self.t = {}

@@ -14,7 +14,9 @@ q | q_rope and k | k_rope are one tensor along the head dim, so dq_rope / dk_rop
 every layout (transposes), GQA/MQA (repeat_interleave, the gradients summed back by autograd), atten_mask, sparse
 modes 0-8, band, prefix and top-k without repeats (a boolean attn_mask, True = takes part), pse types 0-3 and the
 compressed pse as an additive float mask of the dtype (pse where a position takes part, -inf where not; a pse the
-dtype cannot hold exactly SKIPs). Exit 77 (SKIP) for the rest: dropout, sink, top-k with a repeated index, fp8, or a
+dtype cannot hold exactly SKIPs). A case's mask hint (case.json "hints", declared `mask_handover`) hands the mask
+over as a user does: boolean, additive with -inf, or additive with torch.finfo(dtype).min as Hugging Face builds
+it. Exit 77 (SKIP) for the rest: dropout, sink, top-k with a repeated index, fp8, or a
 shape the chosen backend refuses ("No available kernel").
 """
 import os
@@ -42,8 +44,12 @@ def prepare(S, P):
     a = {n: torch.from_numpy(np.array(S[n], dtype=np.float32)).to(dt) for n in ("q", "k", "v", "dy") if n in S}
     if P["mask"] == "bool":
         a["attn_mask"] = torch.from_numpy(np.array(S["keep"], dtype=bool))
-    elif P["mask"] == "float":
-        a["attn_mask"] = torch.from_numpy(np.where(S["keep"], S["bias"], -np.inf).astype(np.float32)).to(dt)
+    elif P["mask"] in ("float", "float_min"):
+        # additive: the pse (or 0) where a position takes part; -inf, or the dtype's lowest value as Hugging Face
+        # builds its masks (torch.finfo(dtype).min), where not
+        fill = -np.inf if P["mask"] == "float" else float(torch.finfo(dt).min)
+        bias = S["bias"] if S.get("bias") is not None else 0.0
+        a["attn_mask"] = torch.from_numpy(np.where(S["keep"], bias, fill).astype(np.float32)).to(dt)
     return a
 
 
@@ -76,9 +82,11 @@ def plan(c, variant):
     for batches, sem in c.calls_per_batch():
         if sem["bias"] is not None:
             sem["bias"] = bias_as(sem["bias"], c.dtype)  # SDPA takes a float mask of the query dtype
-            mask = "float"
-        else:
-            mask = "none" if bool(sem["keep"].all()) else "bool"
+            mask = "float_min" if c.mask_hint == "additive_min" else "float"
+        elif bool(sem["keep"].all()):
+            mask = "none"
+        else:  # the case's handover hint: boolean (default), additive with -inf or with the dtype's lowest value
+            mask = {"additive_inf": "float", "additive_min": "float_min"}.get(c.mask_hint, "bool")
         calls.append(Call(batches, sem, {"dtype": c.dtype, "backend": variant, "scale": c.scale, "mask": mask}))
     return calls
 
@@ -106,6 +114,7 @@ def capabilities(variant):
     # PyTorch's CPU flash kernel takes one head size for q, k and v ("No available kernel" for Dv != Dk, a rope part
     # included): declared, so that a hunt does not draw them.
     op = axes(dv_ne_dk=False) if variant == "flash" else axes()
+    op["mask_handover"] = ["bool", "additive_inf", "additive_min"]  # attn_mask: boolean or additive float
     return caps("torch_sdpa.py %s" % variant, "torch", torch.__version__, {"fwd": op, "bwd": dict(op)},
                 variant=variant, variants=sorted(VARIANTS),
                 notes=["fp16/bf16: a pse the dtype cannot hold exactly SKIPs",
