@@ -151,9 +151,10 @@ handle, repro = runner(plan, prepare, build, run, IMPORTS, describe, VARIANTS, _
 def capabilities(variant):
     fwd = axes(dtypes=["fp32", "fp16", "bf16"] if variant in ("default", "f32") else
                [{"bf16": "bf16", "f16": "fp16"}[variant]])
+    fwd["scale"] = "dtype"  # SDPA takes the scale in the query's element type: a 16-bit case's scale must be held
     return caps("openvino_sdpa.py %s" % variant, "openvino", VERSION, {"fwd": fwd}, variant=variant,
                 variants=list(VARIANTS), unavailable=honoured(variant),
-                notes=["fp16/bf16: a pse or scale the element type cannot hold exactly SKIPs",
+                notes=["fp16/bf16: a pse the element type cannot hold exactly SKIPs (the scale: declared)",
                        "bf16/f16 hints: only cases of that dtype"])
 
 

@@ -163,7 +163,7 @@ CAPS_AXES = {"dtypes": {"fp32", "fp16", "bf16", "e4m3fn", "e5m2", "hif8"},
              "layouts": {"BSH", "SBH", "BSND", "BNSD", "TND"}, "sparse_modes": set(range(9)),
              "mask_shapes": {"SS", "11SS", "B1SS", "BNSS"}, "pse_types": {0, 1, 2, 3},
              "pse_shapes": {"BNSS", "BN1S", "1NSS", "compressed"}, "topk": {"none", "unique", "any"},
-             "scale": {"any", "2^k/sqrt(D)"}, "mask_handover": {"bool", "additive_inf", "additive_min"}}
+             "scale": {"any", "2^k/sqrt(D)", "dtype"}, "mask_handover": {"bool", "additive_inf", "additive_min"}}
 CAPS_BOOLS = {"band", "prefix", "dropout", "sink", "rope", "gqa", "dv_ne_dk", "empty", "s1_le_s2"}
 
 

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 typedef bool (*trigger_fn)(const fr_gen_spec *s);
@@ -261,7 +262,7 @@ static void test_draws(void) {
     const char *j = "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"fp16\"],\"layouts\":"
                     "[\"BNSD\",\"BSND\"],\"mask_shapes\":[\"SS\",\"B1SS\"],\"sparse_modes\":[0],\"gqa\":true,"
                     "\"dropout\":false,\"sink\":false,\"rope\":false,\"topk\":\"none\",\"pse_types\":[],"
-                    "\"mask_handover\":[\"bool\",\"additive_min\"],\"head_dim\":[1,256]}}}";
+                    "\"mask_handover\":[\"bool\",\"additive_min\"],\"head_dim\":[1,256],\"scale\":\"dtype\"}}}";
     CHECK(fr_caps_parse(j, strlen(j), &c, &err) == FR_OK, "%s", err.msg);
     fr_draw_limits lim = fr_draw_limits_default();
     int corners[FR_CORNER_COUNT] = {0}, hints[FR_MASK_HINT_COUNT] = {0}, outside = 0;
@@ -275,6 +276,11 @@ static void test_draws(void) {
         CHECK(inside == ok, "draw %d: inside %d but admit says %s", k, inside, why ? why : "yes");
         corners[d.corner]++;
         hints[d.hint]++;
+        /* "scale": "dtype": the fp16 case's scale is one fp16 holds (1/sqrt(D) rounded to it) */
+        double sc = d.d.spec.scale;
+        CHECK(sc > 0 && fr_f16_to_f32(fr_f32_to_f16((float)sc, FR_ROUND_NEAREST_EVEN, FR_SAT)) == sc &&
+                  fabs(sc * sqrt((double)d.d.spec.D) - 1) < 1e-3,
+              "draw %d: scale %.17g with D %lld is not 1/sqrt(D) in fp16", k, sc, (long long)d.d.spec.D);
     }
     printf("corners:");
     for (int i = 0; i < FR_CORNER_COUNT; i++)

@@ -50,6 +50,7 @@ typedef struct fr_caps_op {
     fr_caps_topk topk;
     int64_t head_dim_min, head_dim_max, head_dim_multiple;
     bool scale_pow2;       /* only scales 2^k / sqrt(D) */
+    bool scale_dtype;      /* 16-bit cases: only scales the input dtype holds exactly */
     unsigned keys;         /* FR_CAPS_KEY_* of the axes the declaration names (the others are undeclared) */
 } fr_caps_op;
 enum {
