@@ -192,19 +192,19 @@ static void test_learn_pairs(void) {
     const char *caps = "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"fp32\",\"fp16\"],"
                        "\"topk\":\"none\",\"sink\":true}}}";
     CHECK(fr_iut_declare(iut, caps, strlen(caps), &err) == FR_OK, "%s", err.msg);
-    fr_hunt_opts o = small_opts(11, 200);
+    fr_hunt_opts o = small_opts(11, 120);
     fr_hunt_result r;
     CHECK(fr_hunt_run(iut, &o, &r, &err) == FR_OK, "%s", err.msg);
     printf("pairs: %d draws, %d judged, %d skipped; excluded %s\n", r.draws, r.judged, r.skipped, r.learned);
     CHECK(strstr(r.learned, "dtype=fp16 & sink=on") != NULL, "the pair was not learned: %s", r.learned);
-    CHECK(r.skipped <= FR_HUNT_LEARN_PAIR_SKIPS + 8, "%d of %d draws skipped after learning", r.skipped, r.draws);
+    CHECK(r.skipped <= FR_HUNT_LEARN_PAIR_SKIPS + 5, "%d of %d draws skipped after learning", r.skipped, r.draws);
     CHECK(r.nclusters == 0, "the correct base gave %d clusters", r.nclusters);
     fr_hunt_result_free(&r);
     /* Without learning, the same draws keep SKIPping: the test above can fail. */
     o.no_learn = true;
     CHECK(fr_hunt_run(iut, &o, &r, &err) == FR_OK, "%s", err.msg);
     printf("pairs, no learning: %d draws, %d skipped\n", r.draws, r.skipped);
-    CHECK(r.skipped > FR_HUNT_LEARN_PAIR_SKIPS + 8, "no learning yet only %d skipped", r.skipped);
+    CHECK(r.skipped > FR_HUNT_LEARN_PAIR_SKIPS + 5, "no learning yet only %d skipped", r.skipped);
     fr_hunt_result_free(&r);
     fr_iut_close(iut);
 }
@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     test_draws();
     if (!only) test_learn_and_caps();
-    if (!only) test_learn_pairs();
+    if (!only || !strcmp(only, "pairs")) test_learn_pairs();
     if (!only) test_correct_engine();
     for (int k = 0; k < (int)(sizeof kCases / sizeof kCases[0]); k++)
         if (!only || !strcmp(only, kCases[k].name)) hunt_mutant(k);
