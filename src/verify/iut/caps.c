@@ -202,8 +202,10 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
             if (!cJSON_IsString(a) || (strcmp(a->valuestring, "any") && strcmp(a->valuestring, "2^k/sqrt(D)") &&
                                        strcmp(a->valuestring, "dtype")))
                 st = bad(x, p, "expected \"any\", \"2^k/sqrt(D)\" or \"dtype\"");
-            else op->scale_pow2 = !strcmp(a->valuestring, "2^k/sqrt(D)"),
-                 op->scale_dtype = !strcmp(a->valuestring, "dtype");
+            else {
+                op->scale_pow2 = !strcmp(a->valuestring, "2^k/sqrt(D)");
+                op->scale_dtype = !strcmp(a->valuestring, "dtype");
+            }
         } else if (!strcmp(k, "head_dim")) {
             if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 2) {
                 st = bad(x, p, "expected [min, max], got %s", fr_io_json_type(a));

@@ -31,12 +31,19 @@ const char *fr_hunt_corner_name(fr_hunt_corner c) {
 
 static fr_dtype dtype_of(const fr_gen_spec *s) { return s->dtype == FR_DT_NONE ? FR_F32 : s->dtype; }
 
-/* The case's scale (casegen: 0 stands for 1/sqrt(D)) rounded to its 16-bit input dtype; the scale itself otherwise. */
+static bool is_16bit(const fr_gen_spec *s) { return dtype_of(s) == FR_F16 || dtype_of(s) == FR_BF16; }
+
+/* The case's scale (casegen writes 1/sqrt(D) for 0). */
+static double scale_of(const fr_gen_spec *s) {
+    return s->scale != 0 ? s->scale : (s->D > 0 ? 1.0 / sqrt((double)s->D) : 1.0);
+}
+
+/* The case's scale rounded to its 16-bit input dtype (the scale itself for other dtypes). */
 static double scale_in_dtype(const fr_gen_spec *s) {
-    double v = s->scale != 0 ? s->scale : (s->D > 0 ? 1.0 / sqrt((double)s->D) : 1.0);
-    if (dtype_of(s) == FR_F16) return fr_f16_to_f32(fr_f32_to_f16((float)v, FR_ROUND_NEAREST_EVEN, FR_SAT));
-    if (dtype_of(s) == FR_BF16) return fr_bf16_to_f32(fr_f32_to_bf16((float)v, FR_ROUND_NEAREST_EVEN, FR_SAT));
-    return v;
+    float v = (float)scale_of(s);
+    if (dtype_of(s) == FR_F16) return fr_f16_to_f32(fr_f32_to_f16(v, FR_ROUND_NEAREST_EVEN, FR_SAT));
+    if (dtype_of(s) == FR_BF16) return fr_bf16_to_f32(fr_f32_to_bf16(v, FR_ROUND_NEAREST_EVEN, FR_SAT));
+    return scale_of(s);
 }
 static fr_layout layout_of(const fr_gen_spec *s) { return s->layout == FR_LAYOUT_NONE ? FR_BNSD : s->layout; }
 
@@ -78,9 +85,8 @@ bool fr_hunt_caps_admit(const fr_caps *c, const fr_gen_spec *s, fr_mask_hint hin
         int e;
         double m = frexp(s->scale * sqrt((double)s->D), &e);
         if (m != 0.5) w = "scale";
-    } else if (op->scale_dtype && (dtype_of(s) == FR_F16 || dtype_of(s) == FR_BF16)) {
-        double v = s->scale != 0 ? s->scale : (s->D > 0 ? 1.0 / sqrt((double)s->D) : 1.0);
-        if (scale_in_dtype(s) != v) w = "scale";
+    } else if (op->scale_dtype && is_16bit(s) && scale_in_dtype(s) != scale_of(s)) {
+        w = "scale";
     }
     if (w) goto out;
     bool empty = false, longer = false;
@@ -408,8 +414,7 @@ void fr_hunt_draw_one(uint64_t seed, int k, const fr_caps *caps, const fr_hunt_l
             for (int v = 0; v < FR_MASK_HINT_COUNT; v++)
                 if ((h >> v) & 1u && m-- == 0) d.hint = (fr_mask_hint)v;
         }
-        if (caps && caps->op[d.d.spec.bwd ? FR_CAPS_BWD : FR_CAPS_FWD].scale_dtype &&
-            (dtype_of(&d.d.spec) == FR_F16 || dtype_of(&d.d.spec) == FR_BF16))
+        if (caps && caps->op[d.d.spec.bwd ? FR_CAPS_BWD : FR_CAPS_FWD].scale_dtype && is_16bit(&d.d.spec))
             d.d.spec.scale = scale_in_dtype(&d.d.spec); /* a scale its 16-bit inputs hold: the runner can hand it */
         fr_error e;
         if (fr_gen_check(&d.d.spec, &e) != FR_OK) continue;
