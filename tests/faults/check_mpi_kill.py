@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from fault_procs import check, failures, marked_envs
+from fault_procs import check, failures, marked_envs, summary
 
 
 def ranks(mark):
@@ -119,11 +119,7 @@ def main():
             check(False, "the run finished three times before its writing could be interrupted")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    if failures:
-        print(f"check_mpi_kill: {len(failures)} failure(s)")
-        return 1
-    print("check_mpi_kill: all passed")
-    return 0
+    return summary("check_mpi_kill")
 
 
 if __name__ == "__main__":

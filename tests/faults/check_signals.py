@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from fault_procs import check, failures, marked_envs
+from fault_procs import check, failures, marked_envs, summary
 
 HISTORY = '{"time":"2026-01-01T00:00:00Z","impl":"other","set":"quick","seed":1,"overall":"PASS","results":{}}\n'
 
@@ -105,11 +105,7 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM):
         for mode in ("exec", "persistent"):
             one(sys.argv[1], sig, mode)
-    if failures:
-        print(f"check_signals: {len(failures)} failure(s)")
-        return 1
-    print("check_signals: all passed")
-    return 0
+    return summary("check_signals")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What the fault scripts (check_signals.py, check_mpi_kill.py) share: the failure list with its check(), and the
+"""What the fault scripts (check_signals.py, check_mpi_kill.py) share: the failure list with its check() and summary(), and the
 live processes that carry a run's marker in their environment (how each script finds what its run left behind)."""
 import os
 
@@ -9,6 +9,15 @@ def check(ok, what):
     if not ok:
         failures.append(what)
         print("FAIL " + what)
+
+
+def summary(script):
+    """The script's exit status: 1 after "SCRIPT: N failure(s)", else 0 after "SCRIPT: all passed"."""
+    if failures:
+        print(f"{script}: {len(failures)} failure(s)")
+        return 1
+    print(f"{script}: all passed")
+    return 0
 
 
 def marked_envs(mark):
