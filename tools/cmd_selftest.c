@@ -86,6 +86,8 @@ static fr_status run_set(const char *impl, const char *set, const char *filter, 
     return st;
 }
 
+/* Alike cmd_suite.c:suite_usage: kept apart because each is its command's own help text (strings, not logic); the
+ * option help they share is suite_cli_help. */
 static void selftest_usage(FILE *f) {
     fprintf(f, "usage: flashref selftest [--set NAME] [--only STR] [-v] [threshold options]\n"
                "  Runs the suite (default set: default) against every mutant of the built-in zoo and against the\n"

@@ -357,6 +357,8 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
     return rc;
 }
 
+/* Alike cmd_selftest.c:selftest_usage: kept apart because each is its command's own help text (strings, not logic);
+ * the option help they share is suite_cli_help. */
 static void suite_usage(FILE *f) {
     fprintf(f, "usage: flashref suite [--impl IUT] [--set quick|default|long|all] [--list] [options]\n"
                "  Runs every case of the set against the implementation under test, the fp64 golden and the ideal\n"

@@ -465,6 +465,8 @@ static double bound_stats(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_
 
 /* attention_out and gradients under the flashref standard: rel-L2 within k x max(plain, ideal, u/4); attention_out
  * also max abs within k_max x max(plain, ideal, 1 ulp) and the a-priori ceiling. */
+/* Alike judge.c:bound_standard: kept apart because the two are different acceptance rules (flashref's bounds vs the
+ * Ascend / FlashAttention standards); they share only the lookup of their inputs. */
 static double bound_values(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_output k, fr_dtype dt,
                            bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;
@@ -539,6 +541,8 @@ static double bound_values(ctx *x, fr_out_judgement *oj, const char *nm, fr_case
 
 /* attention_out and gradients under the Ascend dual-benchmark standard (levels L0-L2) or FlashAttention's "2 x the
  * plain reference" (max abs; 3 x for gradients). The benchmark is the plain reference, else the ideal pipeline. */
+/* Alike judge.c:bound_values: kept apart because the two are different acceptance rules (the Ascend / FlashAttention
+ * standards vs flashref's bounds); they share only the lookup of their inputs. */
 static double bound_standard(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_output k, fr_dtype dt,
                              bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;
