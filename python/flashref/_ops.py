@@ -142,6 +142,14 @@ def _start(args: dict):
     return keep, hint, raw, p, fi
 
 
+def _out_specs(op: int, p: L.Params, bi: L.BwdInputs, query, out_precision, err: L.Error):
+    """The library's specs of op's outputs (op 0: forward, 1: backward; 9 slots, the forward's first), whether they
+    are returned as torch tensors (query is one) and the dtype code of out_precision (None: the outputs' own)."""
+    specs = (L.Tensor * 9)()
+    L.check(L.lib.fr_verify_output_specs(op, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
+    return specs, is_torch(query), dtype_code(out_precision) if out_precision is not None else None
+
+
 def attention(query, key, value, *, input_layout: str, head_num: int, scale: float = 1.0, atten_mask=None,
               sparse_mode: int = 0, pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None,
               pse_type: int = 1, drop_mask=None, keep_prob: float = 1.0, sink=None, topk_indices=None,
@@ -166,10 +174,7 @@ def attention(query, key, value, *, input_layout: str, head_num: int, scale: flo
     err = L.Error()
     bi = L.BwdInputs()
     bi.fwd = fi
-    specs = (L.Tensor * 9)()
-    L.check(L.lib.fr_verify_output_specs(0, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
-    torch_out = is_torch(query)
-    prec = dtype_code(out_precision) if out_precision is not None else None
+    specs, torch_out, prec = _out_specs(0, p, bi, query, out_precision, err)
     fo = L.FwdOutputs()
     arrs = []
     for k, n in enumerate(("attention_out", "softmax_max", "softmax_sum")):
@@ -211,10 +216,7 @@ def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax
     bi.softmax_sum = view(softmax_sum, "softmax_sum", keep)
     e, nc = make_engine(engine, numerics, threads, isa, keep)
     err = L.Error()
-    specs = (L.Tensor * 9)()
-    L.check(L.lib.fr_verify_output_specs(1, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
-    torch_out = is_torch(query)
-    prec = dtype_code(out_precision) if out_precision is not None else None
+    specs, torch_out, prec = _out_specs(1, p, bi, query, out_precision, err)
     bo = L.BwdOutputs()
     arrs = []
     for k, n in enumerate(L.BWD_OUTPUTS):
