@@ -70,11 +70,8 @@ def run(sess, a, P):
 # ---- the runner ----------------------------------------------------------------------------------------------------
 
 def plan(c, variant=None):
-    if c.op == "bwd":
-        raise Unsupported("backward (ONNX Runtime inference has no autograd)")
-    if c.dtype == "bf16":
-        raise Unsupported("bf16 (the CPU execution provider has no bf16 MatMul/Softmax)")
-    c.check_supported()
+    c.check_supported(bwd="backward (ONNX Runtime inference has no autograd)",
+                      bf16="bf16 (the CPU execution provider has no bf16 MatMul/Softmax)")
     calls = []
     for batches, sem in c.calls_per_batch():
         if sem["bias"] is not None:

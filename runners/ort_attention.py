@@ -28,7 +28,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import THREADS, Call, Unsupported, axes, bias_as, caps, runner, runner_main  # noqa: E402
+from panel_case import THREADS, Call, axes, bias_as, caps, runner, runner_main  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -118,16 +118,10 @@ def flag_keep(f, nonpad, S1, S2):
     return ok
 
 
-# Alike runners/torch_flex.py:plan: kept apart because each runner states its own framework's limits and builds its
-# own calls; only the "refuse what it cannot run, then one call per batch group" opening is alike (panel_case.drive
-# runs the plans).
 def plan(c, variant):
     opset = int(variant[len("opset"):])
-    if c.op == "bwd":
-        raise Unsupported("backward (ONNX Runtime inference has no autograd)")
-    if c.dtype == "bf16":
-        raise Unsupported("bf16 (the CPU execution provider has no bf16 Attention kernel: NOT_IMPLEMENTED)")
-    c.check_supported()
+    c.check_supported(bwd="backward (ONNX Runtime inference has no autograd)",
+                      bf16="bf16 (the CPU execution provider has no bf16 Attention kernel: NOT_IMPLEMENTED)")
     calls = []
     for batches, sem in c.calls_per_batch():
         S1, S2 = sem["q"].shape[2], sem["k"].shape[2]

@@ -189,11 +189,8 @@ def plan_mha(c, batches, sem, lo, hi):
 
 
 def plan(c, variant):
-    if c.op == "bwd":
-        raise Unsupported("backward (ONNX Runtime inference has no autograd)")
-    if c.dtype == "bf16":
-        raise Unsupported("bf16 (the CPU execution provider's contrib attention kernels take fp32 and fp16)")
-    c.check_supported(sink=variant == "gqa")
+    c.check_supported(sink=variant == "gqa", bwd="backward (ONNX Runtime inference has no autograd)",
+                      bf16="bf16 (the CPU execution provider's contrib attention kernels take fp32 and fp16)")
     calls = []
     for batches, sem in c.calls_per_batch():
         lo, hi, _, _ = c.band(batches[0])

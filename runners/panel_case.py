@@ -165,9 +165,14 @@ class Case:
 
     # ---- semantics a framework must be told explicitly ----
 
-    def check_supported(self, sink=False, duplicates=False):
+    def check_supported(self, sink=False, duplicates=False, bwd=None, bf16=None):
         """Raises Unsupported for what no mask / bias can express: dropout, fp8 scales, out_dtype; sink and top-k
-        with repeated indices unless the runner says it handles them."""
+        with repeated indices unless the runner says it handles them. bwd / bf16: the runner's reason (the SKIP
+        message) why its framework runs no backward / no bf16 case, checked first; None: it runs them."""
+        if bwd is not None and self.op == "bwd":
+            raise Unsupported(bwd)
+        if bf16 is not None and self.dtype == "bf16":
+            raise Unsupported(bf16)
         p = self.p
         if p.get("keep_prob", 1.0) < 1.0:
             raise Unsupported("dropout (the operator's drop_mask cannot be given to the framework)")

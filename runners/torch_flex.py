@@ -21,7 +21,7 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from panel_case import THREADS, Call, Unsupported, axes, caps, runner, runner_main  # noqa: E402
+from panel_case import THREADS, Call, axes, caps, runner, runner_main  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -99,13 +99,8 @@ def run(_, a, P):
 
 # ---- the runner ----------------------------------------------------------------------------------------------------
 
-# Alike runners/ort_attention.py:plan: kept apart because each runner states its own framework's limits and builds
-# its own calls; only the "refuse what it cannot run, then one call per batch group" opening is alike (panel_case.drive
-# runs the plans).
 def plan(c, variant=None):
-    if c.op == "bwd":
-        raise Unsupported("backward (eager flex_attention raises NotImplementedError for backward on the CPU)")
-    c.check_supported()
+    c.check_supported(bwd="backward (eager flex_attention raises NotImplementedError for backward on the CPU)")
     calls = []
     for batches, sem in c.calls_per_batch():
         S1, S2 = sem["q"].shape[2], sem["k"].shape[2]

@@ -86,6 +86,8 @@ static fr_status run_set(const char *impl, const char *set, const char *filter, 
     return st;
 }
 
+/* Alike cmd_suite.c:suite_usage: kept apart because each is its command's own help text (strings, not logic); the
+ * option help they share is suite_cli_help. */
 static void selftest_usage(FILE *f) {
     fprintf(f, "usage: flashref selftest [--set NAME] [--only STR] [-v] [threshold options]\n"
                "  Runs the suite (default set: default) against every mutant of the built-in zoo and against the\n"
@@ -95,28 +97,16 @@ static void selftest_usage(FILE *f) {
     suite_cli_help(f);
 }
 
-/* Alike cmd_suite.c:cmd_suite, cmd_verify.c:cmd_verify: kept apart because each command has its own usage text and
- * its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_selftest(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        selftest_usage(stdout);
-        return 0;
-    }
     suite_cli s;
-    suite_cli_init(&s);
+    if (!suite_cli_begin(argc, argv, &s, selftest_usage)) return 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--only") && i + 1 < argc) {
             only = argv[++i];
             continue;
         }
-        int r = suite_cli_option("selftest", argc, argv, &i, &s);
-        if (r < 0) return 2;
-        if (r == 0) {
-            fprintf(stderr, "flashref selftest: unknown argument '%s'\n", argv[i]);
-            selftest_usage(stderr);
-            return 2;
-        }
+        if (!suite_cli_take("selftest", "argument", argc, argv, &i, &s, selftest_usage)) return 2;
     }
     if (!suite_cli_check_set("selftest", &s)) return 2;
     fr_error err;

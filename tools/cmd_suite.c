@@ -73,9 +73,14 @@ static bool writable(const char *cmd, const char *opt, const char *path) {
     return false;
 }
 
-void suite_cli_init(suite_cli *s) {
+bool suite_cli_begin(int argc, char **argv, suite_cli *s, void (*usage)(FILE *)) {
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return false;
+    }
     memset(s, 0, sizeof *s);
     s->o = fr_suite_opts_default();
+    return true;
 }
 
 bool suite_cli_check_set(const char *cmd, const suite_cli *s) {
@@ -237,6 +242,16 @@ int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *
     return 0;
 }
 
+bool suite_cli_take(const char *cmd, const char *what, int argc, char **argv, int *i, suite_cli *s,
+                    void (*usage)(FILE *)) {
+    int r = suite_cli_option(cmd, argc, argv, i, s);
+    if (r == 0) {
+        fprintf(stderr, "flashref %s: unknown %s '%s'\n", cmd, what, argv[*i]);
+        usage(stderr);
+    }
+    return r > 0;
+}
+
 static double mono_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -268,6 +283,21 @@ void suite_cli_progress(void *ud, int done, int total, const fr_case_result *las
     last_t = t;
     fprintf(stderr, "flashref: %d of %d cases done, %d FAIL so far, %.0f s\n", done, total, fails, t - t0);
     fflush(stderr);
+}
+
+/* One report of suite_cli_finish (--json or --report): writer writes it to path, then "LABELpath" on stdout unless
+ * quiet. False (and "flashref CMD: OPTION: REASON" on stderr) when it could not be written. */
+static bool write_report(const char *cmd, const char *option, const char *label, const char *path,
+                         fr_status (*writer)(const char *, const fr_suite_result *, const fr_report_meta *, fr_error *),
+                         bool quiet, const fr_suite_result *r, const fr_report_meta *m) {
+    fr_error err;
+    memset(&err, 0, sizeof err);
+    if (writer(path, r, m, &err) != FR_OK) {
+        fprintf(stderr, "flashref %s: %s: %s\n", cmd, option, err.msg);
+        return false;
+    }
+    if (!quiet) printf("%s%s\n", label, path);
+    return true;
 }
 
 int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result *r) {
@@ -304,26 +334,8 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
             fr_coverage_report_free(&cov);
         }
     }
-    /* Alike cmd_suite.c (--report below): kept apart because the two reports have their own writer, option name and
-     * printed label. */
-    if (s->json) {
-        if (fr_report_json(s->json, r, &m, &err) != FR_OK) {
-            fprintf(stderr, "flashref %s: --json: %s\n", cmd, err.msg);
-            rc = 2;
-        } else if (!s->quiet) {
-            printf("json:   %s\n", s->json);
-        }
-    }
-    /* Alike cmd_suite.c (--json above): kept apart because the two reports have their own writer, option name and
-     * printed label. */
-    if (s->html) {
-        if (fr_report_html(s->html, r, &m, &err) != FR_OK) {
-            fprintf(stderr, "flashref %s: --report: %s\n", cmd, err.msg);
-            rc = 2;
-        } else if (!s->quiet) {
-            printf("report: %s\n", s->html);
-        }
-    }
+    if (s->json && !write_report(cmd, "--json", "json:   ", s->json, fr_report_json, s->quiet, r, &m)) rc = 2;
+    if (s->html && !write_report(cmd, "--report", "report: ", s->html, fr_report_html, s->quiet, r, &m)) rc = 2;
     /* A case that could not be used (a broken or invalid case directory, a stored golden that cannot be loaded or
      * that a fresh ideal pipeline contradicts) is an input error, never the implementation's FAIL. */
     int bad = 0;
@@ -345,6 +357,8 @@ int suite_cli_finish(const char *cmd, const suite_cli *s, const fr_suite_result 
     return rc;
 }
 
+/* Alike cmd_selftest.c:selftest_usage: kept apart because each is its command's own help text (strings, not logic);
+ * the option help they share is suite_cli_help. */
 static void suite_usage(FILE *f) {
     fprintf(f, "usage: flashref suite [--impl IUT] [--set quick|default|long|all] [--list] [options]\n"
                "  Runs every case of the set against the implementation under test, the fp64 golden and the ideal\n"
@@ -406,26 +420,13 @@ static int print_coverage(const suite_cli *s) {
     return 0;
 }
 
-/* Alike cmd_selftest.c:cmd_selftest, cmd_verify.c:cmd_verify: kept apart because each command has its own usage text
- * and its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_suite(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        suite_usage(stdout);
-        return 0;
-    }
     suite_cli s;
-    suite_cli_init(&s);
+    if (!suite_cli_begin(argc, argv, &s, suite_usage)) return 0;
     s.o.shrink = true; /* failing random draws (--random, --only rnd_K) */
     s.impl = "fast";
-    for (int i = 1; i < argc; i++) {
-        int r = suite_cli_option("suite", argc, argv, &i, &s);
-        if (r < 0) return 2;
-        if (r == 0) {
-            fprintf(stderr, "flashref suite: unknown argument '%s'\n", argv[i]);
-            suite_usage(stderr);
-            return 2;
-        }
-    }
+    for (int i = 1; i < argc; i++)
+        if (!suite_cli_take("suite", "argument", argc, argv, &i, &s, suite_usage)) return 2;
     if (!suite_cli_check_set("suite", &s)) return 2;
     if (s.o.random && !s.seed_set) { /* a fresh batch every run; the seed printed reproduces it */
         s.o.seed = ((uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)getpid()) % UINT64_C(1000000000);

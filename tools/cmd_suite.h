@@ -24,8 +24,9 @@ typedef struct suite_cli {
 #define SUITE_EXIT_EMPTY 3   /* nothing was judged: every case SKIP, or no case matched (--allow-empty: 0) */
 #define SUITE_EXIT_STOPPED 4 /* stopped early: the implementation failed identically 5 times in a row */
 
-/* A zeroed suite_cli with the library's default suite options: the start of every command's parsing. */
-void suite_cli_init(suite_cli *s);
+/* The start of every command's parsing: with --help (or -h) among the arguments, usage(stdout) and false (the
+ * command exits 0); otherwise true with s zeroed and holding the library's default suite options. */
+bool suite_cli_begin(int argc, char **argv, suite_cli *s, void (*usage)(FILE *));
 /* False (and "flashref CMD: --set: 'X' (quick, default, long or all)" on stderr) for an unknown --set. */
 bool suite_cli_check_set(const char *cmd, const suite_cli *s);
 /* Checks before the run that the report paths (--json, --report, --history) can be written, that --promote is a
@@ -38,6 +39,10 @@ void suite_cli_help_exit(FILE *f);
 /* Parses one option at argv[*i] (advancing *i past its value). Returns 1 when consumed, 0 when not an option of
  * this group, -1 on a bad value (message printed). */
 int suite_cli_option(const char *cmd, int argc, char **argv, int *i, suite_cli *s);
+/* suite_cli_option, with an option of none of its groups reported as "flashref CMD: unknown WHAT 'ARG'" followed by
+ * usage(stderr). False on a bad value or an unknown option (the command exits 2). */
+bool suite_cli_take(const char *cmd, const char *what, int argc, char **argv, int *i, suite_cli *s,
+                    void (*usage)(FILE *));
 /* Progress callback: a live line on stderr when it is a terminal, nothing otherwise. */
 void suite_cli_progress(void *ud, int done, int total, const fr_case_result *last);
 /* Prints the non-passing case lines (all with verbose), history, summary; writes JSON / HTML. Returns the exit

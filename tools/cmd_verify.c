@@ -65,15 +65,9 @@ static int verify_msprobe(const char *dump, suite_cli *s, bool standard_given) {
     return rc;
 }
 
-/* Alike cmd_suite.c:cmd_suite, cmd_selftest.c:cmd_selftest: kept apart because each command has its own usage text
- * and its own arguments around the shared suite_cli_init / suite_cli_option. */
 int cmd_verify(int argc, char **argv) {
-    if (cli_wants_help(argc, argv)) {
-        verify_usage(stdout);
-        return 0;
-    }
     suite_cli s;
-    suite_cli_init(&s);
+    if (!suite_cli_begin(argc, argv, &s, verify_usage)) return 0;
     s.o.set = "verify";
     s.impl = "disk";
     char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
@@ -93,12 +87,7 @@ int cmd_verify(int argc, char **argv) {
         }
         if (!strcmp(argv[i], "--standard")) standard_given = true;
         if (argv[i][0] == '-') {
-            int r = suite_cli_option("verify", argc, argv, &i, &s);
-            if (r <= 0) {
-                if (r == 0) {
-                    fprintf(stderr, "flashref verify: unknown option '%s'\n", argv[i]);
-                    verify_usage(stderr);
-                }
+            if (!suite_cli_take("verify", "option", argc, argv, &i, &s, verify_usage)) {
                 free(dirs);
                 return 2;
             }

@@ -122,8 +122,34 @@ def _raw(query: Any, hint: Optional[int]) -> bool:
     return hint is not None and ("uint" in name or "int16" in name)
 
 
-# Alike _ops.py:attention_backward: kept apart because both public signatures spell every keyword out (help(), type
-# checkers), so each forwards them by name; the shared work is in make_params and _fwd_inputs.
+# The operator parameters attention() and attention_backward() take under make_params' names.
+_PARAM_ARGS = ("input_layout", "head_num", "scale", "keep_prob", "pre_tokens", "next_tokens", "inner_precise",
+               "sparse_mode", "pse_type", "prefix", "actual_seq_qlen", "actual_seq_kvlen", "q_start_idx",
+               "kv_start_idx", "out_dtype", "softmax_layout")
+
+
+def _start(args: dict):
+    """The start attention() and attention_backward() share, from the caller's arguments (its locals() before anything
+    else): the keep-alive list, the dtype hint, whether query holds raw bits, the params and the forward's inputs (the
+    argument pse is the operator's real_shift)."""
+    keep = Keep()
+    query = args["query"]
+    hint = _hint(args["dtype"], query)
+    raw = _raw(query, hint)
+    p = make_params(keep, **{a: args[a] for a in _PARAM_ARGS})
+    fi = _fwd_inputs(keep, hint, query, args["key"], args["value"],
+                     {n: args["pse" if n == "real_shift" else n] for n in _FWD_OPTIONAL})
+    return keep, hint, raw, p, fi
+
+
+def _out_specs(op: int, p: L.Params, bi: L.BwdInputs, query, out_precision, err: L.Error):
+    """The library's specs of op's outputs (op 0: forward, 1: backward; 9 slots, the forward's first), whether they
+    are returned as torch tensors (query is one) and the dtype code of out_precision (None: the outputs' own)."""
+    specs = (L.Tensor * 9)()
+    L.check(L.lib.fr_verify_output_specs(op, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
+    return specs, is_torch(query), dtype_code(out_precision) if out_precision is not None else None
+
+
 def attention(query, key, value, *, input_layout: str, head_num: int, scale: float = 1.0, atten_mask=None,
               sparse_mode: int = 0, pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None,
               pse_type: int = 1, drop_mask=None, keep_prob: float = 1.0, sink=None, topk_indices=None,
@@ -143,25 +169,12 @@ def attention(query, key, value, *, input_layout: str, head_num: int, scale: flo
     "golden" (fp64 reference), "emulate" (numerics: a preset name or flashref.emulate.Numerics). o_lo (emulate only):
     also return the fp32 residual fp32(out) - round(out) as a fourth value. The GIL is released while computing.
     Errors raise flashref.FlashrefError carrying the status name and the library's message."""
-    keep = Keep()
-    hint = _hint(dtype, query)
-    raw = _raw(query, hint)
-    p = make_params(keep, input_layout=input_layout, head_num=head_num, scale=scale, keep_prob=keep_prob,
-                    pre_tokens=pre_tokens, next_tokens=next_tokens, inner_precise=inner_precise,
-                    sparse_mode=sparse_mode, pse_type=pse_type, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
-                    actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx,
-                    out_dtype=out_dtype, softmax_layout=softmax_layout)
-    fi = _fwd_inputs(keep, hint, query, key, value, dict(
-        real_shift=pse, drop_mask=drop_mask, atten_mask=atten_mask, d_scale_q=d_scale_q, d_scale_k=d_scale_k,
-        d_scale_v=d_scale_v, query_rope=query_rope, key_rope=key_rope, sink=sink, topk_indices=topk_indices))
+    keep, hint, raw, p, fi = _start(locals())  # first: locals() is then exactly the arguments
     e, nc = make_engine(engine, numerics, threads, isa, keep)
     err = L.Error()
     bi = L.BwdInputs()
     bi.fwd = fi
-    specs = (L.Tensor * 9)()
-    L.check(L.lib.fr_verify_output_specs(0, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
-    torch_out = is_torch(query)
-    prec = dtype_code(out_precision) if out_precision is not None else None
+    specs, torch_out, prec = _out_specs(0, p, bi, query, out_precision, err)
     fo = L.FwdOutputs()
     arrs = []
     for k, n in enumerate(("attention_out", "softmax_max", "softmax_sum")):
@@ -180,8 +193,6 @@ def attention(query, key, value, *, input_layout: str, head_num: int, scale: flo
     return AttentionOutput(*arrs)
 
 
-# Alike _ops.py:attention: kept apart because both public signatures spell every keyword out (help(), type checkers), so
-# each forwards them by name; the shared work is in make_params and _fwd_inputs.
 def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax_sum, *, input_layout: str,
                        head_num: int, scale: float = 1.0, atten_mask=None, sparse_mode: int = 0,
                        pre_tokens: int = 2147483647, next_tokens: int = 2147483647, pse=None, pse_type: int = 1,
@@ -195,18 +206,9 @@ def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax
     softmax_sum the forward's statistics. Same arguments and conventions as attention(). Returns Gradients(dq, dk,
     dv, dq_rope, dk_rope, dsink) in the input dtype (fp8: the out dtype) unless out_precision. o_extra (emulate): the
     o_lo residual or the unrounded output, for the numerics' dpsum source."""
-    keep = Keep()
-    hint = _hint(dtype, query)
-    raw = _raw(query, hint)
-    p = make_params(keep, input_layout=input_layout, head_num=head_num, scale=scale, keep_prob=keep_prob,
-                    pre_tokens=pre_tokens, next_tokens=next_tokens, inner_precise=inner_precise,
-                    sparse_mode=sparse_mode, pse_type=pse_type, prefix=prefix, actual_seq_qlen=actual_seq_qlen,
-                    actual_seq_kvlen=actual_seq_kvlen, q_start_idx=q_start_idx, kv_start_idx=kv_start_idx,
-                    out_dtype=out_dtype, softmax_layout=softmax_layout)
+    keep, hint, raw, p, fi = _start(locals())  # first: locals() is then exactly the arguments
     bi = L.BwdInputs()
-    bi.fwd = _fwd_inputs(keep, hint, query, key, value, dict(
-        real_shift=pse, drop_mask=drop_mask, atten_mask=atten_mask, d_scale_q=d_scale_q, d_scale_k=d_scale_k,
-        d_scale_v=d_scale_v, query_rope=query_rope, key_rope=key_rope, sink=sink, topk_indices=topk_indices))
+    bi.fwd = fi
     out_hint = dtype_code(out_dtype) if (out_dtype is not None and hint is not None) else hint
     bi.dy = view(dy, "dy", keep, out_hint)
     bi.attention_in = view(attention_in, "attention_in", keep, out_hint)
@@ -214,10 +216,7 @@ def attention_backward(query, key, value, dy, attention_in, softmax_max, softmax
     bi.softmax_sum = view(softmax_sum, "softmax_sum", keep)
     e, nc = make_engine(engine, numerics, threads, isa, keep)
     err = L.Error()
-    specs = (L.Tensor * 9)()
-    L.check(L.lib.fr_verify_output_specs(1, C.byref(p), C.byref(bi), specs, C.byref(err)), err)
-    torch_out = is_torch(query)
-    prec = dtype_code(out_precision) if out_precision is not None else None
+    specs, torch_out, prec = _out_specs(1, p, bi, query, out_precision, err)
     bo = L.BwdOutputs()
     arrs = []
     for k, n in enumerate(L.BWD_OUTPUTS):

@@ -6,7 +6,9 @@
  *                                    stored softmax_max / softmax_sum.
  *   fr_test_file_contains(dir, name, s)  whether the file dir/name (its first 4 MiB) contains the string s; false
  *                                    when it cannot be read.
- *   fr_test_rm_rf(path)              removes path and, for a folder, everything in it (links not followed). */
+ *   fr_test_rm_rf(path)              removes path and, for a folder, everything in it (links not followed).
+ *   fr_test_transposed(base)         fills base[12] with 0..11 (a contiguous fp32 [3, 4] array) and returns its
+ *                                    transpose: a view of shape [4, 3], strides {1, 4}. */
 #ifndef FR_TESTS_COMMON_KIT_H
 #define FR_TESTS_COMMON_KIT_H
 
@@ -20,5 +22,14 @@ fr_bwd_inputs fr_test_bwd_inputs(const fr_fwd_inputs *fwd, fr_tensor dy, fr_tens
                                  fr_tensor ssum);
 bool fr_test_file_contains(const char *dir, const char *name, const char *s);
 void fr_test_rm_rf(const char *path);
+/* static inline: the kit is linked after the library, so its compiled part calls no library function */
+static inline fr_tensor fr_test_transposed(float base[12]) {
+    for (int k = 0; k < 12; k++) base[k] = (float)k;
+    int64_t sh[2] = {4, 3};
+    fr_tensor v = fr_tensor_make(FR_F32, base, 2, sh);
+    v.strides[0] = 1;
+    v.strides[1] = 4;
+    return v;
+}
 
 #endif

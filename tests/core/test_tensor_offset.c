@@ -1,20 +1,16 @@
 /* fr_tensor_offset_linear (core.h), the C-order walk the judge and the diagnosis use to read tensors of any strides:
  * on a transposed view the linear index k must land on the element a contiguous copy would hold at k. */
 #include "common/check.h"
+#include "common/kit.h"
 #include "core/core.h"
 
 #include <stdio.h>
 
-/* Alike tests/io/npy_numpy_interop.c (its transposed view): kept apart because each test builds its own 4 x 3
- * transposed fixture; what they share is four lines of set-up, not logic. */
 int main(void) {
     /* base: a contiguous [3, 4] array holding 0..11; view: its transpose, shape [4, 3], strides {1, 4}. */
     float base[12];
-    for (int k = 0; k < 12; k++) base[k] = (float)k;
+    fr_tensor v = fr_test_transposed(base);
     int64_t sh[2] = {4, 3};
-    fr_tensor v = fr_tensor_make(FR_F32, base, 2, sh);
-    v.strides[0] = 1;
-    v.strides[1] = 4;
     for (int64_t i = 0; i < 4; i++)
         for (int64_t j = 0; j < 3; j++) {
             int64_t k = i * 3 + j, off = fr_tensor_offset_linear(&v, k);

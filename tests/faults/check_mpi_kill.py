@@ -18,35 +18,16 @@ import sys
 import tempfile
 import time
 
-failures = []
+from fault_procs import check, failures, marked_envs, summary
 
 
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL " + what)
-
-
-# Alike check_signals.py:marked: kept apart because each script runs alone (ctest runs it by path) and that one lists
-# pids, this one maps ranks.
 def ranks(mark):
     """{rank: pid} of the live processes whose environment holds mark."""
     found = {}
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            with open(f"/proc/{p}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if mark.encode() not in env or state == b"Z":
-            continue
+    for pid, env in marked_envs(mark).items():
         for e in env:
             if e.startswith(b"OMPI_COMM_WORLD_RANK="):
-                found[int(e.split(b"=")[1])] = int(p)
+                found[int(e.split(b"=")[1])] = pid
     return found
 
 
@@ -138,11 +119,7 @@ def main():
             check(False, "the run finished three times before its writing could be interrupted")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    if failures:
-        print(f"check_mpi_kill: {len(failures)} failure(s)")
-        return 1
-    print("check_mpi_kill: all passed")
-    return 0
+    return summary("check_mpi_kill")
 
 
 if __name__ == "__main__":

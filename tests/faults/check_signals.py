@@ -20,35 +20,9 @@ import sys
 import tempfile
 import time
 
+from fault_procs import check, failures, marked_envs, summary
+
 HISTORY = '{"time":"2026-01-01T00:00:00Z","impl":"other","set":"quick","seed":1,"overall":"PASS","results":{}}\n'
-
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL " + what)
-
-
-# Alike check_mpi_kill.py:ranks: kept apart because each script runs alone (ctest runs it by path) and that one maps
-# ranks, this one lists pids.
-def marked(mark):
-    """Pids of live processes whose environment holds mark."""
-    pids = []
-    for p in os.listdir("/proc"):
-        if not p.isdigit():
-            continue
-        try:
-            with open(f"/proc/{p}/environ", "rb") as f:
-                env = f.read()
-            with open(f"/proc/{p}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if mark.encode() in env and state != b"Z":
-            pids.append(int(p))
-    return pids
 
 
 def one(flashref, sig, mode):
@@ -97,7 +71,7 @@ def one(flashref, sig, mode):
               f"{name}: exit {p.returncode}, want death by the signal (-{sig}) or {128 + sig}: {text[-1500:]}")
         left = []
         for _ in range(100):  # the runner's tree is killed at once; allow the kernel a moment to reap
-            left = marked(mark)
+            left = list(marked_envs(mark))
             if not left:
                 break
             time.sleep(0.05)
@@ -131,11 +105,7 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM):
         for mode in ("exec", "persistent"):
             one(sys.argv[1], sig, mode)
-    if failures:
-        print(f"check_signals: {len(failures)} failure(s)")
-        return 1
-    print("check_signals: all passed")
-    return 0
+    return summary("check_signals")
 
 
 if __name__ == "__main__":

@@ -65,4 +65,13 @@ static inline void remove_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DE
 
 static inline int io_report(const char *name) { return fr_test_exit(name); }
 
+/* The opening of an io test: *seed from the kit (printed under name) and a fresh scratch directory made from the
+ * template tmp ("/tmp/..._XXXXXX"). False, after perror, when the directory cannot be made. */
+static inline bool io_test_open(const char *name, uint64_t *seed, char *tmp) {
+    *seed = fr_test_seed(0, NULL, name);
+    if (mkdtemp(tmp)) return true;
+    perror("mkdtemp");
+    return false;
+}
+
 #endif

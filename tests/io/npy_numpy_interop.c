@@ -6,6 +6,7 @@
 #include "io/npy.h"
 
 #include "core/core.h"
+#include "common/kit.h"
 #include "io_test_util.h"
 
 #include <math.h>
@@ -61,13 +62,8 @@ int main(int argc, char **argv) {
         }
         free(t.data);
     }
-    /* Alike tests/core/test_tensor_offset.c (its transposed view): kept apart, four lines of fixture set-up. */
     float m[12];
-    for (int i = 0; i < 12; i++) m[i] = (float)i;
-    int64_t s34[2] = {4, 3};
-    fr_tensor tr = fr_tensor_make(FR_F32, m, 2, s34);
-    tr.strides[0] = 1;
-    tr.strides[1] = 4;
+    fr_tensor tr = fr_test_transposed(m); /* the transpose of a [3, 4] array holding 0..11 */
     snprintf(path, sizeof path, "%s/c_transposed.npy", tmp);
     CHECK_OK(fr_npy_write_file(path, &tr, 0, &e), e);
     double sc = 2.5;

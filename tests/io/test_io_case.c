@@ -502,16 +502,10 @@ static void test_paths(void) {
         CHECK(!fr_case_path_ok(bad[i]), "path '%s' should be refused", bad[i]);
 }
 
-/* Alike test_io_npy.c:main: kept apart because only the opening is alike (the kit's seed, then the test's own scratch
- * directory). */
 int main(void) {
-    uint64_t seed = fr_test_seed(0, NULL, "test_io_case");
-    uint64_t rng = seed;
+    uint64_t rng;
     char tmp[] = "/tmp/fr_io_case_XXXXXX";
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (!io_test_open("test_io_case", &rng, tmp)) return 1;
     test_paths();
     test_fwd_round_trip(tmp, &rng);
     test_bwd_round_trip(tmp, &rng);

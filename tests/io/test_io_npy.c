@@ -254,16 +254,10 @@ static void test_malformed(const char *tmp) {
     CHECK(fr_npy_write_mem(&none, 0, &buf, &len, &e) == FR_E_DTYPE, "write of an absent tensor: %s", e.msg);
 }
 
-/* Alike test_io_case.c:main: kept apart because only the opening is alike (the kit's seed, then the test's own scratch
- * directory). */
 int main(void) {
-    uint64_t seed = fr_test_seed(0, NULL, "test_io_npy");
-    uint64_t rng = seed;
+    uint64_t rng;
     char tmp[] = "/tmp/fr_io_npy_XXXXXX";
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (!io_test_open("test_io_npy", &rng, tmp)) return 1;
     test_round_trips(&rng, tmp);
     test_strided(&rng);
     test_malformed(tmp);

@@ -171,10 +171,9 @@ static void test_malformed(void) {
 }
 
 int main(void) {
-    uint64_t seed = fr_test_seed(0, NULL, "test_io_safetensors");
-    uint64_t rng = seed;
+    uint64_t rng;
     char tmp[] = "/tmp/fr_io_st_XXXXXX";
-    if (!mkdtemp(tmp)) return 1;
+    if (!io_test_open("test_io_safetensors", &rng, tmp)) return 1;
     test_round_trip(&rng, tmp);
     test_malformed();
     remove_tree(tmp);

@@ -236,6 +236,20 @@ static errs run_m(const char *name, gt_case *c, int bwd, uint64_t *r) {
     return e;
 }
 
+/* A mutant exposed by a size alone: plain cases of sizes {N1, N2, S1, S2, D}; the forward of `bad` must differ from
+ * the golden, that of `good` (run with its backward) agree. */
+static void size_pair(const char *mutant, const int64_t bad[5], const char *bad_what, const int64_t good[5],
+                      const char *good_what, uint64_t *r) {
+    gt_case c;
+    gt_opts o;
+    plain(&c, &o, bad[0], bad[1], bad[2], bad[3], bad[4]), gt_make_inputs(&c, &o, r);
+    errs e = run_m(mutant, &c, 0, r);
+    expect(mutant, bad_what, &e, 'f', DIFFER, 0);
+    plain(&c, &o, good[0], good[1], good[2], good[3], good[4]), gt_make_inputs(&c, &o, r);
+    e = run_m(mutant, &c, 1, r);
+    expect(mutant, good_what, &e, 'f', AGREE, kFtol);
+}
+
 /* Alike test_mutants.c:mutant_cases (its numbered blocks): kept apart because each block is one mutant's pair of cases
  * (one that must expose it, one it must pass), with its own sizes and expectations. */
 static void mutant_cases(uint64_t seed) {
@@ -296,16 +310,12 @@ static void mutant_cases(uint64_t seed) {
     e = run_m("causal-top-left", &c, 1, r), expect("causal-top-left", "mode 3, S1 == S2 70", &e, 'f', AGREE, kFtol);
 
     /* (6) tile-tail: S2 = 100; S2 = 128. */
-    plain(&c, &o, 1, 1, 20, 100, 16), gt_make_inputs(&c, &o, r);
-    e = run_m("tile-tail", &c, 0, r), expect("tile-tail", "S2 100", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 20, 128, 16), gt_make_inputs(&c, &o, r);
-    e = run_m("tile-tail", &c, 1, r), expect("tile-tail", "S2 128", &e, 'f', AGREE, kFtol);
+    size_pair("tile-tail", (const int64_t[5]){1, 1, 20, 100, 16}, "S2 100", (const int64_t[5]){1, 1, 20, 128, 16},
+              "S2 128", r);
 
     /* (7) head-dim-tail: D = 20; D = 32. */
-    plain(&c, &o, 1, 1, 20, 30, 20), gt_make_inputs(&c, &o, r);
-    e = run_m("head-dim-tail", &c, 0, r), expect("head-dim-tail", "D 20", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 20, 30, 32), gt_make_inputs(&c, &o, r);
-    e = run_m("head-dim-tail", &c, 1, r), expect("head-dim-tail", "D 32", &e, 'f', AGREE, kFtol);
+    size_pair("head-dim-tail", (const int64_t[5]){1, 1, 20, 30, 20}, "D 20", (const int64_t[5]){1, 1, 20, 30, 32},
+              "D 32", r);
 
     /* (9) varlen-zero-len: TND with an empty query sequence in the middle; the same without; empty at the end. */
     for (int k = 0; k < 3; k++) {
@@ -345,10 +355,8 @@ static void mutant_cases(uint64_t seed) {
     }
 
     /* (12) rows-unwritten: S1 100; S1 128. */
-    plain(&c, &o, 1, 1, 100, 30, 16), gt_make_inputs(&c, &o, r);
-    e = run_m("rows-unwritten", &c, 0, r), expect("rows-unwritten", "S1 100", &e, 'f', DIFFER, 0);
-    plain(&c, &o, 1, 1, 128, 30, 16), gt_make_inputs(&c, &o, r);
-    e = run_m("rows-unwritten", &c, 1, r), expect("rows-unwritten", "S1 128", &e, 'f', AGREE, kFtol);
+    size_pair("rows-unwritten", (const int64_t[5]){1, 1, 100, 30, 16}, "S1 100", (const int64_t[5]){1, 1, 128, 30, 16},
+              "S1 128", r);
 
     /* (13) gqa-mod: N1 4, N2 2 (forward and backward); N1 2 = N2; N1 3, N2 1. */
     plain(&c, &o, 4, 2, 20, 30, 16), gt_make_inputs(&c, &o, r);

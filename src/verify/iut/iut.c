@@ -108,30 +108,16 @@ bool fr_iut_is_builtin(const fr_iut *iut) { return iut->kind == FR_IUT_ENGINE ||
 /* The prefill pattern of a dtype: a NaN with a payload that no arithmetic produces (x86 makes 0xFFC00000-style
  * "indefinite" NaNs), so an element still holding it was never written. 8-bit formats have no spare NaN payload:
  * returns false (unwritten elements are then caught as NaN by the judge). */
-/* Alike iut.c:prefill_pattern (its cases, to one another): kept apart because each case is one dtype with its own
- * NaN payload and width; the memcpy through a typed variable keeps the host byte order. */
 static bool prefill_pattern(fr_dtype dt, unsigned char *pat) {
+    /* memcpy from a variable of the dtype's width keeps the host byte order */
+    const uint64_t f64 = UINT64_C(0x7FF4A5A5A5A5A5A5);
+    const uint32_t f32 = 0x7FA5A5A5u;
+    const uint16_t f16 = 0x7DA5u, bf16 = 0x7FA5u;
     switch (dt) {
-    case FR_F64: {
-        uint64_t v = UINT64_C(0x7FF4A5A5A5A5A5A5);
-        memcpy(pat, &v, 8);
-        return true;
-    }
-    case FR_F32: {
-        uint32_t v = 0x7FA5A5A5u;
-        memcpy(pat, &v, 4);
-        return true;
-    }
-    case FR_F16: {
-        uint16_t v = 0x7DA5u;
-        memcpy(pat, &v, 2);
-        return true;
-    }
-    case FR_BF16: {
-        uint16_t v = 0x7FA5u;
-        memcpy(pat, &v, 2);
-        return true;
-    }
+    case FR_F64: memcpy(pat, &f64, 8); return true;
+    case FR_F32: memcpy(pat, &f32, 4); return true;
+    case FR_F16: memcpy(pat, &f16, 2); return true;
+    case FR_BF16: memcpy(pat, &bf16, 2); return true;
     default: return false;
     }
 }

@@ -435,10 +435,11 @@ typedef struct bounds_state {
     char note[96];    /* a reference that was not used */
 } bounds_state;
 
+/* The bound rules below: each sets the bounds of output k in oj (named nm), notes a failure in bs, and returns the
+ * output's ratio to its bound (stage_bounds records it). */
+
 /* Softmax max / sum: relative per element, max to (1 + |m|), sum to |l|. */
-static void bound_stats(ctx *x, fr_judgement *j, fr_case_output k, bounds_state *bs) {
-    fr_out_judgement *oj = &j->out[k];
-    const char *nm = fr_case_output_name(k);
+static double bound_stats(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_output k, bounds_state *bs) {
     double ea = stats_err(x, k, x->a[k]);
     double ee = x->e[k] && ref_usable(&oj->ideal, oj->have_ideal, INFINITY) ? stats_err(x, k, x->e[k]) : 0;
     double ep = x->pl[k] && ref_usable(&oj->plain, oj->have_plain, INFINITY) ? stats_err(x, k, x->pl[k]) : 0;
@@ -459,19 +460,16 @@ static void bound_stats(ctx *x, fr_judgement *j, fr_case_output k, bounds_state 
                  "%s: max rel error %.3g > bound %.3g (= max(%g x max(plain %.3g, ideal %.3g), floor %.3g))", nm, ea,
                  oj->bound_abs, x->opt->k_stats, ep, ee, floor_);
     }
-    oj->ratio = ratio;
-    bs->worst = fmax(bs->worst, ratio);
+    return ratio;
 }
 
 /* attention_out and gradients under the flashref standard: rel-L2 within k x max(plain, ideal, u/4); attention_out
  * also max abs within k_max x max(plain, ideal, 1 ulp) and the a-priori ceiling. */
 /* Alike judge.c:bound_standard: kept apart because the two are different acceptance rules (flashref's bounds vs the
  * Ascend / FlashAttention standards); they share only the lookup of their inputs. */
-static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt, const fr_case_outputs *iut,
-                         bounds_state *bs) {
+static double bound_values(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_output k, fr_dtype dt,
+                           bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;
-    fr_out_judgement *oj = &j->out[k];
-    const char *nm = fr_case_output_name(k);
     double fl = 0.25 * fr_judge_unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
     double il2 = iok ? oj->ideal.rel_l2 : 0, iabs = iok ? oj->ideal.max_abs : 0;
@@ -538,19 +536,16 @@ static void bound_values(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt,
         bs->warn_k = k;
         bs->warn_ratio = r_l2;
     }
-    oj->ratio = ratio;
-    bs->worst = fmax(bs->worst, ratio);
+    return ratio;
 }
 
 /* attention_out and gradients under the Ascend dual-benchmark standard (levels L0-L2) or FlashAttention's "2 x the
  * plain reference" (max abs; 3 x for gradients). The benchmark is the plain reference, else the ideal pipeline. */
 /* Alike judge.c:bound_values: kept apart because the two are different acceptance rules (the Ascend / FlashAttention
  * standards vs flashref's bounds); they share only the lookup of their inputs. */
-static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype dt, const fr_case_outputs *iut,
-                           bounds_state *bs) {
+static double bound_standard(ctx *x, fr_out_judgement *oj, const char *nm, fr_case_output k, fr_dtype dt,
+                             bounds_state *bs) {
     const fr_judge_opts *opt = x->opt;
-    fr_out_judgement *oj = &j->out[k];
-    const char *nm = fr_case_output_name(k);
     double fl = 0.25 * fr_judge_unit_roundoff(dt);
     bool iok = ref_usable(&oj->ideal, oj->have_ideal, INFINITY);
     /* FlashAttention's rule is defined by its baseline (the textbook attention in the input dtype), however far
@@ -598,8 +593,7 @@ static void bound_standard(ctx *x, fr_judgement *j, fr_case_output k, fr_dtype d
         bs->fail_k = k;
         snprintf(bs->fail_why, sizeof bs->fail_why, "%s", why);
     }
-    oj->ratio = ratio;
-    bs->worst = fmax(bs->worst, ratio);
+    return ratio;
 }
 
 /* Stage 5: bounds of every output; FAIL, else the WARN checks (row gain, the WARN band), else PASS. */
@@ -613,12 +607,15 @@ static void stage_bounds(ctx *x, fr_judgement *j, const fr_case_outputs *iut, co
     for (int k = first; k <= last; k++) {
         if (!j->out[k].present) continue;
         fr_dtype dt = fr_case_output_cslot(iut, (fr_case_output)k)->dtype;
+        fr_out_judgement *oj = &j->out[k];
+        const char *nm = fr_case_output_name((fr_case_output)k);
         if (k == FR_CO_SOFTMAX_MAX || k == FR_CO_SOFTMAX_SUM)
-            bound_stats(x, j, (fr_case_output)k, &bs);
+            oj->ratio = bound_stats(x, oj, nm, (fr_case_output)k, &bs);
         else if (opt->standard == FR_STD_FLASHREF)
-            bound_values(x, j, (fr_case_output)k, dt, iut, &bs);
+            oj->ratio = bound_values(x, oj, nm, (fr_case_output)k, dt, &bs);
         else
-            bound_standard(x, j, (fr_case_output)k, dt, iut, &bs);
+            oj->ratio = bound_standard(x, oj, nm, (fr_case_output)k, dt, &bs);
+        bs.worst = fmax(bs.worst, oj->ratio);
     }
     j->ratio = bs.worst;
     if (bs.fail_k >= 0) {
