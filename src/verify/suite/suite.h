@@ -39,6 +39,7 @@ typedef struct fr_case_result {
 } fr_case_result;
 
 typedef struct fr_suite_result fr_suite_result;
+typedef struct fr_suite_refs fr_suite_refs; /* suite_refs.h */
 typedef void (*fr_suite_progress_fn)(void *ud, int done, int total, const fr_case_result *last);
 
 typedef struct fr_suite_opts {
@@ -67,9 +68,20 @@ typedef struct fr_suite_opts {
     fr_status (*gather)(void *ud, fr_suite_result *res, int total, const unsigned char *mine, fr_status st,
                         fr_error *err);
     void *gather_ud;
+    /* refs: a cache of the references (golden, ideal pipeline, plain reference) shared by the runs given it
+     * (suite_refs.h; flashref selftest, which judges the same cases for every implementation of its zoo); NULL:
+     * every run computes its own. It changes no verdict and no number, only the time. */
+    fr_suite_refs *refs;
 } fr_suite_opts;
 
 fr_suite_opts fr_suite_opts_default(void);
+
+/* A cache of references for fr_suite_opts.refs, keeping at most max_bytes of outputs (past that, runs compute the
+ * references they do not find, as without a cache); NULL when out of memory. Free it after the last run using it. */
+fr_suite_refs *fr_suite_refs_new(size_t max_bytes);
+void fr_suite_refs_free(fr_suite_refs *r);
+/* The cases it holds references of, and the bytes of outputs kept. */
+void fr_suite_refs_size(const fr_suite_refs *r, int *cases, size_t *bytes);
 
 struct fr_suite_result {
     fr_case_result *cases;

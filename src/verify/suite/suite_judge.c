@@ -5,6 +5,7 @@
 #include "verify/suite/suite_internal.h"
 
 #include "verify/suite/hunt.h"
+#include "verify/suite/suite_refs.h"
 
 #include "core/core.h"
 #include "core/problem.h"
@@ -24,11 +25,31 @@ fr_status fr_suite_run_engine(const fr_case *c, fr_engine_kind kind, fr_case_out
     return st;
 }
 
+/* Reference k of c: computed here, or taken from the runs' cache (o->refs, suite_refs.h), which keeps it when it
+ * can. *out points to it; *owned: whether it is in local, for the caller to free (when st is FR_OK). */
+static fr_status suite_ref(const fr_suite_opts *o, fr_suite_ref_entry *e, fr_suite_ref_kind k, const fr_case *c,
+                           fr_case_outputs *local, const fr_case_outputs **out, bool *owned, fr_error *err) {
+    memset(local, 0, sizeof *local);
+    if (e && e->done[k]) {
+        *owned = false;
+        *out = &e->out[k];
+        if (e->st[k] != FR_OK) *err = e->err[k];
+        return e->st[k];
+    }
+    fr_status st = k == FR_REF_GOLDEN  ? fr_suite_run_engine(c, FR_ENGINE_GOLDEN, local, err)
+                   : k == FR_REF_IDEAL ? fr_suite_run_engine(c, FR_ENGINE_EMULATE, local, err)
+                                       : fr_judge_run_plain(c, &o->judge, local, err);
+    *owned = !fr_suite_refs_keep(o->refs, e, k, st, err, local);
+    *out = *owned ? local : &e->out[k];
+    return st;
+}
+
 /* Runs, judges and fills cr. c: the case; golden may be given (regression: stored) or NULL (computed here). */
 fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_outputs *stored_golden, unsigned tags,
                            const fr_suite_opts *o, fr_case_outputs *iut_out_keep, fr_case_result *cr, fr_error *err) {
-    fr_case_outputs io, go, eo;
+    fr_case_outputs io, go, eo_local, po_local;
     memset(&io, 0, sizeof io);
+    memset(&go, 0, sizeof go);
     fr_error ie;
     memset(&ie, 0, sizeof ie);
     fr_status ist = fr_iut_run(iut, c, o->threads, &io, &ie);
@@ -44,10 +65,13 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
         return fr_fail(err, ist, "%s: running the implementation under test: %.400s", c->dir ? c->dir : "case",
                        ie.msg);
     }
+    /* A stored golden is the case's own: the cache serves computed references only. */
+    fr_suite_ref_entry *ref = stored_golden ? NULL : fr_suite_refs_entry(o->refs, c, &o->judge);
     const fr_case_outputs *g = stored_golden;
+    bool own_g = false;
     if (!g) {
         fr_error ge;
-        if ((st = fr_suite_run_engine(c, FR_ENGINE_GOLDEN, &go, &ge)) != FR_OK) {
+        if ((st = suite_ref(o, ref, FR_REF_GOLDEN, c, &go, &g, &own_g, &ge)) != FR_OK) {
             fr_case_outputs_free(&io);
             if (st == FR_E_NOMEM) return fr_fail(err, st, "golden: %.400s", ge.msg);
             memset(&cr->j, 0, sizeof cr->j);
@@ -58,16 +82,18 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
                      fr_status_name(st), ge.msg);
             return FR_OK;
         }
-        g = &go;
     }
     fr_error ee;
-    fr_status est = fr_suite_run_engine(c, FR_ENGINE_EMULATE, &eo, &ee);
+    const fr_case_outputs *eo;
+    bool own_e;
+    fr_status est = suite_ref(o, ref, FR_REF_IDEAL, c, &eo_local, &eo, &own_e, &ee);
     bool have_ideal = est == FR_OK;
+    own_e = own_e && have_ideal;
     char gwhy[300];
-    if (stored_golden && have_ideal && !fr_judge_golden_agrees(c, stored_golden, &eo, gwhy, sizeof gwhy)) {
+    if (stored_golden && have_ideal && !fr_judge_golden_agrees(c, stored_golden, eo, gwhy, sizeof gwhy)) {
         /* A stored golden sits in the case directory, where the implementation's outputs are written: one that a
          * fresh ideal pipeline contradicts is this case's input error, never a reference to judge by. */
-        fr_case_outputs_free(&eo);
+        if (own_e) fr_case_outputs_free(&eo_local);
         fr_case_outputs_free(&io);
         if (iut_out_keep) memset(iut_out_keep, 0, sizeof *iut_out_keep);
         memset(&cr->j, 0, sizeof cr->j);
@@ -78,23 +104,27 @@ fr_status fr_suite_judge_one(fr_iut *iut, const fr_case *c, const fr_case_output
         snprintf(cr->j.why, sizeof cr->j.why, "cannot judge the case: the stored %.330s", gwhy);
         return FR_OK;
     }
-    fr_case_outputs po;
-    fr_status pst = ist == FR_OK && est != FR_E_NOMEM ? fr_judge_run_plain(c, &o->judge, &po, &ee) : FR_E_UNSUPPORTED;
+    const fr_case_outputs *po = NULL;
+    bool own_p = false;
+    fr_status pst = ist == FR_OK && est != FR_E_NOMEM
+                        ? suite_ref(o, ref, FR_REF_PLAIN, c, &po_local, &po, &own_p, &ee)
+                        : FR_E_UNSUPPORTED;
     bool have_plain = pst == FR_OK;
+    own_p = own_p && have_plain;
     if (est == FR_E_NOMEM || pst == FR_E_NOMEM) {
         st = fr_fail(err, FR_E_NOMEM, "%s: %.400s", est == FR_E_NOMEM ? "ideal pipeline" : "plain reference", ee.msg);
     } else {
-        st = fr_judge_plain(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? &eo : NULL,
-                            have_plain ? &po : NULL, &cr->j, err);
+        st = fr_judge_plain(c, tags, cr->purpose, &o->judge, ist, ie.msg, &io, g, have_ideal ? eo : NULL,
+                            have_plain ? po : NULL, &cr->j, err);
     }
-    if (have_plain) fr_case_outputs_free(&po);
+    if (own_p) fr_case_outputs_free(&po_local);
     if (cr->j.d1_rows) cr->tags |= FR_TAG_D1;
     if (st == FR_OK && ist == FR_OK && c->op == FR_CASE_FWD && cr->cat == FR_CAT_PROPERTIES &&
         c->params.input_layout == FR_BNSD && c->in.fwd.value.shape[3] == c->in.fwd.key.shape[2] &&
         c->in.fwd.value.shape[3] > 1 && cr->j.verdict != FR_SKIP && cr->j.diag != FR_DIAG_SHAPE)
-        fr_suite_check_props(c, &io, have_ideal ? &eo : NULL, cr); /* a wrong-shaped output is never indexed */
-    if (have_ideal) fr_case_outputs_free(&eo);
-    if (!stored_golden) fr_case_outputs_free(&go);
+        fr_suite_check_props(c, &io, have_ideal ? eo : NULL, cr); /* a wrong-shaped output is never indexed */
+    if (own_e) fr_case_outputs_free(&eo_local);
+    if (own_g) fr_case_outputs_free(&go);
     if (iut_out_keep && ist == FR_OK && st == FR_OK)
         *iut_out_keep = io;
     else
