@@ -113,9 +113,6 @@ int cmd_selftest(int argc, char **argv) {
         if (!suite_cli_take("selftest", "argument", argc, argv, &i, &s, selftest_usage)) return 2;
     }
     if (!suite_cli_check_set("selftest", &s)) return 2;
-    /* Every row judges the same cases: their references are computed once (NULL when out of memory: each row then
-     * computes its own, as before). */
-    s.o.refs = fr_suite_refs_new(kRefsBytes);
     fr_error err;
     memset(&err, 0, sizeof err);
     int bad = 0, rows = 0;
@@ -123,6 +120,9 @@ int cmd_selftest(int argc, char **argv) {
     /* Under mpirun only rank 0 reports (the others compute their share of every suite run and stay silent). */
     if (cli_rank() != 0 && !freopen("/dev/null", "w", stdout)) return 2;
     if (cli_rank() != 0) tty = false;
+    /* Every row judges the same cases: their references are computed once (NULL when out of memory: each row then
+     * computes its own, as before). */
+    s.o.refs = fr_suite_refs_new(kRefsBytes);
     printf("flashref selftest: set %s, seed %llu\n", s.o.set, (unsigned long long)s.o.seed);
     fr_report_thresholds(stdout, &s.o.judge);
     printf("\n%-28s %-9s %-18s | %-5s %-18s %5s %5s %7s | %s\n", "implementation", "expected", "diagnosis", "got",
