@@ -125,6 +125,8 @@ def describe(variant):
 handle, repro = runner(plan, prepare, build, run, IMPORTS, describe, VARIANTS, _cache)
 
 
+# Alike torch_sdpa.py:capabilities: kept apart because each runner declares its own framework's axes and notes (data);
+# the logic they share is panel_case.caps and panel_case.axes.
 def capabilities(variant):
     op = axes(dv_ne_dk=False, empty=False, scale="2^k/sqrt(D)")
     return caps("torch_mha.py %s" % variant, "torch", torch.__version__, {"fwd": op, "bwd": dict(op)},

@@ -110,6 +110,8 @@ def handle(variant, c):
         raise
 
 
+# Alike torch_mha.py:capabilities: kept apart because each runner declares its own framework's axes and notes (data);
+# the logic they share is panel_case.caps and panel_case.axes.
 def capabilities(variant):
     # PyTorch's CPU flash kernel takes one head size for q, k and v ("No available kernel" for Dv != Dk, a rope part
     # included): declared, so that a hunt does not draw them.
