@@ -146,8 +146,8 @@ asan: $(BUILD)/.deps venv
 # in $(BUILD)/coverage, one printed line, and a failure below the floors. The floors are a ratchet at the measured
 # shares, rounded down (docs/reliability.md, "Coverage": the target is 90 % / 80 %, and why it is not met yet): raise
 # them with the coverage, never lower them.
-COVERAGE_MIN_LINES    ?= 81
-COVERAGE_MIN_BRANCHES ?= 64
+COVERAGE_MIN_LINES    ?= 87
+COVERAGE_MIN_BRANCHES ?= 69
 coverage: $(BUILD)/.deps venv
 	CMAKE_ARGS="$(CMAKE_ARGS)" ./scripts/coverage.sh $(BUILD) $(BUILD)-cov $(JOBS) $(abspath $(PY)) \
 	  $(COVERAGE_MIN_LINES) $(COVERAGE_MIN_BRANCHES)
