@@ -73,6 +73,7 @@ int fr_hook_fsync(int fd);
 /* Test-only state: the one place the library keeps process-global mutable state, in this build only. */
 static atomic_long g_count, g_fail_at, g_live;
 static atomic_int g_failed;
+static atomic_size_t g_failed_bytes;
 static int (*_Atomic g_observer)(long k);
 
 void fr_alloc_hook_observe(int (*fn)(long k)) { atomic_store(&g_observer, fn); }
@@ -81,10 +82,12 @@ void fr_alloc_hook_set(long fail_at) {
     atomic_store(&g_count, 0);
     atomic_store(&g_live, 0);
     atomic_store(&g_failed, FR_ALLOC_NONE);
+    atomic_store(&g_failed_bytes, 0);
     atomic_store(&g_fail_at, fail_at);
 }
 long fr_alloc_hook_count(void) { return atomic_load(&g_count); }
 int fr_alloc_hook_failed(void) { return atomic_load(&g_failed); }
+size_t fr_alloc_hook_failed_bytes(void) { return atomic_load(&g_failed_bytes); }
 long fr_alloc_hook_live(void) { return atomic_load(&g_live); }
 int fr_alloc_hook_enabled(void) { return 1; }
 
@@ -103,8 +106,16 @@ static void *counted(void *p) {
     return p;
 }
 
-void *fr_hook_malloc(size_t n) { return inject(FR_ALLOC_MEM) ? NULL : counted(malloc(n)); }
-void *fr_hook_calloc(size_t n, size_t s) { return inject(FR_ALLOC_MEM) ? NULL : counted(calloc(n, s)); }
+/* The size a failed malloc or calloc asked for, kept for fr_alloc_hook_failed_bytes. */
+static void *failed_bytes(size_t n) {
+    atomic_store(&g_failed_bytes, n);
+    return NULL;
+}
+
+void *fr_hook_malloc(size_t n) { return inject(FR_ALLOC_MEM) ? failed_bytes(n) : counted(malloc(n)); }
+void *fr_hook_calloc(size_t n, size_t s) {
+    return inject(FR_ALLOC_MEM) ? failed_bytes(s && n > SIZE_MAX / s ? SIZE_MAX : n * s) : counted(calloc(n, s));
+}
 void *fr_hook_aligned_alloc(size_t a, size_t n) {
     return inject(FR_ALLOC_MEM) ? NULL : counted(aligned_alloc(a, n));
 }

@@ -23,6 +23,8 @@ FR_API void fr_alloc_hook_set(long fail_at);
 FR_API long fr_alloc_hook_count(void);
 /* The kind of the call that failed since fr_alloc_hook_set (FR_ALLOC_NONE: none did). */
 FR_API int fr_alloc_hook_failed(void);
+/* The bytes the failed call asked for, when it was a malloc or calloc (0: another call, or none failed). */
+FR_API size_t fr_alloc_hook_failed_bytes(void);
 /* Memory blocks allocated through the hook since fr_alloc_hook_set minus those freed through it: 0 after a call that
  * frees what it allocated (blocks it hands back to the caller count until freed). */
 FR_API long fr_alloc_hook_live(void);

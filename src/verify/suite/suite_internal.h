@@ -25,8 +25,9 @@ void fr_suite_permute_topk(const fr_tensor *t, int variant, uint64_t seed);
 /* Explicit softmax properties of a V = I case (ideal: the ideal pipeline's outputs or NULL); may FAIL cr. */
 void fr_suite_check_props(const fr_case *c, const fr_case_outputs *iut, const fr_case_outputs *ideal,
                           fr_case_result *cr);
-/* Implementation-defined case: which reading the IUT's outputs follow (INFO in cr), never a FAIL on numbers. */
-void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr);
+/* Implementation-defined case: which reading the IUT's outputs follow (INFO in cr), never a FAIL on numbers.
+ * FR_E_NOMEM (cr untouched) when a reading could not be computed for want of memory; else FR_OK. */
+fr_status fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr, fr_error *err);
 /* rel-L2 of output k of a against b over the elements finite in both (0 when either is absent). */
 double fr_suite_out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, fr_case_output k);
 

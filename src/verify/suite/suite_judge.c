@@ -170,14 +170,15 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     }
     fr_gen_case g;
     fr_status st = fr_gen_build(it->spec, o->seed, &g, err);
+    bool built = st == FR_OK;
     if (st == FR_OK) st = fr_suite_apply_mod(&g, it->mod, err);
     if (st == FR_OK) fr_suite_override_params(&g.params, o);
+    if (st != FR_OK && built) fr_gen_case_free(&g); /* the modification failed: the built case is ours to free */
     if (st == FR_E_NOMEM) return st; /* never a verdict (fr_suite_judge_one) */
     if (st != FR_OK) {
         cr->j.verdict = st == FR_E_UNSUPPORTED ? FR_SKIP : FR_FAIL;
         cr->j.diag = st == FR_E_UNSUPPORTED ? FR_DIAG_NONE : FR_DIAG_ERROR_STATUS;
         snprintf(cr->j.why, sizeof cr->j.why, "case generation failed: %s: %.300s", fr_status_name(st), err->msg);
-        if (st == FR_OK) fr_gen_case_free(&g);
         return FR_OK;
     }
     fr_case c;
@@ -196,7 +197,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
     bool impldef = it->cat == FR_CAT_IMPLDEF;
     keep = keep || impldef;
     st = fr_suite_judge_one(iut, &c, NULL, cr->tags, o, keep ? &base : NULL, cr, err);
-    if (st == FR_OK && impldef) fr_suite_impldef_reading(&c, &base, cr);
+    if (st == FR_OK && impldef) st = fr_suite_impldef_reading(&c, &base, cr, err);
     if (st == FR_OK && keep && cr->j.verdict != FR_SKIP &&
         fr_tensor_present(&base.fwd.attention_out) + fr_tensor_present(&base.bwd.dq) > 0) {
         if (it->cat == FR_CAT_DETERMINISM) {
@@ -209,6 +210,7 @@ fr_status fr_suite_run_item(fr_iut *iut, const fr_suite_item *it, const fr_suite
                     fr_case_outputs again;
                     fr_error e2;
                     fr_status rst = fr_iut_run(iut, &c, kThreads[r], &again, &e2);
+                    if (rst != FR_OK) fr_case_outputs_free(&again); /* a failed run's outputs are the caller's */
                     if (rst == FR_E_NOMEM) {
                         st = fr_fail(err, rst, "determinism run %d: %.400s", r + 2, e2.msg);
                         break;

@@ -240,25 +240,31 @@ double fr_suite_out_rel_l2(const fr_case_outputs *a, const fr_case_outputs *b, f
 
 /* rel-L2 of the IUT's attention_out against the golden of case c with params p, mask m and top-k list t (NULL:
  * c's). */
+/* *oom is set when the golden could not run for want of memory (a reading not computed is never reported). */
 static double reading_err_t(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_tensor *t,
-                            const fr_case_outputs *iut) {
+                            const fr_case_outputs *iut, bool *oom) {
     fr_case alt = *c;
     alt.params = *p;
     if (m) alt.in.fwd.atten_mask = *m;
     if (t) alt.in.fwd.topk_indices = *t;
     fr_case_outputs g;
     fr_error e;
-    if (fr_case_alloc_outputs(&alt, true, &g, &e) != FR_OK) return INFINITY;
+    fr_status st = fr_case_alloc_outputs(&alt, true, &g, &e);
+    if (st != FR_OK) {
+        *oom = *oom || st == FR_E_NOMEM;
+        return INFINITY;
+    }
     fr_engine ge = fr_engine_default(FR_ENGINE_GOLDEN);
-    double r = fr_fwd(&alt.params, &alt.in.fwd, &g.fwd, &ge, &e) == FR_OK
-                   ? fr_suite_out_rel_l2(iut, &g, FR_CO_ATTENTION_OUT)
-                   : INFINITY;
+    st = fr_fwd(&alt.params, &alt.in.fwd, &g.fwd, &ge, &e);
+    *oom = *oom || st == FR_E_NOMEM;
+    double r = st == FR_OK ? fr_suite_out_rel_l2(iut, &g, FR_CO_ATTENTION_OUT) : INFINITY;
     fr_case_outputs_free(&g);
     return r;
 }
 
-static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_case_outputs *iut) {
-    return reading_err_t(c, p, m, NULL, iut);
+static double reading_err(const fr_case *c, const fr_params *p, const fr_tensor *m, const fr_case_outputs *iut,
+                          bool *oom) {
+    return reading_err_t(c, p, m, NULL, iut, oom);
 }
 
 /* Which of the readings (errors e[k] against each, INFINITY = not computed) the IUT follows: the closest one within
@@ -277,12 +283,13 @@ static int closest_reading(const double *e, int n, double bound, int *ties) {
 /* Mode 5 with a prefix and a user mask that contradicts the formula: (A) masked iff mask OR formula (our decision,
  * docs/semantics-decisions.md D12), (B) the formula alone (the mask's content ignored, as mode 6 reads it), (C) the
  * mask alone (no causal / prefix band, as mode 1). */
-static void reading_m5(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
+static void reading_m5(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr, bool *oom) {
     const fr_tensor *um = &c->in.fwd.atten_mask;
-    double e[3] = {reading_err(c, &c->params, NULL, iut), INFINITY, INFINITY};
+    double e[3] = {reading_err(c, &c->params, NULL, iut, oom), INFINITY, INFINITY};
     fr_tensor fm = *um; /* the formula as a mask of the user mask's shape: reading A on it is reading B */
     int64_t n = fr_tensor_numel(um);
     fm.data = malloc((size_t)(n > 0 ? n : 1));
+    *oom = *oom || !fm.data;
     if (fm.data && um->ndim == 4 && c->params.prefix) {
         int64_t S1 = um->shape[2], S2 = um->shape[3];
         uint8_t *m = fm.data;
@@ -291,12 +298,12 @@ static void reading_m5(const fr_case *c, const fr_case_outputs *iut, double boun
             int64_t pre = b < c->params.prefix_len ? c->params.prefix[b] : 0;
             m[k] = (uint8_t)(j > i + S2 - S1 && j >= pre);
         }
-        e[1] = reading_err(c, &c->params, &fm, iut);
+        e[1] = reading_err(c, &c->params, &fm, iut, oom);
     }
     free(fm.data);
     fr_params pc = c->params;
     pc.sparse_mode = FR_SPARSE_ALL_MASK;
-    e[2] = reading_err(c, &pc, NULL, iut);
+    e[2] = reading_err(c, &pc, NULL, iut, oom);
     static const char *const kNames[3] = {"reading A (mask OR formula: flashref's decision)",
                                           "reading B (the formula alone, mask content ignored)",
                                           "reading C (the mask alone, no causal/prefix band)"};
@@ -309,10 +316,10 @@ static void reading_m5(const fr_case *c, const fr_case_outputs *iut, double boun
 /* Mode 0 with a user mask that leaves positions outside the band open: (A) masked iff mask OR outside the band (our
  * decision, D12; operator-spec 4.2 marks it an inference), (C) the mask alone (pre/next only let a kernel skip
  * blocks, as mode 1 reads the mask). The letters match the mode-5 readings of the same kind. */
-static void reading_m0(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
+static void reading_m0(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr, bool *oom) {
     fr_params pc = c->params;
     pc.sparse_mode = FR_SPARSE_ALL_MASK;
-    double e[2] = {reading_err(c, &c->params, NULL, iut), reading_err(c, &pc, NULL, iut)};
+    double e[2] = {reading_err(c, &c->params, NULL, iut, oom), reading_err(c, &pc, NULL, iut, oom)};
     static const char *const kNames[2] = {"reading A (mask OR band: flashref's decision)",
                                           "reading C (the mask alone, pre/next only skip blocks)"};
     int ties, k = closest_reading(e, 2, bound, &ties);
@@ -324,13 +331,15 @@ static void reading_m0(const fr_case *c, const fr_case_outputs *iut, double boun
 /* A top-k list with repeated keys: (A) a key listed twice takes part twice (our decision D7: each slot is one
  * position, as a gather reads it), (C) once (as a mask built from the list reads it): the golden on a copy of the
  * list whose repeats are -1 (unused slots). The list's last dimension is the slot; int32 or int64. */
-static void reading_topk(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr) {
+static void reading_topk(const fr_case *c, const fr_case_outputs *iut, double bound, fr_case_result *cr,
+                         bool *oom) {
     const fr_tensor *t = &c->in.fwd.topk_indices;
-    double e[2] = {reading_err(c, &c->params, NULL, iut), INFINITY};
+    double e[2] = {reading_err(c, &c->params, NULL, iut, oom), INFINITY};
     int64_t n = fr_tensor_numel(t), W = t->ndim ? t->shape[t->ndim - 1] : 0;
     int64_t *v = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
     fr_tensor once = fr_tensor_make(t->dtype, malloc(fr_dtype_size(t->dtype) * (size_t)(n > 0 ? n : 1)), t->ndim,
                                     t->shape);
+    *oom = *oom || !v || !once.data;
     if (v && once.data && W > 0 && (t->dtype == FR_I32 || t->dtype == FR_I64)) {
         for (int64_t k = 0; k < n; k++) v[k] = (int64_t)fr_load_f64(t, fr_tensor_offset_linear(t, k));
         for (int64_t r = 0; r < n / W; r++)
@@ -340,7 +349,7 @@ static void reading_topk(const fr_case *c, const fr_case_outputs *iut, double bo
         for (int64_t k = 0; k < n; k++)
             if (t->dtype == FR_I32) ((int32_t *)once.data)[k] = (int32_t)v[k];
             else ((int64_t *)once.data)[k] = v[k];
-        e[1] = reading_err_t(c, &c->params, NULL, &once, iut);
+        e[1] = reading_err_t(c, &c->params, NULL, &once, iut, oom);
     }
     free(v);
     free(once.data);
@@ -356,18 +365,26 @@ static void reading_topk(const fr_case *c, const fr_case_outputs *iut, double bo
  * reported (INFO), never judged: mode 5 with a prefix and a contradicting mask (reading_m5), mode 0 with a mask
  * that leaves band positions open (reading_m0), a top-k list with repeated keys (reading_topk). A numeric mismatch
  * with A is not a FAIL; a crash, a wrong shape or NaN still is. */
-void fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr) {
+fr_status fr_suite_impldef_reading(const fr_case *c, const fr_case_outputs *iut, fr_case_result *cr, fr_error *err) {
     fr_verdict v = cr->j.verdict;
-    if (v == FR_SKIP || c->op != FR_CASE_FWD || !fr_tensor_present(&iut->fwd.attention_out)) return;
+    if (v == FR_SKIP || c->op != FR_CASE_FWD || !fr_tensor_present(&iut->fwd.attention_out)) return FR_OK;
     if (v == FR_FAIL && (cr->j.diag == FR_DIAG_ERROR_STATUS || cr->j.diag == FR_DIAG_SHAPE ||
                          cr->j.diag == FR_DIAG_UNWRITTEN || cr->j.out[FR_CO_ATTENTION_OUT].m.n_anomaly_mismatch))
-        return;
+        return FR_OK;
     double bound = cr->j.out[FR_CO_ATTENTION_OUT].bound_l2;
-    if (fr_tensor_present(&c->in.fwd.topk_indices)) reading_topk(c, iut, bound, cr);
-    else if (c->params.sparse_mode == FR_SPARSE_DEFAULT_MASK) reading_m0(c, iut, bound, cr);
-    else reading_m5(c, iut, bound, cr);
+    bool oom = false;
+    char info[sizeof cr->info];
+    memcpy(info, cr->info, sizeof info);
+    if (fr_tensor_present(&c->in.fwd.topk_indices)) reading_topk(c, iut, bound, cr, &oom);
+    else if (c->params.sparse_mode == FR_SPARSE_DEFAULT_MASK) reading_m0(c, iut, bound, cr, &oom);
+    else reading_m5(c, iut, bound, cr, &oom);
+    if (oom) { /* a reading not computed would change the INFO: our out of memory is never a result */
+        memcpy(cr->info, info, sizeof info);
+        return fr_fail(err, FR_E_NOMEM, "implementation-defined readings: out of memory");
+    }
     cr->j.verdict = FR_PASS;
     cr->j.diag = FR_DIAG_NONE;
     snprintf(cr->j.why, sizeof cr->j.why, "INFO: %s", cr->info);
+    return FR_OK;
 }
 
