@@ -33,27 +33,21 @@ void fr_suite_refs_size(const fr_suite_refs *r, int *cases, size_t *bytes) {
     *bytes = r ? r->bytes : 0;
 }
 
-/* Both halves of the key, fed the same words (two seeds: a 128-bit key). */
-typedef struct {
-    uint64_t h[2];
-} khash;
+/* The key's hash fed piece by piece (core/hash.h). A 64-bit key: the chance that two of a run's few hundred cases
+ * share one is about 1e-14, and one pass over the inputs is all it costs. */
+static void k_bytes(uint64_t *h, const void *p, size_t n) { *h = fr_hash_bytes(*h, p, n); }
 
-static void k_bytes(khash *k, const void *p, size_t n) {
-    k->h[0] = fr_hash_bytes(k->h[0], p, n);
-    k->h[1] = fr_hash_bytes(k->h[1], p, n);
-}
+static void k_i64(uint64_t *h, int64_t v) { k_bytes(h, &v, sizeof v); }
 
-static void k_i64(khash *k, int64_t v) { k_bytes(k, &v, sizeof v); }
+static void k_f64(uint64_t *h, double v) { k_bytes(h, &v, sizeof v); }
 
-static void k_f64(khash *k, double v) { k_bytes(k, &v, sizeof v); }
-
-static void k_array(khash *k, const int64_t *a, int64_t n) {
-    k_i64(k, a ? n : -1);
-    if (a && n > 0) k_bytes(k, a, (size_t)n * sizeof *a);
+static void k_array(uint64_t *h, const int64_t *a, int64_t n) {
+    k_i64(h, a ? n : -1);
+    if (a && n > 0) k_bytes(h, a, (size_t)n * sizeof *a);
 }
 
 /* A tensor's description and bytes; false for one the hash cannot describe (non-contiguous, or no data). */
-static bool k_tensor(khash *k, const fr_tensor *t) {
+static bool k_tensor(uint64_t *k, const fr_tensor *t) {
     k_i64(k, t->dtype);
     if (t->dtype == FR_DT_NONE) return true;
     k_i64(k, t->ndim);
@@ -66,53 +60,53 @@ static bool k_tensor(khash *k, const fr_tensor *t) {
 
 /* Everything the golden, the ideal pipeline and the plain reference read: a field added to fr_params or
  * fr_judge_opts must be added here (the size checks below fail the build until it is). */
-static bool case_key(const fr_case *c, const fr_judge_opts *j, uint64_t key[2]) {
+static bool case_key(const fr_case *c, const fr_judge_opts *j, uint64_t *key) {
     _Static_assert(sizeof(fr_params) == 128, "fr_params changed: hash the new field in case_key");
     _Static_assert(sizeof(fr_judge_opts) == 72, "fr_judge_opts changed: hash the new field in case_key");
-    khash k = {{FR_HASH_SEED, ~FR_HASH_SEED}};
+    uint64_t h = FR_HASH_SEED;
     const fr_params *p = &c->params;
-    k_i64(&k, c->op);
-    k_i64(&k, c->dtype);
-    k_i64(&k, p->head_num);
-    k_i64(&k, p->input_layout);
-    k_f64(&k, p->scale_value);
-    k_f64(&k, p->keep_prob);
-    k_i64(&k, p->pre_tokens);
-    k_i64(&k, p->next_tokens);
-    k_i64(&k, p->inner_precise);
-    k_i64(&k, p->sparse_mode);
-    k_i64(&k, p->pse_type);
-    k_array(&k, p->prefix, p->prefix_len);
-    k_array(&k, p->actual_seq_qlen, p->actual_seq_len);
-    k_array(&k, p->actual_seq_kvlen, p->actual_seq_len);
-    k_i64(&k, p->q_start_idx);
-    k_i64(&k, p->kv_start_idx);
-    k_i64(&k, p->out_dtype);
-    k_i64(&k, p->softmax_layout);
+    k_i64(&h, c->op);
+    k_i64(&h, c->dtype);
+    k_i64(&h, p->head_num);
+    k_i64(&h, p->input_layout);
+    k_f64(&h, p->scale_value);
+    k_f64(&h, p->keep_prob);
+    k_i64(&h, p->pre_tokens);
+    k_i64(&h, p->next_tokens);
+    k_i64(&h, p->inner_precise);
+    k_i64(&h, p->sparse_mode);
+    k_i64(&h, p->pse_type);
+    k_array(&h, p->prefix, p->prefix_len);
+    k_array(&h, p->actual_seq_qlen, p->actual_seq_len);
+    k_array(&h, p->actual_seq_kvlen, p->actual_seq_len);
+    k_i64(&h, p->q_start_idx);
+    k_i64(&h, p->kv_start_idx);
+    k_i64(&h, p->out_dtype);
+    k_i64(&h, p->softmax_layout);
     int last = c->op == FR_CASE_FWD ? FR_CI_DY : FR_CASE_NUM_INPUTS;
     for (int i = 0; i < last; i++)
-        if (!k_tensor(&k, fr_case_input_cslot(&c->in, (fr_case_input)i))) return false;
+        if (!k_tensor(&h, fr_case_input_cslot(&c->in, (fr_case_input)i))) return false;
     /* The judge options: the plain reference reads the standard; the rest are hashed too, so that a cache handed
      * to runs with other options can never serve them. */
-    k_f64(&k, j->k_out);
-    k_f64(&k, j->k_max);
-    k_f64(&k, j->k_grad);
-    k_f64(&k, j->k_stats);
-    k_f64(&k, j->warn_frac);
-    k_f64(&k, j->gain_warn);
-    k_i64(&k, j->standard);
-    k_f64(&k, j->growth_warn);
-    k_i64(&k, j->external);
-    k_i64(&k, j->absent_ok);
-    key[0] = k.h[0], key[1] = k.h[1];
+    k_f64(&h, j->k_out);
+    k_f64(&h, j->k_max);
+    k_f64(&h, j->k_grad);
+    k_f64(&h, j->k_stats);
+    k_f64(&h, j->warn_frac);
+    k_f64(&h, j->gain_warn);
+    k_i64(&h, j->standard);
+    k_f64(&h, j->growth_warn);
+    k_i64(&h, j->external);
+    k_i64(&h, j->absent_ok);
+    *key = h;
     return true;
 }
 
 fr_suite_ref_entry *fr_suite_refs_entry(fr_suite_refs *r, const fr_case *c, const fr_judge_opts *judge) {
-    uint64_t key[2];
-    if (!r || !case_key(c, judge, key)) return NULL;
+    uint64_t key;
+    if (!r || !case_key(c, judge, &key)) return NULL;
     for (int k = 0; k < r->n; k++)
-        if (r->e[k]->key[0] == key[0] && r->e[k]->key[1] == key[1]) return r->e[k];
+        if (r->e[k]->key == key) return r->e[k];
     if (r->n == r->cap) {
         int cap = r->cap ? 2 * r->cap : 64;
         fr_suite_ref_entry **e = realloc(r->e, (size_t)cap * sizeof *e);
@@ -121,7 +115,7 @@ fr_suite_ref_entry *fr_suite_refs_entry(fr_suite_refs *r, const fr_case *c, cons
     }
     fr_suite_ref_entry *e = calloc(1, sizeof *e);
     if (!e) return NULL;
-    e->key[0] = key[0], e->key[1] = key[1];
+    e->key = key;
     r->e[r->n++] = e;
     return e;
 }

@@ -17,7 +17,7 @@ typedef enum fr_suite_ref_kind { FR_REF_GOLDEN = 0, FR_REF_IDEAL, FR_REF_PLAIN, 
 /* One case's references: each computed at most once; an out-of-memory status is never kept (the next run tries
  * again), any other status is (the golden rejecting a case rejects it for every implementation). */
 typedef struct fr_suite_ref_entry {
-    uint64_t key[2];
+    uint64_t key;
     bool done[FR_REF_COUNT];
     fr_status st[FR_REF_COUNT];
     fr_error err[FR_REF_COUNT];
