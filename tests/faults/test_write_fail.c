@@ -115,7 +115,7 @@ typedef struct scenario {
 /* history.jsonl after a failed run: the earlier bytes exactly, then nothing or one whole line. */
 static bool history_ok(const char *path, const char *before, size_t blen, char *why, size_t wn) {
     FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(why, wn, "%s is gone", path), false;
+    if (!f) return snprintf(why, wn, "%.160s is gone", path), false;
     static char now[1 << 16];
     size_t n = fread(now, 1, sizeof now, f);
     fclose(f);
