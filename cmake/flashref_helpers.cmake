@@ -11,9 +11,11 @@ if(FR_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 if(FR_COVERAGE)
-  # gcov line and branch counts (docs/reliability.md). -fprofile-update=atomic: the kernels' OpenMP
-  # threads update the same counters.
+  # gcov line and branch counts (docs/reliability.md). -fprofile-update=atomic: the kernels' OpenMP threads update
+  # the same counters (with single updates, lost increments made gcov derive negative counts). FR_COVERAGE_BUILD:
+  # src/core/coverage.h's fr_coverage_flush writes a forked child's counts before its _exit.
   add_compile_options(--coverage -fprofile-update=atomic)
+  add_compile_definitions(FR_COVERAGE_BUILD)
   add_link_options(--coverage)
 endif()
 

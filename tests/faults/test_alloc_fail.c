@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "common/kit.h"
 #include "core/alloc_hook.h"
+#include "core/coverage.h"
 #include "fault_setup.h"
 #ifdef FR_HAVE_MPI
 #include "dist/dist.h"
@@ -224,6 +225,7 @@ static void sweep_forked(const scenario *s, int item, long n, uint64_t ref, long
     if (g_in_child) { /* the child of allocation g_child_k, back from the entry point */
         check_failed_run(s, item, g_child_k, st, kind, live, ref, &before, &err);
         fflush(stdout);
+        fr_coverage_flush();
         _exit(failures ? 1 : 0);
     }
     CHECK(st == FR_OK && g_digest == ref, "%s: the forking run differs from the reference run: %s", s->name, err.msg);

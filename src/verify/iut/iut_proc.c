@@ -6,6 +6,7 @@
 
 #include "core/cleanup.h"
 #include "core/core.h"
+#include "core/coverage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -226,7 +227,11 @@ static void runner_main(const fr_proc_spec *s, const child_fds *c, char *const *
     int in = c->in >= 0 ? c->in : nul, out = c->out >= 0 ? c->out : nul;
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(c->err, 2) < 0) _exit(126);
     close_from(3, -1);
-    if (s->fn) _exit(s->fn(s->ud));
+    if (s->fn) {
+        int rc = s->fn(s->ud);
+        fr_coverage_flush();
+        _exit(rc);
+    }
     char *argv[] = {"sh", "-c", (char *)s->cmdline, NULL};
     execve("/bin/sh", argv, envp);
     _exit(127);
@@ -269,6 +274,7 @@ static void supervisor_main(const fr_proc_spec *s, child_fds *c, pid_t parent, c
         write_full(c->statw, &ws32, 4);
     }
     kill_tree(r);
+    fr_coverage_flush();
     _exit(0);
 }
 
