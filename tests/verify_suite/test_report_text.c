@@ -5,9 +5,9 @@
  *   - fr_report_summary's conclusion for PASS, WARN (the likeliest precision defect), FAIL with input errors and
  *     implementation failures, SKIP, and the INFO lines of implementation-defined cases;
  *   - fr_report_history: a first run says where it was recorded; the next one of the same impl and set lists each case that is
- *     new, changed (old -> new verdict) or removed; an unchanged run says so; runs of another impl or set and a line
- *     that is not JSON (a hand-edited file) are not compared; every earlier line is kept; a path that cannot be
- *     appended to is FR_E_IO. */
+ *     new, changed (old -> new verdict) or removed; an unchanged run says so; runs of another impl or set and lines
+ *     that are not JSON (a hand-edited file; one with a lone surrogate escape was taken for out of memory) are not
+ *     compared; every earlier line is kept; a path that cannot be appended to is FR_E_IO. */
 #define _GNU_SOURCE
 #include "common/check.h"
 #include "common/kit.h"
@@ -194,7 +194,11 @@ static void test_history(void) {
     CHECK(st == FR_OK && has(t, "first run of fast on set default"), "another set: '%s'", t);
     free(t);
     FILE *f = fopen(path, "a");
-    CHECK(f && fputs("not json, edited by hand\n", f) >= 0 && fclose(f) == 0, "append a line");
+    /* the second: JSON in form but with a lone surrogate escape, which cJSON refuses (it stopped the run as out of
+     * memory while the syntax check took it for well-formed) */
+    CHECK(f && fputs("not json, edited by hand\n{\"impl\": \"fast\", \"note\": \"\\ud800\"}\n", f) >= 0 &&
+              fclose(f) == 0,
+          "append two lines");
     /* eq_a unchanged, eq_b PASS -> FAIL, eq_c removed, eq_d new */
     const one run2[] = {{"eq_a", FR_CAT_EQUIVALENCE, FR_PASS, FR_DIAG_NONE, false, NULL},
                         {"eq_b", FR_CAT_EQUIVALENCE, FR_FAIL, FR_DIAG_NAN, false, NULL},
@@ -210,7 +214,7 @@ static void test_history(void) {
     CHECK(st == FR_OK && has(t, "  no verdict changed") && !has(t, "changed  ") && !has(t, "new  "),
           "third run: %s", t);
     free(t);
-    CHECK(count_lines(path) == 6, "%d lines in the history (5 runs and the edited line)", count_lines(path));
+    CHECK(count_lines(path) == 7, "%d lines in the history (5 runs and the 2 edited lines)", count_lines(path));
     CHECK(fr_test_file_contains(g_tmp, "history.jsonl", "not json, edited by hand"), "the edited line was lost");
     /* a folder where the file should be: FR_E_IO, nothing printed */
     t = history(g_tmp, "fast", "quick", run2, 3, &st);
