@@ -1,6 +1,6 @@
 /* A runner's repro hook and variants (src/verify/iut/iut_exec.c: exec_repro, fr_iut_exec_variant_spec; iut.h:
- * fr_iut_repro, fr_iut_open_variant), with scripts/repro.sh, a persistent runner that declares "repro": true and
- * variants fp32 / fp16:
+ * fr_iut_repro, fr_iut_open_variant), with tests/iut/scripts/repro.sh, a persistent runner that declares
+ * "repro": true and variants fp32 / fp16:
  *   - the hook is run as `CMD ARGS --repro CASE_DIR OUT` with both paths quoted (a quote and a space in them reach
  *     the runner intact); exit 0 writes OUT; 77 is FR_E_UNSUPPORTED, any other exit FR_E_INTERNAL with the runner's
  *     stderr; a hook that never ends is killed at the per-case timeout;
