@@ -157,12 +157,15 @@ FR_API double fr_verify_ulp(fr_dtype dt, double x);
 
 /* `flashref study order-invariance` (docs/emulator.md) as JSON: the parameters, the bf16 floor, and per
  * configuration ("lazy-N", "exact-0", "rowsum-rounded") out_rel_l2[first,last], gain_rms[first,last], the
- * difference between orders, dq/dk/dv[order][no fix, o_lo fix]. */
+ * difference between orders, dq/dk/dv[order][no fix, o_lo fix] (0 when bwd is 0). FR_E_INVALID_ARG for T, W, H,
+ * Dl < 1, Dr < 0, T or W beyond int32 (the top-k indices) or threads < 0; FR_E_OVERFLOW when the buffers' sizes
+ * overflow. */
 FR_API fr_status fr_verify_study_order_invariance(int64_t T, int64_t W, int64_t H, int64_t Dl, int64_t Dr,
                                                   double beta, uint64_t seed, double lazy_threshold, int bwd,
                                                   int threads, char **json, fr_error *err);
 /* `flashref study seqlen` as JSON: "lens", "pipelines", and [pipeline][len] "rel_l2", "gain_rms", "sum_rel",
- * "nonfinite". At most 16 lengths. */
+ * "nonfinite". 1 to 16 lengths, each >= 1; S1, D >= 1, threads >= 0 (else FR_E_INVALID_ARG); FR_E_OVERFLOW when a
+ * buffer's size overflows. */
 FR_API fr_status fr_verify_study_seqlen(const int64_t *lens, int nlens, int64_t S1, int64_t D, uint64_t seed,
                                         int threads, char **json, fr_error *err);
 

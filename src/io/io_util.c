@@ -320,16 +320,32 @@ static const char *js_ws(const char *p) {
 
 static const char *js_value(const char *p, int depth);
 
-/* Strict (RFC 8259): what this accepts, cJSON accepts too, so a failed parse of it can only be memory. */
+/* The 4 hex digits at p as a code unit, or -1. */
+static long js_hex4(const char *p) {
+    long v = 0;
+    for (int k = 0; k < 4; k++) {
+        if (!isxdigit((unsigned char)p[k])) return -1;
+        v = v * 16 + (isdigit((unsigned char)p[k]) ? p[k] - '0' : (tolower((unsigned char)p[k]) - 'a' + 10));
+    }
+    return v;
+}
+
+/* Strict (RFC 8259): what this accepts, cJSON accepts too, so a failed parse of it can only be memory. So no lone
+ * UTF-16 surrogate either (cJSON refuses one; RFC 8259 allows it): a high one must be followed by an escaped low. */
 static const char *js_string(const char *p) {
     for (p++; *p && *p != '"'; p++) {
         if ((unsigned char)*p < 0x20) return NULL;
         if (*p != '\\') continue;
         p++;
         if (*p == 'u') {
-            for (int k = 1; k <= 4; k++)
-                if (!isxdigit((unsigned char)p[k])) return NULL;
+            long u = js_hex4(p + 1);
+            if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF)) return NULL;
             p += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                long lo = p[1] == '\\' && p[2] == 'u' ? js_hex4(p + 3) : -1;
+                if (lo < 0xDC00 || lo > 0xDFFF) return NULL;
+                p += 6;
+            }
         } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
             return NULL;
         }
@@ -373,12 +389,12 @@ static const char *js_items(const char *p, char close, bool keys, int depth) {
     }
 }
 
+/* depth: the containers around p. cJSON refuses an array or object inside CJSON_NESTING_LIMIT others. */
 static const char *js_value(const char *p, int depth) {
-    if (depth > 1000) return NULL; /* cJSON's nesting limit */
     p = js_ws(p);
     switch (*p) {
-    case '{': return js_items(p, '}', true, depth);
-    case '[': return js_items(p, ']', false, depth);
+    case '{': return depth >= CJSON_NESTING_LIMIT ? NULL : js_items(p, '}', true, depth);
+    case '[': return depth >= CJSON_NESTING_LIMIT ? NULL : js_items(p, ']', false, depth);
     case '"': return js_string(p);
     case 't': return strncmp(p, "true", 4) ? NULL : p + 4;
     case 'f': return strncmp(p, "false", 5) ? NULL : p + 5;

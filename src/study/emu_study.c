@@ -50,6 +50,15 @@ fr_status fr_mla_case_make(fr_mla_case *mc, int64_t T, int64_t W, int64_t H, int
     if (T < 1 || W < 1 || H < 1 || Dl < 1 || Dr < 0 || nkeys < 1 || nkeys > W)
         return fr_fail(err, FR_E_INVALID_ARG, "mla case: T %lld W %lld H %lld Dl %lld Dr %lld nkeys %lld",
                        (long long)T, (long long)W, (long long)H, (long long)Dl, (long long)Dr, (long long)nkeys);
+    /* The top-k indices are int32; the largest buffers (fp64 copies of [T, H, Dl | Dr | 8]) must have a byte count. */
+    if (T > INT32_MAX || W > INT32_MAX)
+        return fr_fail(err, FR_E_INVALID_ARG, "mla case: T %lld W %lld beyond int32 key indices", (long long)T,
+                       (long long)W);
+    int64_t big = Dl > Dr ? Dl : Dr, bytes;
+    if (!fr_mul_ok(T, H, &bytes) || !fr_mul_ok(bytes, big > 8 ? big : 8, &bytes) || !fr_mul_ok(bytes, 8, &bytes) ||
+        !fr_mul_ok(T, W, &bytes) || !fr_mul_ok(bytes, 4, &bytes))
+        return fr_fail(err, FR_E_OVERFLOW, "mla case: T %lld W %lld H %lld D %lld: sizes overflow", (long long)T,
+                       (long long)W, (long long)H, (long long)big);
     mc->T = T, mc->W = W, mc->H = H, mc->Dl = Dl, mc->Dr = Dr, mc->nkeys = nkeys;
     uint16_t *q = malloc(sizeof(uint16_t) * (size_t)(T * H * Dl));
     uint16_t *qr = malloc(sizeof(uint16_t) * (size_t)(T * H * (Dr ? Dr : 1)));
@@ -429,9 +438,18 @@ fr_status fr_study_seqlen(const int64_t *lens, int nlens, int64_t S1, int64_t D,
                           fr_seqlen_result *res, fr_error *err) {
     memset(res, 0, sizeof *res);
     double t0 = sec();
-    if (nlens < 1 || nlens > FR_SEQLEN_MAX_LENS || S1 < 1 || D < 1)
+    if (!lens || nlens < 1 || nlens > FR_SEQLEN_MAX_LENS || S1 < 1 || D < 1)
         return fr_fail(err, FR_E_INVALID_ARG, "seqlen study: %d lengths, S1 %lld, D %lld", nlens, (long long)S1,
                        (long long)D);
+    for (int li = 0; li < nlens; li++) { /* a length < 1 has no keys to study; the buffers' byte counts must exist */
+        int64_t bytes, rows = lens[li] > S1 ? lens[li] : S1;
+        if (lens[li] < 1)
+            return fr_fail(err, FR_E_INVALID_ARG, "seqlen study: length %d is %lld (expected >= 1)", li,
+                           (long long)lens[li]);
+        if (!fr_mul_ok(rows, D > 8 ? D : 8, &bytes) || !fr_mul_ok(bytes, 8, &bytes))
+            return fr_fail(err, FR_E_OVERFLOW, "seqlen study: S1 %lld, S2 %lld, D %lld: sizes overflow",
+                           (long long)S1, (long long)lens[li], (long long)D);
+    }
     /* pipelines: name, input dtype, preset base, threshold, acc_l */
     static const struct {
         const char *name;

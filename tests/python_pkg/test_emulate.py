@@ -74,3 +74,6 @@ def test_studies_return_arrays():
     assert oi["bf16_floor_rel_l2"] > 0
     with pytest.raises(flashref.FlashrefError):
         flashref.study.seqlen(lens=[], rows=4, d=16)
+    for bad in ([0], [256, -5]):  # a length < 1 ran (0) or was taken for out of memory (-5)
+        with pytest.raises(flashref.FlashrefError, match="expected >= 1"):
+            flashref.study.seqlen(lens=bad, rows=4, d=16)
