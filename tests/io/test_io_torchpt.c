@@ -366,6 +366,332 @@ static void test_built(void) {
     free(pt.p);
 }
 
+/* ---- the pickle interpreter's every opcode and every refusal of a malformed tensor call ---- */
+
+#define PK(s) s, sizeof(s) - 1
+#define P2 "\x80\x02"
+#define REB2 "ctorch._utils\n_rebuild_tensor_v2\n"
+#define REB3 "ctorch._utils\n_rebuild_tensor_v3\n"
+#define STOR "X\x07\0\0\0storage"
+#define FLT "ctorch\nFloatStorage\n"
+#define UNTYPED "ctorch.storage\nUntypedStorage\n"
+#define KEY0 "X\x01\0\0\0" "0"
+#define CPU "X\x03\0\0\0" "cpu"
+#define PID(cls, numel) "(" STOR cls KEY0 CPU numel "tQ"
+#define ODICT "ccollections\nOrderedDict\n)R"
+#define SZ "(K\x02K\x03t"
+#define ST "(K\x03K\x01t"
+#define OFF0 "K\x00"
+/* the six arguments after the storage of the tensor [[1,2,3],[4,5,6]] */
+#define TAIL OFF0 SZ ST "\x89" ODICT
+
+static void test_pickles(void) {
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    /* read: each spells the same 2x3 float tensor with other opcodes */
+    static const struct {
+        const char *pkl;
+        size_t n;
+        const char *what;
+    } good[] = {
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") TAIL "tR."), "the plain spelling"},
+        {PK(P2 "\x8c\x0c" "torch._utils" "\x8c\x12" "_rebuild_tensor_v2" "\x93" "(" PID(FLT, "K\x06") TAIL "tR."),
+         "STACK_GLOBAL of SHORT_BINUNICODE strings"},
+        {PK(P2 "\x95\x10\0\0\0\0\0\0\0" REB2 "\x94(" PID(FLT, "M\x06\0") TAIL "tR."), "FRAME, MEMOIZE, BININT2"},
+        {PK(P2 REB2 "(" PID(FLT, "J\x06\0\0\0") OFF0 "(K\x02K\x03r\x09\0\0\0t(j\x09\0\0\0K\x01t\x89" ODICT "tR."),
+         "LONG_BINPUT past a gap, LONG_BINGET"},
+        {PK(P2 REB2 "(" PID(FLT, "\x8a\x01\x06") "\x8a\x00(K\x02K\x03t(K\x03K\x01t\x89}tR."),
+         "LONG1 ints, an empty dict for the hooks"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") TAIL "}X\x01\0\0\0" "a\x89sX\x01\0\0\0" "b\x89" "stR."),
+         "metadata through SETITEM"},
+        {PK(P2 REB3 "(" PID(FLT, "K\x06") TAIL "ctorch\nfloat32\ntR."), "_rebuild_tensor_v3 of a typed storage"},
+        {PK(P2 REB3 "(" PID(UNTYPED, "K\x18") TAIL "ctorch\nfloat32\n}tR."),
+         "_rebuild_tensor_v3 of an untyped storage, with metadata"},
+    };
+    for (size_t q = 0; q < sizeof good / sizeof good[0]; q++) {
+        buf p = {(uint8_t *)good[q].pkl, good[q].n, 0};
+        buf z = pt_file(&p, (const uint8_t *)v, sizeof v, 0);
+        fr_tensor t;
+        fr_error e;
+        fr_status s = read_mem(&z, &t, &e);
+        CHECK(s == FR_OK && t.dtype == FR_F32 && t.ndim == 2 && t.shape[0] == 2 && t.shape[1] == 3 &&
+                  !memcmp(t.data, v, sizeof v),
+              "%s: %s (%s)", good[q].what, fr_status_name(s), e.msg);
+        if (s == FR_OK) free(t.data);
+        free(z.p);
+    }
+    /* refused, each with the message naming what is wrong */
+    static const struct {
+        const char *pkl;
+        size_t n;
+        const char *needle;
+    } bad[] = {
+        {PK("\x80\x01."), "protocol other than 2-5"},
+        {PK(P2 "ctorch._utils"), "GLOBAL without newline"},
+        {PK(P2 "ctorch._utils\n_rebuild"), "GLOBAL without newline"},
+        {PK(P2 "ctorch\nInt8Storage\n."), "'torch.Int8Storage'"},
+        {PK(P2 "K\x01K\x02\x93"), "STACK_GLOBAL of non-strings"},
+        {PK(P2 "\x93"), "stack underflow"},
+        {PK(P2 "q\x00"), "memo store of nothing"},
+        {PK(P2 "(q\x00"), "memo store of nothing"},
+        {PK(P2 "K\x01r\x00\x10\0\0"), "memo index out of range"},
+        {PK(P2 "K\x01q\x03j\x02\0\0\0."), "memo get of an unset index"},
+        {PK(P2 "\x86"), "stack underflow"},
+        {PK(P2 "(K\x01\x86"), "MARK inside a short tuple"},
+        {PK(P2 "K\x01)R"), "REDUCE of something not callable"},
+        {PK(P2 "ccollections\nOrderedDict\nK\x01\x85R"), "OrderedDict with contents"},
+        {PK(P2 FLT ")R"), "a class called as a function"},
+        {PK(P2 REB2 ")R"), "other than 6 or 7 arguments"},
+        {PK(P2 REB3 "(" PID(FLT, "K\x06") TAIL "tR."), "other than 7 or 8 arguments"},
+        {PK(P2 REB2 "(K\x00" TAIL "tR."), "the first argument is not a storage"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") "\x8a\x01\xff" SZ ST "\x89" ODICT "tR."), "storage offset not an int >= 0"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") OFF0 SZ "(K\x01t\x89" ODICT "tR."), "size and stride are not int tuples"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") OFF0 SZ "(K\x03Nt\x89" ODICT "tR."), "size and stride are not int tuples"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") OFF0 SZ ST "N" ODICT "tR."), "requires_grad is not a bool"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") OFF0 SZ ST "\x89N" "tR."), "backward hooks present"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") OFF0 SZ ST "\x89}X\x01\0\0\0" "a\x89stR."), "backward hooks present"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") TAIL "NtR."), "metadata is not a dict"},
+        {PK(P2 REB3 "(" PID(FLT, "K\x06") TAIL "NtR."), "_rebuild_tensor_v3: no dtype"},
+        {PK(P2 REB3 "(" PID(FLT, "K\x06") TAIL "ctorch\nfloat16\ntR."), "the dtype is not the storage's"},
+        {PK(P2 REB3 "(" PID(UNTYPED, "K\x17") TAIL "ctorch\nfloat32\ntR."), "not a whole number of elements"},
+        {PK(P2 REB2 "(" PID(UNTYPED, "K\x18") TAIL "tR."), "_rebuild_tensor_v2 of an untyped storage"},
+        {PK(P2 "K\x01Q"), "persistent id is not a 5-tuple"},
+        {PK(P2 "(K\x01K\x02tQ"), "persistent id is not a 5-tuple"},
+        {PK(P2 "(X\x07\0\0\0storagf" FLT KEY0 CPU "K\x06tQ"), "persistent id is not a storage"},
+        {PK(P2 "(K\x01" FLT KEY0 CPU "K\x06tQ"), "persistent id is not a storage"},
+        {PK(P2 "(" STOR "K\x01" KEY0 CPU "K\x06tQ"), "not a storage class"},
+        {PK(P2 "(" STOR REB2 KEY0 CPU "K\x06tQ"), "not a storage class"},
+        {PK(P2 "(" STOR FLT "K\x00" CPU "K\x06tQ"), "bad storage key"},
+        {PK(P2 "(" STOR FLT "X\0\0\0\0" CPU "K\x06tQ"), "bad storage key"},
+        {PK(P2 "(" STOR FLT "X\x15\0\0\0" "012345678901234567890" CPU "K\x06tQ"), "bad storage key"},
+        {PK(P2 "(" STOR FLT "X\x01\0\0\0" "a" CPU "K\x06tQ"), "bad storage key"},
+        {PK(P2 "(" STOR FLT KEY0 "N" "K\x06tQ"), "bad location"},
+        {PK(P2 "(" STOR FLT KEY0 "X\x03\0\0\0" "c\x01u" "K\x06tQ"), "bad location"},
+        {PK(P2 "(" STOR FLT KEY0 "X\x41\0\0\0" "cpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucpucp"
+            "K\x06tQ"), "bad location"},
+        {PK(P2 "(" STOR FLT KEY0 CPU "J\xff\xff\xff\xfftQ"), "bad storage size"},
+        {PK(P2 "(" STOR FLT KEY0 CPU "NtQ"), "bad storage size"},
+        {PK(P2 "}u"), "SETITEMS without MARK"},
+        {PK(P2 "}(NNNu"), "odd number of items"},
+        {PK(P2 "K\x01K\x02s"), "SETITEM without a dict"},
+        {PK(P2 "(u"), "SETITEM without a dict"},
+        {PK(P2 "K\x01K\x02K\x03s"), "SETITEM on something not a dict"},
+        {PK(P2 "}(K\x01s"), "MARK inside SETITEM"},
+        {PK(P2 "}K\x01\x89s"), "metadata entry not {str: bool}"},
+        {PK(P2 "}X\x01\0\0\0" "aKxs"), "metadata entry not {str: bool}"},
+        {PK(P2 REB2 "(" PID(FLT, "K\x06") TAIL "tR.."), "bytes after STOP"},
+        {PK(P2 "(."), "not one tensor"},
+    };
+    for (size_t q = 0; q < sizeof bad / sizeof bad[0]; q++) {
+        char what[32];
+        snprintf(what, sizeof what, "pickle %zu", q);
+        buf p = {(uint8_t *)bad[q].pkl, bad[q].n, 0};
+        buf z = pt_file(&p, (const uint8_t *)v, sizeof v, 0);
+        expect_refused(&z, what, bad[q].needle);
+        free(z.p);
+    }
+    /* more values than a saved tensor has: 21 tuples of 200 Nones; more tuple items: 42 tuples of 200 memo gets */
+    buf many = {0};
+    put(&many, P2, 2);
+    for (int t = 0; t < 21; t++) {
+        put_s(&many, "(");
+        for (int q = 0; q < 200; q++) put_s(&many, "N");
+        put_s(&many, "t");
+    }
+    put_s(&many, ".");
+    expect_refused_pkl(many, v, sizeof v, "value bomb", "more objects than a saved tensor holds");
+    buf items = {0};
+    put(&items, P2 "Nq\x00", 5);
+    for (int t = 0; t < 42; t++) {
+        put_s(&items, "(");
+        for (int q = 0; q < 200; q++) put(&items, "h\x00", 2);
+        put_s(&items, "t");
+    }
+    put_s(&items, ".");
+    expect_refused_pkl(items, v, sizeof v, "item bomb", "more tuple items than a saved tensor holds");
+}
+
+/* The central directory entry k of a stored zip (the end record's offset, then entry by entry). */
+static uint8_t *cd_entry(buf *z, int k) {
+    uint8_t *e = z->p + z->n - 22;
+    uint32_t off = (uint32_t)e[16] | (uint32_t)e[17] << 8 | (uint32_t)e[18] << 16 | (uint32_t)e[19] << 24;
+    uint8_t *c = z->p + off;
+    for (int q = 0; q < k; q++) c += 46 + (c[28] | c[29] << 8) + (c[30] | c[31] << 8) + (c[32] | c[33] << 8);
+    return c;
+}
+
+static void test_zip(void) {
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t sz[2] = {2, 3}, cs[2] = {3, 1};
+    buf pk = pkl_tensor("FloatStorage", 6, 2, sz, cs, 0, -1);
+    /* the central directory's fields, one wrong at a time */
+    static const struct {
+        int entry, at, len, flags;
+        uint64_t value;
+        const char *needle;
+    } cd[] = {
+        {0, 24, 4, 0, 5, "differs from its size 5"},                    /* the uncompressed size */
+        {2, 34, 2, 0, 1, "differs from its size"},                      /* the entry's disk */
+        {2, 42, 4, 0, 0x7FFFFFF0u, "does not fit before the central"},  /* the record's offset */
+        {0, 46 + 16 + 2, 2, Z_ZIP64, 30, "extra field runs past its entry"}, /* zip64 extra of 30 bytes in 28 */
+        {0, 46 + 16 + 2, 2, Z_ZIP64, 8, "zip64 extra field too short"},      /* two sizes and an offset in 8 bytes */
+        {0, 46 + 16 + 4 + 7, 1, Z_ZIP64, 0x80, "zip64 size out of range"},
+        {0, 34, 2, Z_ZIP64, 0xFFFF, "zip64 extra field too short"},     /* the disk through zip64, not given */
+    };
+    for (size_t q = 0; q < sizeof cd / sizeof cd[0]; q++) {
+        buf z = pt_file(&pk, (const uint8_t *)v, sizeof v, cd[q].flags);
+        uint8_t *c = cd_entry(&z, cd[q].flags & Z_ZIP64 ? 0 : cd[q].entry) + cd[q].at;
+        if (cd[q].flags & Z_ZIP64) { /* the zip64 end record hides the classic one's offset: entry 0 is at the
+                                        data's end, found by its signature */
+            c = z.p;
+            while (!(c[0] == 'P' && c[1] == 'K' && c[2] == 1 && c[3] == 2)) c++;
+            c += cd[q].at;
+        }
+        for (int b = 0; b < cd[q].len; b++) c[b] = (uint8_t)(cd[q].value >> (8 * b));
+        expect_refused(&z, cd[q].needle, cd[q].needle);
+        free(z.p);
+    }
+    /* local headers: no signature, a name of another length, an extra field that runs into the directory */
+    buf z = pt_file(&pk, (const uint8_t *)v, sizeof v, 0);
+    z.p[0] = 'Q';
+    expect_refused(&z, "local signature", "no local file header at offset 0");
+    z.p[0] = 'P';
+    z.p[26] = 17;
+    expect_refused(&z, "local name length", "the local header names another record");
+    z.p[26] = 16;
+    uint8_t *l = z.p + 30 + 16 + pk.n + 30 + 17 + 6; /* the storage record's local header, after data.pkl and byteorder */
+    CHECK(l[0] == 'P' && l[1] == 'K' && l[2] == 3 && l[3] == 4, "the storage record's local header");
+    l[28] = 0xFF;
+    expect_refused(&z, "local extra", "overlaps the central directory");
+    free(z.p);
+    /* records: an empty name, no data.pkl, a byteorder too long, a data.pkl over 1 MiB, data.pkl's CRC */
+    rec r[3] = {{"archive/data.pkl", pk.p, pk.n}, {"", (const uint8_t *)"x", 1},
+                {"archive/data/0", (const uint8_t *)v, sizeof v}};
+    z = zip_of(r, 3, 0);
+    expect_refused(&z, "empty name", "empty, over-long or NUL-holding name");
+    free(z.p);
+    rec nopkl[2] = {{"data.pkl", pk.p, pk.n}, {"a/b/data.pkl", pk.p, pk.n}};
+    z = zip_of(nopkl, 2, 0);
+    expect_refused(&z, "no data.pkl", "no <archive>/data.pkl record");
+    free(z.p);
+    rec longbo[2] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/byteorder", (const uint8_t *)"littlelittlelittle", 18}};
+    z = zip_of(longbo, 2, 0);
+    expect_refused(&z, "long byteorder", "byteorder record too long");
+    free(z.p);
+    uint8_t *mib = calloc((1u << 20) + 1, 1);
+    rec bigpkl[1] = {{"archive/data.pkl", mib, (1u << 20) + 1}};
+    z = zip_of(bigpkl, 1, 0);
+    expect_refused(&z, "big data.pkl", "data.pkl of 1048577 bytes");
+    free(z.p);
+    free(mib);
+    rec pkl_last[2] = {{"archive/data/0", (const uint8_t *)v, sizeof v}, {"archive/data.pkl", pk.p, pk.n}};
+    z = zip_of(pkl_last, 2, Z_BAD_CRC);
+    expect_refused(&z, "data.pkl CRC", "data.pkl: CRC-32 mismatch");
+    free(z.p);
+    /* a storage of 2^62 floats: its byte count overflows */
+    int64_t one = 1;
+    expect_refused_pkl(pkl_tensor("FloatStorage", INT64_C(1) << 62, 1, &one, &one, 0, -1), v, sizeof v,
+                       "storage overflow", "overflows");
+    /* a dimension of size 1 may have any stride; an empty tensor needs no storage bytes */
+    int64_t s1[2] = {1, 6}, st1[2] = {99, 1}, s0[2] = {0, 3};
+    buf p1 = pkl_tensor("FloatStorage", 6, 2, s1, st1, 0, -1);
+    z = pt_file(&p1, (const uint8_t *)v, sizeof v, 0);
+    fr_tensor t;
+    fr_error e;
+    fr_status s = read_mem(&z, &t, &e);
+    CHECK(s == FR_OK && t.ndim == 2 && t.shape[0] == 1 && t.shape[1] == 6 && !memcmp(t.data, v, sizeof v),
+          "size-1 dimension with stride 99: %s", e.msg);
+    if (s == FR_OK) free(t.data);
+    free(z.p);
+    free(p1.p);
+    p1 = pkl_tensor("FloatStorage", 0, 2, s0, cs, 0, -1);
+    z = pt_file(&p1, (const uint8_t *)v, 0, 0);
+    s = read_mem(&z, &t, &e);
+    CHECK(s == FR_OK && t.ndim == 2 && t.shape[0] == 0 && t.shape[1] == 3 && t.data == NULL, "empty: %s", e.msg);
+    free(z.p);
+    free(p1.p);
+    /* every truncation and byte flip of a zip64 archive too (its locator and end record) */
+    z = pt_file(&pk, (const uint8_t *)v, sizeof v, Z_ZIP64);
+    int ok_flips = 0;
+    for (size_t n = 0; n < z.n; n++) {
+        fr_tensor tt;
+        fr_error ee;
+        s = fr_pt_read_mem(z.p, n, &tt, "prefix", &ee);
+        CHECK(s != FR_OK && ee.msg[0], "zip64: a prefix of %zu of %zu bytes read", n, z.n);
+        if (s == FR_OK) free(tt.data);
+        z.p[n] ^= 0xFF;
+        s = fr_pt_read_mem(z.p, z.n, &tt, "flip", &ee);
+        if (s == FR_OK) {
+            ok_flips++;
+            CHECK(tt.dtype == FR_F32 && tt.ndim == 2 && tt.shape[0] == 2 && tt.shape[1] == 3 &&
+                      !memcmp(tt.data, v, sizeof v), "zip64 byte %zu flipped: read as another tensor", n);
+            free(tt.data);
+        } else {
+            CHECK(ee.msg[0], "zip64 byte %zu flipped: status without a message", n);
+        }
+        z.p[n] ^= 0xFF;
+    }
+    printf("single-byte flips of a %zu-byte zip64 archive: %d read the same tensor, %zu refused\n", z.n, ok_flips,
+           z.n - (size_t)ok_flips);
+    free(z.p);
+    free(pk.p);
+}
+
+/* The entry points' argument checks, a file that is not one, and a file that shrinks between info and data. */
+static void test_api(const char *tmp) {
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t sz[2] = {2, 3}, cs[2] = {3, 1};
+    buf pk = pkl_tensor("FloatStorage", 6, 2, sz, cs, 0, -1);
+    buf z = pt_file(&pk, (const uint8_t *)v, sizeof v, 0);
+    fr_pt_info info;
+    fr_tensor t;
+    fr_error e;
+    CHECK(fr_pt_info_mem(NULL, 4, &info, "m", &e) == FR_E_NULL, "info_mem of NULL");
+    CHECK(fr_pt_info_mem(z.p, z.n, NULL, "m", &e) == FR_E_NULL, "info_mem into NULL");
+    CHECK(fr_pt_info_mem(NULL, 0, &info, NULL, &e) == FR_E_FORMAT && strstr(e.msg, "pt: 0 bytes"), "empty: %s",
+          e.msg);
+    CHECK(fr_pt_info_fd(0, NULL, "f", &e) == FR_E_NULL, "info_fd into NULL");
+    CHECK(fr_pt_info_fd(-1, &info, "f", &e) == FR_E_IO && strstr(e.msg, "f: "), "bad fd: %s", e.msg);
+    int dfd = open(tmp, O_RDONLY);
+    CHECK(fr_pt_info_fd(dfd, &info, "dir", &e) == FR_E_IO && strstr(e.msg, "not a regular file"), "dir: %s", e.msg);
+    CHECK(fr_pt_data_fd(dfd, &info, &t, "dir", &e) == FR_E_IO && strstr(e.msg, "not a regular file"), "dir: %s",
+          e.msg);
+    close(dfd);
+    CHECK(fr_pt_data_mem(z.p, z.n, &info, NULL, "m", &e) == FR_E_NULL, "data_mem into NULL");
+    CHECK(fr_pt_data_mem(NULL, 3, &info, &t, "m", &e) == FR_E_NULL, "data_mem of NULL");
+    CHECK(fr_pt_data_fd(0, &info, NULL, "m", &e) == FR_E_NULL, "data_fd into NULL");
+    CHECK(fr_pt_data_mem(z.p, z.n, NULL, &t, "m", &e) == FR_E_NULL && strstr(e.msg, "no tensor description"),
+          "no info: %s", e.msg);
+    CHECK_OK(fr_pt_info_mem(z.p, z.n, &info, "m", &e), e);
+    CHECK(info.dtype == FR_F32 && info.ndim == 2 && info.data_bytes == 24 && info.has_crc && info.data_offset ==
+              info.record_offset && !strcmp(info.location, "cpu"), "info of the 2x3 tensor");
+    fr_pt_info bad = info;
+    bad.data_bytes = 20;
+    CHECK(fr_pt_data_mem(z.p, z.n, &bad, &t, "m", &e) == FR_E_INVALID_ARG && strstr(e.msg, "inconsistent"),
+          "inconsistent: %s", e.msg);
+    bad = info;
+    bad.dtype = FR_DT_NONE;
+    CHECK(fr_pt_data_mem(z.p, z.n, &bad, &t, "m", &e) == FR_E_NULL, "info of no dtype");
+    /* the file shrinks after its description was read: the data lie past its end */
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.pt", tmp);
+    write_whole(path, z.p, z.n);
+    int fd = open(path, O_RDWR);
+    CHECK_OK(fr_pt_info_fd(fd, &info, "t.pt", &e), e);
+    CHECK(ftruncate(fd, (off_t)info.data_offset + 4) == 0, "ftruncate");
+    CHECK(fr_pt_data_fd(fd, &info, &t, "t.pt", &e) == FR_E_FORMAT && strstr(e.msg, "t.pt: tensor data: 24 bytes"),
+          "shrunk file: %s", e.msg);
+    close(fd);
+    remove(path);
+    /* dtype names: torch's aliases, and what is not a torch dtype */
+    CHECK(fr_pt_dtype_from_torch_name("torch.float") == FR_F32 && fr_pt_dtype_from_torch_name("torch.half") ==
+              FR_F16 && fr_pt_dtype_from_torch_name("torch.double") == FR_F64 &&
+              fr_pt_dtype_from_torch_name("torch.int") == FR_I32 && fr_pt_dtype_from_torch_name("torch.long") ==
+              FR_I64 && fr_pt_dtype_from_torch_name("float32") == FR_DT_NONE &&
+              fr_pt_dtype_from_torch_name(NULL) == FR_DT_NONE, "dtype aliases");
+    free(z.p);
+    free(pk.p);
+}
+
 /* The files torch wrote: NAME = DTYPE_SHAPE.pt (read back, some values checked) or refuse_*.pt. */
 static void test_seeds(const char *dir) {
     DIR *d = opendir(dir);
@@ -430,7 +756,16 @@ static void test_seeds(const char *dir) {
 }
 
 int main(int argc, char **argv) {
+    char tmp[] = "/tmp/fr_torchpt_XXXXXX";
+    if (!mkdtemp(tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
     test_built();
+    test_pickles();
+    test_zip();
+    test_api(tmp);
+    remove_tree(tmp);
     test_seeds(argc > 1 ? argv[1] : FR_TORCHPT_SEEDS);
     return fr_test_exit("test_io_torchpt");
 }
