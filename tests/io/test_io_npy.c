@@ -6,9 +6,11 @@
 #include "core/core.h"
 #include "io_test_util.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const fr_dtype all_dtypes[] = {FR_F64, FR_F32, FR_F16, FR_BF16, FR_E4M3FN, FR_E5M2,
                                       FR_HIF8, FR_I32, FR_I64, FR_U8, FR_BOOL};
@@ -164,6 +166,8 @@ static void test_malformed(const char *tmp) {
          FR_E_FORMAT, "unknown key"},
         {"duplicate key", 1, "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)}", 24, 0,
          FR_F32, FR_E_FORMAT, "duplicate"},
+        {"fortran order not a bool", 1, "{'descr': '<f4', 'fortran_order': 0, 'shape': (2, 3), }", 24, 0, FR_F32,
+         FR_E_FORMAT, "fortran_order: expected False"},
         {"fortran order", 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24, 0, FR_F32,
          FR_E_FORMAT, "fortran_order"},
         {"big-endian", 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24, 0, FR_F32, FR_E_FORMAT,
@@ -211,12 +215,29 @@ static void test_malformed(const char *tmp) {
         case 7: b[8] = b[9] = 0; break;
         default: break;
         }
-        for (int via_file = 0; via_file < 2; via_file++) {
+        /* via 0: memory; 1: a file by path; 2: an open file's header (fr_npy_read_fd_header, as the MPI layer reads
+         * it), then its dtype (fr_npy_header_dtype) */
+        for (int via = 0; via < 3; via++) {
+            bool via_file = via > 0;
             fr_error e;
             fr_tensor t;
             memset(&e, 0, sizeof e);
+            memset(&t, 0, sizeof t);
             fr_status st;
-            if (via_file) {
+            if (via == 2) {
+                char path[512];
+                snprintf(path, sizeof path, "%s/bad%zu.npy", tmp, i);
+                int fd = open(path, O_RDONLY);
+                fr_npy_header h;
+                fr_dtype dt = FR_DT_NONE;
+                st = fr_npy_read_fd_header(fd, &h, path, &e);
+                if (st != FR_OK)
+                    CHECK(h.ndim == 0 && h.data_bytes == 0, "%s: fd header not cleared on failure", cases[i].name);
+                else if ((st = fr_npy_header_dtype(&h, cases[i].want, &dt, path, &e)) == FR_OK)
+                    CHECK(dt == cases[i].want && h.ndim == 2 && h.shape[0] == 2 && h.shape[1] == 3 &&
+                              h.data_bytes == 24, "%s: the fd header", cases[i].name);
+                close(fd);
+            } else if (via_file) {
                 char path[512];
                 snprintf(path, sizeof path, "%s/bad%zu.npy", tmp, i);
                 write_whole(path, b, len);
@@ -232,7 +253,7 @@ static void test_malformed(const char *tmp) {
                 CHECK(strstr(e.msg, via_file ? "bad" : "mem") != NULL, "%s: message \"%s\" does not name the file",
                       cases[i].name, e.msg);
                 CHECK(t.data == NULL && t.dtype == FR_DT_NONE, "%s: output not cleared on failure", cases[i].name);
-            } else {
+            } else if (via < 2) {
                 free(t.data);
             }
         }
@@ -252,6 +273,26 @@ static void test_malformed(const char *tmp) {
     void *buf;
     size_t len;
     CHECK(fr_npy_write_mem(&none, 0, &buf, &len, &e) == FR_E_DTYPE, "write of an absent tensor: %s", e.msg);
+    /* An open file's header: argument checks, a descriptor that is not a file, none at all. */
+    fr_npy_header h;
+    CHECK(fr_npy_read_fd_header(0, NULL, NULL, &e) == FR_E_NULL && strstr(e.msg, "npy: NULL header"), "NULL: %s",
+          e.msg);
+    CHECK(fr_npy_read_fd_header(-1, &h, "fd", &e) == FR_E_IO && strstr(e.msg, "fd: cannot stat"), "fd -1: %s", e.msg);
+    int dfd = open(tmp, O_RDONLY);
+    CHECK(fr_npy_read_fd_header(dfd, &h, NULL, &e) == FR_E_IO && strstr(e.msg, "npy: not a regular file"),
+          "directory: %s", e.msg);
+    close(dfd);
+    /* Tensors that cannot be written: more dimensions than a tensor has, a byte size past 64 bits. */
+    float x = 0;
+    int64_t big[2] = {INT64_C(1) << 31, INT64_C(1) << 31};
+    fr_tensor bad = fr_tensor_make(FR_F32, &x, 2, big);
+    CHECK(fr_npy_write_mem(&bad, 0, &buf, &len, &e) == FR_E_OVERFLOW && strstr(e.msg, "byte size overflows"),
+          "2^62 floats: %s", e.msg);
+    bad.ndim = FR_MAX_DIMS + 1;
+    CHECK(fr_npy_write_mem(&bad, 0, &buf, &len, &e) == FR_E_SHAPE && strstr(e.msg, "ndim 9 outside 0..8"),
+          "9 dimensions: %s", e.msg);
+    bad.ndim = -1;
+    CHECK(fr_npy_write_mem(&bad, 0, &buf, &len, &e) == FR_E_SHAPE, "-1 dimensions: %s", e.msg);
 }
 
 int main(void) {

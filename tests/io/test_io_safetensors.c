@@ -146,6 +146,30 @@ static void test_malformed(void) {
          2, 0, FR_E_FORMAT, "duplicate"},
         {"metadata not strings", "{\"__metadata__\":{\"k\":1}}", 0, 0, FR_E_FORMAT, "__metadata__"},
         {"metadata not object", "{\"__metadata__\":[]}", 0, 0, FR_E_FORMAT, "__metadata__"},
+        {"duplicate metadata", "{\"__metadata__\":{},\"__metadata__\":{}}", 0, 0, FR_E_FORMAT,
+         "duplicate \"__metadata__\""},
+        {"duplicate entry key", "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2,
+         0, FR_E_FORMAT, "duplicate key \"dtype\""},
+        {"missing dtype", "{\"a\":{\"shape\":[2],\"data_offsets\":[0,2]}}", 2, 0, FR_E_FORMAT, "missing \"dtype\""},
+        {"missing shape", "{\"a\":{\"dtype\":\"U8\",\"data_offsets\":[0,2]}}", 2, 0, FR_E_FORMAT, "missing \"shape\""},
+        {"dtype not a string", "{\"a\":{\"dtype\":8,\"shape\":[2],\"data_offsets\":[0,2]}}", 2, 0, FR_E_FORMAT,
+         "not a supported dtype (not a string)"},
+        {"shape not an array", "{\"a\":{\"dtype\":\"U8\",\"shape\":2,\"data_offsets\":[0,2]}}", 2, 0, FR_E_FORMAT,
+         ".shape: expected an array"},
+        {"dim not a number", "{\"a\":{\"dtype\":\"U8\",\"shape\":[\"2\"],\"data_offsets\":[0,2]}}", 2, 0,
+         FR_E_FORMAT, "shape[0]"},
+        {"dim past 2^53", "{\"a\":{\"dtype\":\"U8\",\"shape\":[1e300],\"data_offsets\":[0,2]}}", 2, 0, FR_E_FORMAT,
+         "shape[0]"},
+        {"three offsets", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2,4]}}", 2, 0, FR_E_FORMAT,
+         "data_offsets: expected [begin, end]"},
+        {"offsets not an array", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":{}}}", 2, 0, FR_E_FORMAT,
+         "data_offsets: expected [begin, end]"},
+        {"negative end", "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,-2]}}", 2, 0, FR_E_FORMAT,
+         "data_offsets: expected [begin, end]"},
+        {"two tensors at one offset",
+         "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]},"
+         "\"b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+         2, 0, FR_E_FORMAT, "overlap"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
@@ -170,12 +194,89 @@ static void test_malformed(void) {
     CHECK(fr_st_parse(nul, sizeof nul, &s, "mem.st", &e) == FR_E_FORMAT && strstr(e.msg, "NUL"), "NUL: %s", e.msg);
 }
 
+/* The malformed headers as files (fr_st_read_file checks the length against the file before reading), the writers'
+ * refusals, and the entry points' argument checks. */
+static void test_file_and_args(const char *tmp) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/bad.safetensors", tmp);
+    fr_safetensors s;
+    fr_error e;
+    write_whole(path, "\x02\0\0", 3);
+    CHECK(fr_st_read_file(path, &s, &e) == FR_E_FORMAT && strstr(e.msg, "truncated: 3 bytes, no header length"),
+          "3-byte file: %s", e.msg);
+    size_t len;
+    unsigned char *b = mk("{}", 0, 40, &len);
+    write_whole(path, b, len);
+    free(b);
+    CHECK(fr_st_read_file(path, &s, &e) == FR_E_FORMAT && strstr(e.msg, "header length 40 impossible for a 10-byte"),
+          "lying length in a file: %s", e.msg);
+    b = mk("{}", 0, UINT64_MAX, &len);
+    write_whole(path, b, len);
+    free(b);
+    CHECK(fr_st_read_file(path, &s, &e) == FR_E_FORMAT && strstr(e.msg, "impossible"), "huge length: %s", e.msg);
+    b = mk("{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}", 8, 0, &len);
+    write_whole(path, b, len);
+    free(b);
+    CHECK(fr_st_read_file(path, &s, &e) == FR_E_FORMAT && strstr(e.msg, "cover 12 bytes but the data buffer has 8") &&
+              strstr(e.msg, path) && s.count == 0, "file shorter than its header says: %s", e.msg);
+    snprintf(path, sizeof path, "%s/absent.safetensors", tmp);
+    CHECK(fr_st_read_file(path, &s, &e) == FR_E_IO && strstr(e.msg, "absent.safetensors"), "absent: %s", e.msg);
+    CHECK(fr_st_read_file(NULL, &s, &e) == FR_E_NULL && fr_st_read_file(path, NULL, &e) == FR_E_NULL, "NULL path");
+    CHECK(fr_st_parse("", 0, NULL, NULL, &e) == FR_E_NULL && strstr(e.msg, "safetensors: out"), "parse into NULL");
+    CHECK(fr_st_parse(NULL, 9, &s, "m", &e) == FR_E_NULL && strstr(e.msg, "buffer"), "parse of NULL");
+    CHECK(fr_st_parse(NULL, 0, &s, NULL, &e) == FR_E_FORMAT && strstr(e.msg, "safetensors: truncated: 0 bytes"),
+          "empty: %s", e.msg);
+    /* the writers */
+    float x[2] = {1, 2};
+    int64_t two = 2, huge[2] = {INT64_C(1) << 31, INT64_C(1) << 31};
+    fr_tensor t[2] = {fr_tensor_make(FR_F32, x, 1, &two), fr_tensor_make(FR_F32, x, 1, &two)};
+    const char *dup[2] = {"a", "a"}, *meta_name[1] = {"__metadata__"}, *null_name[1] = {NULL}, *one[1] = {"a"};
+    void *buf = NULL;
+    CHECK(fr_st_write_mem(2, dup, t, 0, NULL, &buf, &len, &e) == FR_E_INVALID_ARG &&
+              strstr(e.msg, "duplicate tensor name \"a\"") && !buf, "duplicate: %s", e.msg);
+    CHECK(fr_st_write_mem(1, meta_name, t, 0, NULL, &buf, &len, &e) == FR_E_INVALID_ARG && strstr(e.msg, "invalid name"),
+          "__metadata__ as a name: %s", e.msg);
+    CHECK(fr_st_write_mem(1, null_name, t, 0, NULL, &buf, &len, &e) == FR_E_INVALID_ARG, "NULL name: %s", e.msg);
+    fr_tensor big = fr_tensor_make(FR_F64, x, 2, huge);
+    CHECK(fr_st_write_mem(1, one, &big, 0, NULL, &buf, &len, &e) == FR_E_OVERFLOW && strstr(e.msg, "size overflows"),
+          "2^62 doubles: %s", e.msg);
+    fr_tensor nodata = fr_tensor_make(FR_F32, NULL, 1, &two);
+    CHECK(fr_st_write_mem(1, one, &nodata, 0, NULL, &buf, &len, &e) == FR_E_NULL && strstr(e.msg, "a: data NULL"),
+          "no data: %s", e.msg);
+    CHECK(fr_st_write_mem(1, one, t, 0, NULL, NULL, &len, &e) == FR_E_NULL &&
+              fr_st_write_mem(-1, one, t, 0, NULL, &buf, &len, &e) == FR_E_NULL &&
+              fr_st_write_mem(1, NULL, t, 0, NULL, &buf, &len, &e) == FR_E_NULL &&
+              fr_st_write_mem(1, one, t, 1, NULL, &buf, &len, &e) == FR_E_NULL &&
+              fr_st_write_mem(1, one, t, -1, NULL, &buf, &len, &e) == FR_E_NULL, "write_mem argument checks");
+    CHECK(fr_st_write_file(NULL, 1, one, t, 0, NULL, &e) == FR_E_NULL &&
+              fr_st_write_file(path, 1, NULL, t, 0, NULL, &e) == FR_E_NULL, "write_file argument checks");
+    CHECK(fr_st_write_file(path, 2, dup, t, 0, NULL, &e) == FR_E_INVALID_ARG, "write_file of a duplicate");
+    FILE *gone = fopen(path, "rb");
+    CHECK(gone == NULL, "a refused write left %s", path);
+    if (gone) fclose(gone);
+    snprintf(path, sizeof path, "%s/no/such/dir/x.safetensors", tmp);
+    CHECK(fr_st_write_file(path, 1, one, t, 0, NULL, &e) == FR_E_IO && strstr(e.msg, "x.safetensors"),
+          "write into a missing directory: %s", e.msg);
+    /* an empty file list with metadata only: written and read back */
+    fr_st_meta m = {"k", "v"};
+    CHECK_OK(fr_st_write_mem(0, NULL, NULL, 1, &m, &buf, &len, &e), e);
+    CHECK_OK(fr_st_parse(buf, len, &s, "m", &e), e);
+    CHECK(s.count == 0 && s.meta_count == 1 && !strcmp(fr_st_meta_get(&s, "k"), "v"), "metadata only");
+    fr_st_free(&s);
+    free(buf);
+    fr_st_free(NULL);
+    CHECK(!fr_st_find(NULL, "a") && !fr_st_find(&s, NULL) && !fr_st_meta_get(NULL, "k") && !fr_st_meta_get(&s, NULL) &&
+              fr_st_dtype_from_name(NULL) == FR_DT_NONE && fr_st_dtype_from_name("F32") == FR_F32,
+          "lookups of NULL");
+}
+
 int main(void) {
     uint64_t rng;
     char tmp[] = "/tmp/fr_io_st_XXXXXX";
     if (!io_test_open("test_io_safetensors", &rng, tmp)) return 1;
     test_round_trip(&rng, tmp);
     test_malformed();
+    test_file_and_args(tmp);
     remove_tree(tmp);
     return io_report("test_io_safetensors");
 }
