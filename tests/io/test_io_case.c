@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A random tensor of dtype dt (bool 0/1) that the test owns. */
 static fr_tensor rnd(fr_dtype dt, int ndim, const int64_t *shape, uint64_t *rng) {
@@ -313,6 +314,24 @@ static void test_json_malformed(void) {
         {"missing query", "\"query\": \"query.npy\", ", "", "inputs.query: missing", FR_E_FORMAT},
         {"bwd without dy", "\"fwd\"", "\"bwd\"", "inputs.dy: missing", FR_E_FORMAT},
         {"top not an object", "{\"format\"", "[{\"format\"", "not valid JSON", FR_E_FORMAT},
+        {"dtype a number", "\"bf16\"", "16", "dtype: expected a string, got", FR_E_FORMAT},
+        {"layout a number", "\"BNSD\"", "4", "params.input_layout: expected a string", FR_E_FORMAT},
+        {"softmax_layout a number", "\"softmax_layout\": \"\"", "\"softmax_layout\": 0",
+         "params.softmax_layout: expected a string", FR_E_FORMAT},
+        {"\\u0000 in a file name", "\"query.npy\"", "\"query\\u0000.npy\"", "\\u0000 (NUL) in a string", FR_E_FORMAT},
+        {"escaped quote (control)", "\"query.npy\"", "\"q\\\"uery.npy\"", "", FR_OK},
+        {"hints (control)", "\"inputs\"", "\"hints\": {\"mask\": \"additive_min\"}, \"inputs\"", "", FR_OK},
+        {"hints not an object", "\"inputs\"", "\"hints\": [], \"inputs\"", "hints: expected an object, got",
+         FR_E_FORMAT},
+        {"hints unknown key", "\"inputs\"", "\"hints\": {\"masks\": \"bool\"}, \"inputs\"",
+         "hints: unknown key \"masks\"", FR_E_FORMAT},
+        {"hints duplicate mask", "\"inputs\"", "\"hints\": {\"mask\": \"bool\", \"mask\": \"bool\"}, \"inputs\"",
+         "hints: duplicate key \"mask\"", FR_E_FORMAT},
+        {"hints mask empty", "\"inputs\"", "\"hints\": {\"mask\": \"\"}, \"inputs\"", "hints.mask: expected", FR_E_FORMAT},
+        {"hints mask unknown", "\"inputs\"", "\"hints\": {\"mask\": \"additive\"}, \"inputs\"", "hints.mask: expected",
+         FR_E_FORMAT},
+        {"hints mask a number", "\"inputs\"", "\"hints\": {\"mask\": 1}, \"inputs\"", "hints.mask: expected",
+         FR_E_FORMAT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *j = subst(base_json, cases[i].from, cases[i].to);
@@ -340,8 +359,39 @@ static void test_json_malformed(void) {
     CHECK(fr_case_parse_json(nul, sizeof nul - 1, &c, NULL, &e) == FR_E_FORMAT && strstr(e.msg, "NUL"), "NUL: %s",
           e.msg);
     CHECK(fr_case_parse_json("", 0, &c, NULL, &e) == FR_E_FORMAT, "empty text: %s", e.msg);
+    char *j;
+    /* Not an object at the top, params not an object, an array longer than any valid case has. */
+    CHECK(fr_case_parse_json("[]", 2, &c, "T", &e) == FR_E_FORMAT &&
+              strstr(e.msg, "T: expected a JSON object at the top, got"), "top array: %s", e.msg);
+    const char *pnum = "{\"format\": \"flashref-case/1\", \"op\": \"fwd\", \"dtype\": \"bf16\", \"params\": 8, "
+                       "\"inputs\": {\"query\": \"q.npy\", \"key\": \"k.npy\", \"value\": \"v.npy\"}}";
+    CHECK(fr_case_parse_json(pnum, strlen(pnum), &c, "T", &e) == FR_E_FORMAT &&
+              strstr(e.msg, "T: params: expected an object"), "params a number: %s", e.msg);
+    size_t cap = 16 + 2 * 2049;
+    char *arr = malloc(cap);
+    strcpy(arr, "\"prefix\": [0");
+    for (int k = 1; k < 2049; k++) strcat(arr, ",0");
+    strcat(arr, "]");
+    j = subst(base_json, "\"prefix\": null", arr);
+    CHECK(fr_case_parse_json(j, strlen(j), &c, "T", &e) == FR_E_FORMAT &&
+              strstr(e.msg, "params.prefix: 2049 entries, more than any valid case has (2048"), "long prefix: %s",
+          e.msg);
+    free(j);
+    free(arr);
+    /* the mask hint read, and its names both ways */
+    j = subst(base_json, "\"inputs\"", "\"hints\": {\"mask\": \"additive_inf\"}, \"inputs\"");
+    CHECK_OK(fr_case_parse_json(j, strlen(j), &c, NULL, &e), e);
+    CHECK(c.mask_hint == FR_MASK_HINT_ADD_INF, "hints.mask additive_inf read as %d", (int)c.mask_hint);
+    fr_case_free(&c);
+    free(j);
+    CHECK(!strcmp(fr_mask_hint_name(FR_MASK_HINT_DEFAULT), "") && !strcmp(fr_mask_hint_name(FR_MASK_HINT_BOOL), "bool") &&
+              !strcmp(fr_mask_hint_name(FR_MASK_HINT_COUNT), "invalid") &&
+              !strcmp(fr_mask_hint_name((fr_mask_hint)-1), "invalid") &&
+              fr_mask_hint_from_name("additive_min") == FR_MASK_HINT_ADD_MIN &&
+              fr_mask_hint_from_name("") == FR_MASK_HINT_DEFAULT && fr_mask_hint_from_name("x") == FR_MASK_HINT_COUNT &&
+              fr_mask_hint_from_name(NULL) == FR_MASK_HINT_COUNT, "mask hint names");
     /* Defaults fill what params omits. */
-    char *j = subst(base_json, "\"keep_prob\": 1.0,", "");
+    j = subst(base_json, "\"keep_prob\": 1.0,", "");
     CHECK_OK(fr_case_parse_json(j, strlen(j), &c, NULL, &e), e);
     CHECK(c.params.keep_prob == 1.0, "keep_prob default");
     fr_case_free(&c);
@@ -400,6 +450,17 @@ static void test_load_errors(const char *tmp, uint64_t *rng) {
     CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT && strstr(e.msg, "atten_mask.npy"), "truncated mask: %s", e.msg);
     remove(path);
     CHECK(fr_case_load(dir, &c, &e) == FR_E_IO && strstr(e.msg, "atten_mask.npy"), "missing mask: %s", e.msg);
+    /* a link inside the case to a file outside it: not followed */
+    char outside[700];
+    snprintf(outside, sizeof outside, "%s/outside_query.npy", tmp);
+    snprintf(path, sizeof path, "%s/query.npy", dir);
+    CHECK_OK(fr_npy_write_file(outside, &in.fwd.query, 1, &e), e);
+    CHECK(rename(path, outside) == 0 && symlink(outside, path) == 0, "link query.npy out of the case");
+    CHECK(fr_case_load(dir, &c, &e) == FR_E_FORMAT &&
+              strstr(e.msg, "inputs.query: \"query.npy\" resolves (through a symbolic link) to a file outside"),
+          "link out of the case: %s", e.msg);
+    CHECK(c.dir == NULL && c.in.fwd.key.data == NULL, "case emptied after the refused link");
+    CHECK(remove(path) == 0 && rename(outside, path) == 0, "query.npy back");
     /* no case.json at all */
     CHECK(fr_case_load(tmp, &c, &e) == FR_E_IO && strstr(e.msg, "case.json"), "no case.json: %s", e.msg);
     free(f.data);
