@@ -126,12 +126,134 @@ static void test_callback(void) {
     fr_iut_close(iut);
 }
 
+/* Every refusal of the parser names the key's path and what is wrong; the keys it reads beyond the first test's. */
+static void test_parser_keys(void) {
+#define F "{\"format\":\"flashref-capabilities/1\","
+    static const struct {
+        const char *json, *want;
+    } bad[] = {
+        {F "\"runner\":\"a\\u0001b\"}", "capabilities: runner: a control character in the string"},
+        {F "\"runner\":\"a\\u007fb\"}", "runner: a control character"},
+        {F "\"runner\":3}", "runner: expected a string, got"},
+        {F "\"framework\":[]}", "framework: expected an object"},
+        {F "\"framework\":{\"name\":1}}", "framework.name: expected a string"},
+        {F "\"framework\":{\"version\":true}}", "framework.version: expected a string"},
+        {F "\"variants\":\"a\"}", "variants: expected an array of strings"},
+        {F "\"variants\":[\"a\",\"a\"]}", "variants[1]: \"a\" twice"},
+        {F "\"variants\":[\"a\",\"b c\"]}", "variants[1]: \"b c\" is not one word"},
+        {F "\"variants\":[\"a\",7]}", "variants[1]: expected a string"},
+        {F "\"variant\":\"\"}", "variant: \"\" is not one word"},
+        {F "\"unavailable\":\"\"}", "unavailable: an empty reason"},
+        {F "\"notes\":{}}", "notes: expected an array of strings"},
+        {F "\"notes\":[\"a\",2]}", "notes[1]: expected a string"},
+        {F "\"repro\":\"yes\"}", "repro: expected true or false"},
+        {F "\"ops\":[]}", "ops: expected an object"},
+        {F "\"ops\":{\"fwd\":3}}", "ops.fwd: expected an object"},
+        {F "\"ops\":{\"bwd\":{\"dtypes\":\"fp16\"}}}", "ops.bwd.dtypes: expected an array of names"},
+        {F "\"ops\":{\"fwd\":{\"layouts\":[3]}}}", "ops.fwd.layouts: entry 0: a number is not one of BSH, SBH"},
+        {F "\"ops\":{\"fwd\":{\"mask_shapes\":[\"SS\",\"S1\"]}}}", "entry 1: \"S1\" is not one of SS, 11SS"},
+        {F "\"ops\":{\"fwd\":{\"pse_shapes\":[\"BNS\"]}}}", "ops.fwd.pse_shapes: entry 0"},
+        {F "\"ops\":{\"fwd\":{\"mask_handover\":[\"none\"]}}}", "ops.fwd.mask_handover: entry 0"},
+        {F "\"ops\":{\"fwd\":{\"pse_types\":3}}}", "ops.fwd.pse_types: expected an array of integers"},
+        {F "\"ops\":{\"fwd\":{\"pse_types\":[4]}}}", "ops.fwd.pse_types[0]: 4 is not an integer in 0..3"},
+        {F "\"ops\":{\"fwd\":{\"sparse_modes\":[1.5]}}}", "sparse_modes[0]: 1.5 is not an integer"},
+        {F "\"ops\":{\"fwd\":{\"sparse_modes\":[\"1\"]}}}", "sparse_modes[0]: expected an integer"},
+        {F "\"ops\":{\"fwd\":{\"topk\":1}}}", "ops.fwd.topk: expected \"none\", \"unique\" or \"any\""},
+        {F "\"ops\":{\"fwd\":{\"topk\":\"some\"}}}", "ops.fwd.topk: \"some\" is not none, unique or any"},
+        {F "\"ops\":{\"fwd\":{\"scale\":\"2^k\"}}}", "ops.fwd.scale: expected \"any\""},
+        {F "\"ops\":{\"fwd\":{\"scale\":1}}}", "ops.fwd.scale: expected \"any\""},
+        {F "\"ops\":{\"fwd\":{\"head_dim\":[1]}}}", "ops.fwd.head_dim: expected [min, max], got an array"},
+        {F "\"ops\":{\"fwd\":{\"head_dim\":64}}}", "ops.fwd.head_dim: expected [min, max], got a number"},
+        {F "\"ops\":{\"fwd\":{\"head_dim\":[-1,4]}}}", "ops.fwd.head_dim[0]: -1 is not an integer"},
+        {F "\"ops\":{\"fwd\":{\"head_dim\":[1,2097152]}}}", "ops.fwd.head_dim[1]: 2097152 is not an integer"},
+        {F "\"ops\":{\"fwd\":{\"head_dim_multiple\":0}}}", "head_dim_multiple: 0 is not an integer in 1..1048576"},
+        {F "\"ops\":{\"fwd\":{\"sink\":null}}}", "ops.fwd.sink: expected true or false, got null"},
+        {F "\"ops\":{\"fwd\":{\"dtypes\":[],\"dtypes\":[]}}}", "ops.fwd: duplicate key \"dtypes\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fr_caps c;
+        refused(bad[i].json, bad[i].want);
+        fr_error err;
+        if (parse(bad[i].json, &c, &err) != FR_OK)
+            CHECK(!c.declared && c.op[FR_CAPS_FWD].present && !c.ignored[0], "%s: caps reset to 'anything'",
+                  bad[i].json);
+    }
+    /* more entries than any list needs, a string longer than its field, more notes than allowed */
+    char big[4096];
+    strcpy(big, F "\"ops\":{\"fwd\":{\"dtypes\":[\"fp16\"");
+    for (int k = 0; k < 64; k++) strcat(big, ",\"fp16\"");
+    strcat(big, "]}}}");
+    refused(big, "ops.fwd.dtypes: more than 64 entries");
+    strcpy(big, F "\"ops\":{\"fwd\":{\"sparse_modes\":[0");
+    for (int k = 0; k < 64; k++) strcat(big, ",0");
+    strcat(big, "]}}}");
+    refused(big, "ops.fwd.sparse_modes: more than 64 entries");
+    strcpy(big, F "\"notes\":[\"n\"");
+    for (int k = 0; k < 64; k++) strcat(big, ",\"n\"");
+    strcat(big, "]}");
+    refused(big, "notes: more than 64");
+    strcpy(big, F "\"variants\":[\"v0\"");
+    for (int k = 1; k <= FR_CAPS_MAX_VARIANTS; k++) snprintf(big + strlen(big), 16, ",\"v%d\"", k);
+    strcat(big, "]}");
+    refused(big, "variants: more than 16");
+    strcpy(big, F "\"runner\":\"");
+    for (int k = 0; k < 200; k++) strcat(big, "r");
+    strcat(big, "\"}");
+    refused(big, "runner: a string of 200 bytes (at most 127)");
+    /* the arguments, and text that is not text */
+    fr_caps c;
+    fr_error err;
+    CHECK(fr_caps_parse("{}", 2, NULL, &err) == FR_E_NULL, "NULL caps");
+    CHECK(fr_caps_parse(NULL, 3, &c, &err) == FR_E_NULL && strstr(err.msg, "NULL text"), "NULL text: %s", err.msg);
+    CHECK(fr_caps_parse("{}\0", 3, &c, &err) == FR_E_FORMAT && strstr(err.msg, "a NUL byte"), "NUL: %s", err.msg);
+    CHECK(fr_caps_parse(NULL, 0, &c, &err) == FR_E_FORMAT && strstr(err.msg, "not valid JSON (byte 0)"), "empty: %s",
+          err.msg);
+    /* accepted: the rest of the keys, read into their fields */
+    const char *ok = F "\"runner\":\"rr\",\"unavailable\":\"no device\",\"notes\":[\"a\",\"b\"],\"framework\":{\"name\":"
+                     "\"fw\",\"version\":\"2.0\",\"build\":\"x\"},\"ops\":{\"fwd\":{\"pse_shapes\":[\"BNSS\",\"compressed\"],"
+                     "\"pse_types\":[0,3],\"topk\":\"any\",\"scale\":\"2^k/sqrt(D)\",\"band\":false,\"prefix\":true,"
+                     "\"s1_le_s2\":true,\"empty\":false,\"dv_ne_dk\":false,\"fancy\":1},\"bwd\":{\"dtypes\":[\"bf16\","
+                     "\"e4m3fn\",\"hif8\"],\"scale\":\"dtype\",\"topk\":\"unique\",\"layouts\":[\"TND\"]},"
+                     "\"mid\":{}},\"k\\u0007y\":1}";
+    CHECK(parse(ok, &c, &err) == FR_OK, "%s", err.msg);
+    const fr_caps_op *f = &c.op[FR_CAPS_FWD], *b = &c.op[FR_CAPS_BWD];
+    CHECK(!strcmp(c.runner, "rr") && !strcmp(c.unavailable, "no device") && !strcmp(c.version, "2.0") &&
+              c.ops_declared && f->present && b->present, "top keys");
+    CHECK(f->pse_shapes == (FR_CAPS_BIT(0) | FR_CAPS_BIT(3)) && f->pse_types == (FR_CAPS_BIT(0) | FR_CAPS_BIT(3)) &&
+              f->topk == FR_CAPS_TOPK_ANY && f->scale_pow2 && !f->scale_dtype && !f->band && f->prefix &&
+              f->s1_le_s2 && !f->empty && !f->dv_ne_dk, "fwd keys");
+    CHECK(b->dtypes == (FR_CAPS_BIT(FR_BF16) | FR_CAPS_BIT(FR_E4M3FN) | FR_CAPS_BIT(FR_HIF8)) && b->scale_dtype &&
+              !b->scale_pow2 && b->topk == FR_CAPS_TOPK_UNIQUE && b->layouts == FR_CAPS_BIT(FR_TND - FR_BSH),
+          "bwd keys");
+    CHECK(!strcmp(c.ignored, "framework.build, ops.fwd.fancy, ops.mid, k?y"), "ignored keys, sanitised: '%s'",
+          c.ignored);
+    char d[256];
+    fr_caps_describe(&c, d, sizeof d);
+    CHECK(!strcmp(d, "fw 2.0 / rr; fwd fp32,fp16,bf16,e4m3fn,e5m2,hif8; bwd bf16,e4m3fn,hif8; unavailable: no device"),
+          "describe: '%s'", d);
+    char small[12];
+    fr_caps_describe(&c, small, sizeof small);
+    CHECK(!strcmp(small, "fw 2.0 / rr"), "describe into 12 bytes: '%s'", small);
+    fr_caps_describe(&c, small, 0);
+    CHECK(parse("{}", &c, &err) == FR_OK, "{}");
+    fr_caps_describe(&c, d, sizeof d);
+    CHECK(!strcmp(d, "nothing declared"), "describe of nothing: '%s'", d);
+    /* the list of ignored keys stops before it overflows (160 bytes): the first keys listed, never a partial one */
+    strcpy(big, F "\"ops\":{");
+    for (int k = 0; k < 40; k++) snprintf(big + strlen(big), 64, "%s\"unknown_op_%02d\":{}", k ? "," : "", k);
+    strcat(big, "}}");
+    CHECK(parse(big, &c, &err) == FR_OK && !strncmp(c.ignored, "ops.unknown_op_00, ops.unknown_op_01", 36) &&
+              strlen(c.ignored) < sizeof c.ignored, "ignored list bounded: '%s'", c.ignored);
+#undef F
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_caps SCRIPTS_DIR\n");
         return 2;
     }
     test_parser();
+    test_parser_keys();
     test_persistent(argv[1]);
     test_callback();
     return fr_test_exit("test_caps");
