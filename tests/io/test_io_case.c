@@ -563,6 +563,93 @@ static void test_paths(void) {
         CHECK(!fr_case_path_ok(bad[i]), "path '%s' should be refused", bad[i]);
 }
 
+/* fr_case_json_hinted: each argument it refuses (a specific status and message), and what it writes read back
+ * (hints, arrays, out_dtype, softmax_layout). */
+static void test_case_json(void) {
+    fr_params p = fr_params_default();
+    p.head_num = 2;
+    p.input_layout = FR_TND;
+    fr_bwd_inputs in;
+    memset(&in, 0, sizeof in);
+    char *j = NULL;
+    fr_error e;
+    static const struct {
+        int what;
+        fr_status st;
+        const char *msg;
+    } bad[] = {
+        {0, FR_E_INVALID_ARG, "case: op 7"},
+        {1, FR_E_DTYPE, "case: dtype fp64 cannot be a case dtype"},
+        {2, FR_E_FORMAT, "scale_value nan / keep_prob 1: JSON has no Inf/NaN"},
+        {3, FR_E_FORMAT, "keep_prob inf: JSON has no Inf/NaN"},
+        {4, FR_E_LAYOUT, "case: input_layout 99 unknown"},
+        {5, FR_E_DTYPE, "case: out_dtype int32 cannot be written"},
+        {6, FR_E_INVALID_ARG, "negative prefix_len"},
+        {7, FR_E_INVALID_ARG, "case: mask hint 9 unknown"},
+        {8, FR_E_SEQLEN, "actual_seq_qlen and actual_seq_kvlen must both be given"},
+        {9, FR_E_FORMAT, "an integer parameter beyond 2^53"},
+        {10, FR_E_FORMAT, "an integer parameter beyond 2^53"},
+        {11, FR_E_INVALID_ARG, "case: dy given for a forward case"},
+    };
+    int64_t big[1] = {INT64_C(1) << 60}, seq[2] = {3, 5};
+    float one = 1;
+    int64_t s1 = 1;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fr_params q = p;
+        fr_bwd_inputs qi = in;
+        fr_case_op op = FR_CASE_FWD;
+        fr_dtype dt = FR_BF16;
+        fr_mask_hint h = FR_MASK_HINT_DEFAULT;
+        switch (bad[i].what) {
+        case 0: op = (fr_case_op)7; break;
+        case 1: dt = FR_F64; break;
+        case 2: q.scale_value = NAN; break;
+        case 3: q.keep_prob = INFINITY; break;
+        case 4: q.input_layout = (fr_layout)99; break;
+        case 5: q.out_dtype = FR_I32; break;
+        case 6: q.prefix_len = -1; break;
+        case 7: h = (fr_mask_hint)9; break;
+        case 8: q.actual_seq_qlen = seq, q.actual_seq_len = 2; break;
+        case 9: q.prefix = big, q.prefix_len = 1; break;
+        case 10: q.pre_tokens = big[0]; break;
+        case 11: qi.dy = fr_tensor_make(FR_F32, &one, 1, &s1); break;
+        }
+        j = (char *)&e;
+        memset(&e, 0, sizeof e);
+        fr_status st = fr_case_json_hinted(op, dt, &q, &qi, h, &j, &e);
+        CHECK(st == bad[i].st && j == NULL && strstr(e.msg, bad[i].msg), "case %d: %s '%s', expected %s '%s'",
+              bad[i].what, fr_status_name(st), e.msg, fr_status_name(bad[i].st), bad[i].msg);
+    }
+    CHECK(fr_case_json(FR_CASE_FWD, FR_BF16, NULL, &in, &j, &e) == FR_E_NULL &&
+              fr_case_json(FR_CASE_FWD, FR_BF16, &p, NULL, &j, &e) == FR_E_NULL &&
+              fr_case_json(FR_CASE_FWD, FR_BF16, &p, &in, NULL, &e) == FR_E_NULL, "NULL arguments");
+    /* written, then read back the same */
+    int64_t kv[2] = {4, 9};
+    p.actual_seq_qlen = seq;
+    p.actual_seq_kvlen = kv;
+    p.actual_seq_len = 2;
+    p.out_dtype = FR_F16;
+    p.softmax_layout = FR_SOFTMAX_SAME_AS_INPUT;
+    in.fwd.query = in.fwd.key = in.fwd.value = fr_tensor_make(FR_BF16, &one, 1, &s1);
+    CHECK_OK(fr_case_json_hinted(FR_CASE_FWD, FR_BF16, &p, &in, FR_MASK_HINT_ADD_MIN, &j, &e), e);
+    fr_case c;
+    if (CHECKED(j != NULL, "no text")) {
+        CHECK(strstr(j, "\"hints\"") && strstr(j, "\"additive_min\"") && j[strlen(j) - 1] == '\n', "text: %s", j);
+        fr_status st = fr_case_parse_json(j, strlen(j), &c, "written", &e);
+        CHECK(st == FR_OK && c.mask_hint == FR_MASK_HINT_ADD_MIN && c.params.actual_seq_len == 2 &&
+                  c.actual_seq_qlen[1] == 5 && c.actual_seq_kvlen[1] == 9 && c.params.out_dtype == FR_F16 &&
+                  c.params.softmax_layout == FR_SOFTMAX_SAME_AS_INPUT && c.params.input_layout == FR_TND &&
+                  c.files[FR_CI_QUERY] && !strcmp(c.files[FR_CI_QUERY], "query.npy"),
+              "read back: %s", e.msg);
+        if (st == FR_OK) fr_case_free(&c);
+        free(j);
+    }
+    CHECK_OK(fr_case_json(FR_CASE_BWD, FR_E4M3FN, &p, &in, &j, &e), e);
+    CHECK(j && !strstr(j, "hints") && strstr(j, "\"e4m3fn\"") && strstr(j, "\"bwd\""), "no hint written: %s",
+          j ? j : "");
+    free(j);
+}
+
 int main(void) {
     uint64_t rng;
     char tmp[] = "/tmp/fr_io_case_XXXXXX";
@@ -571,6 +658,7 @@ int main(void) {
     test_fwd_round_trip(tmp, &rng);
     test_bwd_round_trip(tmp, &rng);
     test_json_malformed();
+    test_case_json();
     test_load_errors(tmp, &rng);
     test_alloc_outputs(&rng);
     remove_tree(tmp);
