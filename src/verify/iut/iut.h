@@ -82,7 +82,8 @@ fr_status fr_iut_open_variant(const fr_iut *iut, const char *variant, fr_iut **o
 /* Runs one case. c holds the inputs (a loaded or generated case; c->dir is used by the disk IUT and as the source
  * of the exec protocol's copy). On FR_OK, o holds the outputs in the operator's dtypes (allocated here, NaN-prefilled,
  * with guard words checked: an overwritten guard is FR_E_OUTPUT). FR_E_UNSUPPORTED means SKIP. threads: 0 default.
- * The IUT's own messages (exec stderr, plugin err) are in err->msg. */
+ * Whatever the status (FR_E_NULL aside), o is the caller's to free with fr_case_outputs_free: a failed run's outputs
+ * stay allocated. The IUT's own messages (exec stderr, plugin err) are in err->msg. */
 fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
 /* Whether the last fr_iut_run failed on the verifier's side (its outputs' memory, the temporary case directory, the
  * case written there: a full disk, no memory), not in the implementation: the run's error, never its verdict. */
