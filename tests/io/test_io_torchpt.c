@@ -216,6 +216,32 @@ static void expect_refused_pkl(buf pl, const void *data, size_t n, const char *w
     free(pl.p);
 }
 
+/* Every proper prefix of the archive z of the 2x3 tensor v is refused with a message; every single-byte flip is
+ * refused with one or reads the same tensor (a field the reader does not use: a version, a time), never another. */
+static void prefixes_and_flips(buf *z, const float *v, const char *kind) {
+    int ok_flips = 0;
+    for (size_t n = 0; n < z->n; n++) {
+        fr_tensor tt;
+        fr_error ee;
+        fr_status s = fr_pt_read_mem(z->p, n, &tt, "prefix", &ee);
+        CHECK(s != FR_OK && ee.msg[0], "%sa prefix of %zu of %zu bytes read", kind, n, z->n);
+        if (s == FR_OK) free(tt.data);
+        z->p[n] ^= 0xFF;
+        s = fr_pt_read_mem(z->p, z->n, &tt, "flip", &ee);
+        if (s == FR_OK) {
+            ok_flips++;
+            CHECK(tt.dtype == FR_F32 && tt.ndim == 2 && tt.shape[0] == 2 && tt.shape[1] == 3 &&
+                      !memcmp(tt.data, v, 6 * sizeof *v), "%sbyte %zu flipped: read as another tensor", kind, n);
+            free(tt.data);
+        } else {
+            CHECK(ee.msg[0], "%sbyte %zu flipped: status without a message", kind, n);
+        }
+        z->p[n] ^= 0xFF;
+    }
+    printf("single-byte flips of a %zu-byte %sarchive: %d read the same tensor (unused zip fields), %zu refused\n",
+           z->n, kind, ok_flips, z->n - (size_t)ok_flips);
+}
+
 static void test_built(void) {
     float v[6] = {1, 2, 3, 4, 5, 6};
     int64_t sz[2] = {2, 3}, cs[2] = {3, 1};
@@ -339,27 +365,7 @@ static void test_built(void) {
     free(two.p);
     /* every truncation and every single-byte corruption of a valid archive: a status, never a crash */
     z = pt_file(&pk, (const uint8_t *)v, sizeof v, 0);
-    int ok_flips = 0;
-    for (size_t n = 0; n < z.n; n++) {
-        fr_tensor tt;
-        fr_error ee;
-        fr_status s = fr_pt_read_mem(z.p, n, &tt, "prefix", &ee);
-        CHECK(s != FR_OK && ee.msg[0], "a prefix of %zu of %zu bytes read", n, z.n);
-        if (s == FR_OK) free(tt.data);
-        z.p[n] ^= 0xFF;
-        s = fr_pt_read_mem(z.p, z.n, &tt, "flip", &ee);
-        if (s == FR_OK) { /* a field the reader does not use (a version, a time): the same tensor, never another */
-            ok_flips++;
-            CHECK(tt.dtype == FR_F32 && tt.ndim == 2 && tt.shape[0] == 2 && tt.shape[1] == 3 &&
-                      !memcmp(tt.data, v, sizeof v), "byte %zu flipped: read as another tensor", n);
-            free(tt.data);
-        } else {
-            CHECK(ee.msg[0], "byte %zu flipped: status without a message", n);
-        }
-        z.p[n] ^= 0xFF;
-    }
-    printf("single-byte flips of a %zu-byte archive: %d read the same tensor (unused zip fields), %zu refused\n",
-           z.n, ok_flips, z.n - (size_t)ok_flips);
+    prefixes_and_flips(&z, v, "");
     free(z.p);
     free(pk.p);
     free(pm.p);
@@ -611,27 +617,7 @@ static void test_zip(void) {
     free(p1.p);
     /* every truncation and byte flip of a zip64 archive too (its locator and end record) */
     z = pt_file(&pk, (const uint8_t *)v, sizeof v, Z_ZIP64);
-    int ok_flips = 0;
-    for (size_t n = 0; n < z.n; n++) {
-        fr_tensor tt;
-        fr_error ee;
-        s = fr_pt_read_mem(z.p, n, &tt, "prefix", &ee);
-        CHECK(s != FR_OK && ee.msg[0], "zip64: a prefix of %zu of %zu bytes read", n, z.n);
-        if (s == FR_OK) free(tt.data);
-        z.p[n] ^= 0xFF;
-        s = fr_pt_read_mem(z.p, z.n, &tt, "flip", &ee);
-        if (s == FR_OK) {
-            ok_flips++;
-            CHECK(tt.dtype == FR_F32 && tt.ndim == 2 && tt.shape[0] == 2 && tt.shape[1] == 3 &&
-                      !memcmp(tt.data, v, sizeof v), "zip64 byte %zu flipped: read as another tensor", n);
-            free(tt.data);
-        } else {
-            CHECK(ee.msg[0], "zip64 byte %zu flipped: status without a message", n);
-        }
-        z.p[n] ^= 0xFF;
-    }
-    printf("single-byte flips of a %zu-byte zip64 archive: %d read the same tensor, %zu refused\n", z.n, ok_flips,
-           z.n - (size_t)ok_flips);
+    prefixes_and_flips(&z, v, "zip64 ");
     free(z.p);
     free(pk.p);
 }

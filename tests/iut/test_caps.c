@@ -126,6 +126,15 @@ static void test_callback(void) {
     fr_iut_close(iut);
 }
 
+/* head, then item n times, then tail: refused with want. */
+static void refused_repeat(const char *head, const char *item, int n, const char *tail, const char *want) {
+    char big[4096];
+    snprintf(big, sizeof big, "%s", head);
+    for (int k = 0; k < n; k++) strncat(big, item, sizeof big - strlen(big) - 1);
+    strncat(big, tail, sizeof big - strlen(big) - 1);
+    refused(big, want);
+}
+
 /* Every refusal of the parser names the key's path and what is wrong; the keys it reads beyond the first test's. */
 static void test_parser_keys(void) {
 #define F "{\"format\":\"flashref-capabilities/1\","
@@ -180,26 +189,16 @@ static void test_parser_keys(void) {
     }
     /* more entries than any list needs, a string longer than its field, more notes than allowed */
     char big[4096];
-    strcpy(big, F "\"ops\":{\"fwd\":{\"dtypes\":[\"fp16\"");
-    for (int k = 0; k < 64; k++) strcat(big, ",\"fp16\"");
-    strcat(big, "]}}}");
-    refused(big, "ops.fwd.dtypes: more than 64 entries");
-    strcpy(big, F "\"ops\":{\"fwd\":{\"sparse_modes\":[0");
-    for (int k = 0; k < 64; k++) strcat(big, ",0");
-    strcat(big, "]}}}");
-    refused(big, "ops.fwd.sparse_modes: more than 64 entries");
-    strcpy(big, F "\"notes\":[\"n\"");
-    for (int k = 0; k < 64; k++) strcat(big, ",\"n\"");
-    strcat(big, "]}");
-    refused(big, "notes: more than 64");
+    refused_repeat(F "\"ops\":{\"fwd\":{\"dtypes\":[\"fp16\"", ",\"fp16\"", 64, "]}}}",
+                   "ops.fwd.dtypes: more than 64 entries");
+    refused_repeat(F "\"ops\":{\"fwd\":{\"sparse_modes\":[0", ",0", 64, "]}}}",
+                   "ops.fwd.sparse_modes: more than 64 entries");
+    refused_repeat(F "\"notes\":[\"n\"", ",\"n\"", 64, "]}", "notes: more than 64");
+    refused_repeat(F "\"runner\":\"", "r", 200, "\"}", "runner: a string of 200 bytes (at most 127)");
     strcpy(big, F "\"variants\":[\"v0\"");
     for (int k = 1; k <= FR_CAPS_MAX_VARIANTS; k++) snprintf(big + strlen(big), 16, ",\"v%d\"", k);
     strcat(big, "]}");
     refused(big, "variants: more than 16");
-    strcpy(big, F "\"runner\":\"");
-    for (int k = 0; k < 200; k++) strcat(big, "r");
-    strcat(big, "\"}");
-    refused(big, "runner: a string of 200 bytes (at most 127)");
     /* the arguments, and text that is not text */
     fr_caps c;
     fr_error err;
