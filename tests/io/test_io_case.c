@@ -564,7 +564,9 @@ static void test_paths(void) {
 }
 
 /* fr_case_json_hinted: each argument it refuses (a specific status and message), and what it writes read back
- * (hints, arrays, out_dtype, softmax_layout). */
+ * (hints, arrays, out_dtype, softmax_layout).
+ * Alike test_io_case.c:test_case_json (its rows): kept apart because each row is one refused argument (its own edit
+ * and expected message); the likeness is the row format. */
 static void test_case_json(void) {
     fr_params p = fr_params_default();
     p.head_num = 2;

@@ -95,6 +95,8 @@ static unsigned char *mk(const char *hdr, size_t data_len, uint64_t patch_len, s
     return b;
 }
 
+/* Alike test_io_safetensors.c:test_malformed (its rows): kept apart because each row is one malformed header (its own
+ * text and expected message); the likeness is the row format. */
 static void test_malformed(void) {
     struct {
         const char *name, *hdr;

@@ -208,6 +208,13 @@ static void expect_refused(const buf *z, const char *what, const char *needle) {
     if (st == FR_OK) free(t.data);
 }
 
+/* A zip of the n records r (zip_of's flags): refused as expect_refused says. */
+static void expect_refused_zip(const rec *r, int n, int flags, const char *what, const char *needle) {
+    buf z = zip_of(r, n, flags);
+    expect_refused(&z, what, needle);
+    free(z.p);
+}
+
 /* A .pt of pickle pl over the n bytes of data: refused as expect_refused says; frees pl. */
 static void expect_refused_pkl(buf pl, const void *data, size_t n, const char *what, const char *needle) {
     buf z = pt_file(&pl, (const uint8_t *)data, n, 0);
@@ -292,24 +299,14 @@ static void test_built(void) {
     CHECK(sl == FR_OK, "the four-record archive: %s", el.msg);
     if (sl == FR_OK) free(tl.data);
     free(z.p);
-    z = zip_of(lying, 4, Z_LYING_SIZE);
-    expect_refused(&z, "lying size of an unread record", "does not fit before the central directory");
-    free(z.p);
+    expect_refused_zip(lying, 4, Z_LYING_SIZE, "lying size of an unread record", "does not fit before the central directory");
     rec dup[4] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/data/0", (const uint8_t *)v, sizeof v},
                   {"archive/data/0", (const uint8_t *)v, sizeof v}, {"b/data.pkl", pk.p, pk.n}};
-    z = zip_of(dup, 3, 0);
-    expect_refused(&z, "duplicate record", "listed twice");
-    free(z.p);
-    z = zip_of(dup, 4, 0);
-    expect_refused(&z, "two data.pkl", "more than one data.pkl");
-    free(z.p);
-    z = zip_of(dup, 1, 0);
-    expect_refused(&z, "no storage", "is missing");
-    free(z.p);
+    expect_refused_zip(dup, 3, 0, "duplicate record", "listed twice");
+    expect_refused_zip(dup, 4, 0, "two data.pkl", "more than one data.pkl");
+    expect_refused_zip(dup, 1, 0, "no storage", "is missing");
     rec big[2] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/byteorder", (const uint8_t *)"big", 3}};
-    z = zip_of(big, 2, 0);
-    expect_refused(&z, "big-endian", "little-endian");
-    free(z.p);
+    expect_refused_zip(big, 2, 0, "big-endian", "little-endian");
     /* lying sizes: a storage larger than its record, a view outside its storage, overflowing sizes */
     int64_t huge[2] = {INT64_C(1) << 40, INT64_C(1) << 40}, hs[2] = {INT64_C(1) << 40, 1};
     int64_t tr[2] = {1, 2};
@@ -572,27 +569,17 @@ static void test_zip(void) {
     /* records: an empty name, no data.pkl, a byteorder too long, a data.pkl over 1 MiB, data.pkl's CRC */
     rec r[3] = {{"archive/data.pkl", pk.p, pk.n}, {"", (const uint8_t *)"x", 1},
                 {"archive/data/0", (const uint8_t *)v, sizeof v}};
-    z = zip_of(r, 3, 0);
-    expect_refused(&z, "empty name", "empty, over-long or NUL-holding name");
-    free(z.p);
+    expect_refused_zip(r, 3, 0, "empty name", "empty, over-long or NUL-holding name");
     rec nopkl[2] = {{"data.pkl", pk.p, pk.n}, {"a/b/data.pkl", pk.p, pk.n}};
-    z = zip_of(nopkl, 2, 0);
-    expect_refused(&z, "no data.pkl", "no <archive>/data.pkl record");
-    free(z.p);
+    expect_refused_zip(nopkl, 2, 0, "no data.pkl", "no <archive>/data.pkl record");
     rec longbo[2] = {{"archive/data.pkl", pk.p, pk.n}, {"archive/byteorder", (const uint8_t *)"littlelittlelittle", 18}};
-    z = zip_of(longbo, 2, 0);
-    expect_refused(&z, "long byteorder", "byteorder record too long");
-    free(z.p);
+    expect_refused_zip(longbo, 2, 0, "long byteorder", "byteorder record too long");
     uint8_t *mib = calloc((1u << 20) + 1, 1);
     rec bigpkl[1] = {{"archive/data.pkl", mib, (1u << 20) + 1}};
-    z = zip_of(bigpkl, 1, 0);
-    expect_refused(&z, "big data.pkl", "data.pkl of 1048577 bytes");
-    free(z.p);
+    expect_refused_zip(bigpkl, 1, 0, "big data.pkl", "data.pkl of 1048577 bytes");
     free(mib);
     rec pkl_last[2] = {{"archive/data/0", (const uint8_t *)v, sizeof v}, {"archive/data.pkl", pk.p, pk.n}};
-    z = zip_of(pkl_last, 2, Z_BAD_CRC);
-    expect_refused(&z, "data.pkl CRC", "data.pkl: CRC-32 mismatch");
-    free(z.p);
+    expect_refused_zip(pkl_last, 2, Z_BAD_CRC, "data.pkl CRC", "data.pkl: CRC-32 mismatch");
     /* a storage of 2^62 floats: its byte count overflows */
     int64_t one = 1;
     expect_refused_pkl(pkl_tensor("FloatStorage", INT64_C(1) << 62, 1, &one, &one, 0, -1), v, sizeof v,
