@@ -320,16 +320,31 @@ static const char *js_ws(const char *p) {
 
 static const char *js_value(const char *p, int depth);
 
-/* Strict (RFC 8259): what this accepts, cJSON accepts too, so a failed parse of it can only be memory. */
+/* The UTF-16 code unit of an escape (p at its u), -1 when the four characters after p are not hex digits. */
+static long js_hex4(const char *p) {
+    long v = 0;
+    for (int k = 1; k <= 4; k++) {
+        if (!isxdigit((unsigned char)p[k])) return -1;
+        v = v * 16 + (isdigit((unsigned char)p[k]) ? p[k] - '0' : (tolower((unsigned char)p[k]) - 'a') + 10);
+    }
+    return v;
+}
+
+/* Strict (RFC 8259): what this accepts, cJSON accepts too, so a failed parse of it can only be memory. Hence a UTF-16
+ * surrogate only as a high one escaped right before a low one: cJSON refuses a lone half (RFC 8259 allows it). */
 static const char *js_string(const char *p) {
     for (p++; *p && *p != '"'; p++) {
         if ((unsigned char)*p < 0x20) return NULL;
         if (*p != '\\') continue;
         p++;
         if (*p == 'u') {
-            for (int k = 1; k <= 4; k++)
-                if (!isxdigit((unsigned char)p[k])) return NULL;
+            long u = js_hex4(p);
+            if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF)) return NULL;
             p += 4;
+            if (u >= 0xD800 && u <= 0xDBFF) {
+                if (p[1] != '\\' || p[2] != 'u' || (u = js_hex4(p + 2)) < 0xDC00 || u > 0xDFFF) return NULL;
+                p += 6;
+            }
         } else if (!*p || !strchr("\"\\/bfnrt", *p)) {
             return NULL;
         }
@@ -357,6 +372,7 @@ static const char *js_number(const char *p) {
 }
 
 static const char *js_items(const char *p, char close, bool keys, int depth) {
+    if (depth >= 1000) return NULL; /* cJSON's nesting limit (CJSON_NESTING_LIMIT): 1000 arrays and objects deep */
     p = js_ws(p + 1);
     if (*p == close) return p + 1;
     for (;;) {
@@ -374,7 +390,6 @@ static const char *js_items(const char *p, char close, bool keys, int depth) {
 }
 
 static const char *js_value(const char *p, int depth) {
-    if (depth > 1000) return NULL; /* cJSON's nesting limit */
     p = js_ws(p);
     switch (*p) {
     case '{': return js_items(p, '}', true, depth);
