@@ -1,17 +1,32 @@
 /* The committed fuzz corpora replayed as regression inputs in every build (make test), without libFuzzer: this
  * main() calls a fuzz target's LLVMFuzzerTestOneInput on each file of the folders or files named (a target aborts on
- * a failed check, so a regression fails the test).
+ * a failed check, so a regression fails the test, naming the input).
  *   replay_NAME PATH...   (a folder: every regular file in it) */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static char g_current[4200]; /* the input being replayed: a target's abort() names it */
+
+static void on_fatal(int sig) {
+    static const char pre[] = "replay: this input failed: ";
+    ssize_t r = write(2, pre, sizeof pre - 1);
+    r = write(2, g_current, strlen(g_current));
+    r = write(2, "\n", 1);
+    (void)r;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int one(const char *path) {
+    snprintf(g_current, sizeof g_current, "%s", path);
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "replay: cannot open %s\n", path);
@@ -36,6 +51,9 @@ static int one(const char *path) {
 }
 
 int main(int argc, char **argv) {
+    signal(SIGABRT, on_fatal);
+    signal(SIGSEGV, on_fatal);
+    signal(SIGBUS, on_fatal);
     int done = 0, wanted = 0;
     for (int a = 1; a < argc; a++) {
         struct stat sb;

@@ -332,6 +332,12 @@ static void test_json_malformed(void) {
          FR_E_FORMAT},
         {"hints mask a number", "\"inputs\"", "\"hints\": {\"mask\": 1}, \"inputs\"", "hints.mask: expected",
          FR_E_FORMAT},
+        /* cJSON refuses a lone UTF-16 surrogate: malformed text, not the out of memory that a failed parse of
+         * well-formed JSON means (found by fuzz_caps) */
+        {"lone high surrogate", "\"bf16\"", "\"\\ud800\"", "not valid JSON", FR_E_FORMAT},
+        {"lone low surrogate", "\"bf16\"", "\"\\udc00x\"", "not valid JSON", FR_E_FORMAT},
+        {"high surrogate, no low", "\"bf16\"", "\"\\ud83d\\u0041\"", "not valid JSON", FR_E_FORMAT},
+        {"surrogate pair (control)", "\"bf16\"", "\"\\ud83d\\ude00\"", "dtype", FR_E_FORMAT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *j = subst(base_json, cases[i].from, cases[i].to);
@@ -390,6 +396,21 @@ static void test_json_malformed(void) {
               fr_mask_hint_from_name("additive_min") == FR_MASK_HINT_ADD_MIN &&
               fr_mask_hint_from_name("") == FR_MASK_HINT_DEFAULT && fr_mask_hint_from_name("x") == FR_MASK_HINT_COUNT &&
               fr_mask_hint_from_name(NULL) == FR_MASK_HINT_COUNT, "mask hint names");
+    /* 1001 arrays and objects deep: past cJSON's nesting limit, malformed (not out of memory); 1000 still parse */
+    for (int levels = 1000; levels <= 1001; levels++) {
+        size_t n = strlen(base_json) + 2 * (size_t)levels + 16;
+        char *deep = malloc(n), *at = deep ? strrchr(strcpy(deep, base_json), '}') : NULL;
+        if (!at) break;
+        at += sprintf(at, ", \"x\": ");
+        memset(at, '[', (size_t)levels - 1), memset(at + levels - 1, ']', (size_t)levels - 1);
+        strcpy(at + 2 * (levels - 1), "}");
+        fr_status st = fr_case_parse_json(deep, strlen(deep), &c, NULL, &e);
+        CHECK(levels == 1000 ? st == FR_E_FORMAT && strstr(e.msg, "unknown key \"x\"")
+                             : st == FR_E_FORMAT && strstr(e.msg, "not valid JSON"),
+              "%d levels: %s %s", levels, fr_status_name(st), e.msg);
+        if (st == FR_OK) fr_case_free(&c);
+        free(deep);
+    }
     /* Defaults fill what params omits. */
     j = subst(base_json, "\"keep_prob\": 1.0,", "");
     CHECK_OK(fr_case_parse_json(j, strlen(j), &c, NULL, &e), e);

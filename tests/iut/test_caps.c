@@ -54,6 +54,38 @@ static void test_parser(void) {
     refused("{\"format\":\"flashref-capabilities/1\",\"variant\":\"c\",\"variants\":[\"a\",\"b\"]}", "not among");
     refused("{\"format\":\"flashref-capabilities/1\",\"runner\":\"a\\u0000b\"}", "\\u0000");
     refused("[1]", "expected an object");
+    /* Found by fuzz_caps (fuzz/corpus/caps keeps each input): what the runner wrote reaches the message only as one
+     * line of valid UTF-8 (a duplicate key "ESC[31m\n", a name cut inside a character) ... */
+    const char *dup = "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"\\u001b[31m\\n\":1,\"\\u001b[31m\\n\":2}}}";
+    CHECK(parse(dup, &c, &err) == FR_E_FORMAT && strstr(err.msg, "duplicate key \"?[31m?\"") &&
+              !strchr(err.msg, '\n') && !strchr(err.msg, 0x1b), "%s", err.msg);
+    char cut[200];
+    snprintf(cut, sizeof cut, "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"%s\u00e9\"]}}}",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); /* 39 bytes, then a 2-byte character across the 40th */
+    CHECK(parse(cut, &c, &err) == FR_E_FORMAT && strstr(err.msg, "aaa\" is not one of"), "%s", err.msg);
+    /* ... the text is UTF-8 and strict JSON: a bad \u escape (cJSON reads it as U+0000, cutting the string to "a"), a
+     * lone surrogate (FR_E_FORMAT, not the out of memory a well-formed text cJSON refuses would mean) ... */
+    refused("{\"format\":\"flashref-capabilities/1\",\"runner\":\"caf\xe9\"}", "not UTF-8 (byte 49)");
+    refused("{\"format\":\"flashref-capabilities/1\",\"runner\":\"a\\uzzzzb\"}", "not valid JSON");
+    refused("{\"format\":\"flashref-capabilities/1\",\"runner\":\"\\ud800\"}", "not valid JSON");
+    refused("{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"head_dim\":[01,8]}}}", "not valid JSON");
+    char *deep = malloc(2100);
+    if (deep) { /* 1001 levels: past cJSON's limit, a malformed text (not out of memory) */
+        int k = snprintf(deep, 2100, "{\"format\":\"flashref-capabilities/1\",\"x\":");
+        memset(deep + k, '[', 1000), memset(deep + k + 1000, ']', 1000);
+        strcpy(deep + k + 2000, "}");
+        refused(deep, "not valid JSON");
+        free(deep);
+    }
+    /* ... and an escaped backslash before u0000 is text, not a NUL. */
+    const char *text = "{\"format\":\"flashref-capabilities/1\",\"runner\":\"a\\\\u0000\"}";
+    CHECK(parse(text, &c, &err) == FR_OK && !strcmp(c.runner, "a\\u0000"), "%s: %s", text, err.msg);
+    /* fr_caps_describe cuts between characters (the hunt's report line holds 400 bytes) */
+    CHECK(parse("{\"format\":\"flashref-capabilities/1\",\"runner\":\"\u00e9\u00e9\u00e9\"}", &c, &err) == FR_OK,
+          "%s", err.msg);
+    char d[10]; /* "? / " and 2.5 characters of 2 bytes */
+    fr_caps_describe(&c, d, sizeof d);
+    CHECK(!strcmp(d, "? / \u00e9\u00e9"), "describe cut inside a character: '%s'", d);
     refused("{\"format\":", "not valid JSON");
     char *big = malloc(FR_CAPS_MAX_BYTES + 10);
     if (big) {

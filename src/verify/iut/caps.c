@@ -5,6 +5,7 @@
 
 #include "core/core.h"
 #include "io/io_util.h"
+#include "verify/iut/iut_proc.h"
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -53,6 +54,21 @@ static fr_status bad(ctx *x, const char *path, const char *fmt, ...) {
     return fr_fail(x->err, FR_E_FORMAT, "capabilities: %s: %s", path, m);
 }
 
+/* A runner's string as a message shows it: at most 40 bytes, cut between characters, a control character (a JSON escape
+ * may make one) as '?', so that the message stays one line of valid UTF-8 (the text is valid UTF-8 by then). */
+static const char *shown(const char *s, char out[static 48]) {
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n < 40; p++) {
+        if ((*p & 0xC0) == 0xC0) { /* a lead byte: its whole sequence, or stop */
+            size_t k = *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : 2;
+            if (n + k > 40) break;
+        }
+        out[n++] = (char)(*p < 0x20 || *p == 0x7F ? '?' : *p);
+    }
+    out[n] = 0;
+    return out;
+}
+
 static void note_ignored(ctx *x, const char *path, const char *key) {
     size_t k = strlen(x->c->ignored);
     if (k + 4 >= sizeof x->c->ignored) return;
@@ -69,7 +85,10 @@ static fr_status object(ctx *x, const cJSON *j, const char *path) {
     if (!cJSON_IsObject(j)) return bad(x, path, "expected an object, got %s", fr_io_json_type(j));
     for (const cJSON *a = j->child; a; a = a->next)
         for (const cJSON *b = a->next; b; b = b->next)
-            if (!strcmp(a->string, b->string)) return bad(x, path, "duplicate key \"%.60s\"", a->string);
+            if (!strcmp(a->string, b->string)) {
+                char s[48];
+                return bad(x, path, "duplicate key \"%s\"", shown(a->string, s));
+            }
     return FR_OK;
 }
 
@@ -116,8 +135,10 @@ static fr_status name_set(ctx *x, const cJSON *j, const char *path, const char *
             size_t w = 0;
             for (int m = 0; m < n && w < sizeof list; m++)
                 w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", m ? ", " : "", names[m]);
-            return bad(x, path, "entry %d: %s%.40s%s is not one of %s", i, cJSON_IsString(e) ? "\"" : "",
-                       cJSON_IsString(e) ? e->valuestring : fr_io_json_type(e), cJSON_IsString(e) ? "\"" : "", list);
+            char s[48];
+            return bad(x, path, "entry %d: %s%s%s is not one of %s", i, cJSON_IsString(e) ? "\"" : "",
+                       cJSON_IsString(e) ? shown(e->valuestring, s) : fr_io_json_type(e), cJSON_IsString(e) ? "\"" : "",
+                       list);
         }
         *bits |= values ? values[k] : FR_CAPS_BIT(k);
     }
@@ -195,7 +216,8 @@ static fr_status parse_op(ctx *x, const cJSON *j, const char *opname, fr_caps_op
                 int m = -1;
                 for (int i = 0; i < 3; i++)
                     if (!strcmp(a->valuestring, kTopkNames[i])) m = i;
-                if (m < 0) st = bad(x, p, "\"%.40s\" is not none, unique or any", a->valuestring);
+                char s[48];
+                if (m < 0) st = bad(x, p, "\"%s\" is not none, unique or any", shown(a->valuestring, s));
                 else op->topk = (fr_caps_topk)m, op->keys |= FR_CAPS_KEY_TOPK;
             }
         } else if (!strcmp(k, "scale")) {
@@ -335,9 +357,13 @@ fr_status fr_caps_parse(const char *json, size_t len, fr_caps *c, fr_error *err)
     if (len > FR_CAPS_MAX_BYTES)
         return fr_fail(err, FR_E_FORMAT, "capabilities: %zu bytes (at most %d)", len, FR_CAPS_MAX_BYTES);
     if (len && memchr(json, 0, len)) return fr_fail(err, FR_E_FORMAT, "capabilities: a NUL byte in the text");
-    for (size_t i = 0; i + 5 < len; i++) /* cJSON turns \u0000 into a NUL that silently ends a string */
-        if (json[i] == '\\' && json[i + 1] == 'u' && !memcmp(json + i + 2, "0000", 4))
+    for (size_t i = 0, slashes = 0; i + 5 < len; i++) { /* cJSON turns \u0000 into a NUL that silently ends a string */
+        if (json[i] == '\\' && slashes % 2 == 0 && json[i + 1] == 'u' && !memcmp(json + i + 2, "0000", 4))
             return fr_fail(err, FR_E_FORMAT, "capabilities: \\u0000 in a string");
+        slashes = json[i] == '\\' ? slashes + 1 : 0; /* "\\u0000" is a backslash and the text u0000 */
+    }
+    size_t bad_at = fr_utf8_invalid_at(json, len); /* the line is UTF-8 (the reports copy its strings) */
+    if (bad_at < len) return fr_fail(err, FR_E_FORMAT, "capabilities: not UTF-8 (byte %zu)", bad_at);
     char *buf = malloc(len + 1);
     if (!buf) return fr_fail(err, FR_E_NOMEM, "capabilities: out of memory");
     if (len) memcpy(buf, json, len);
@@ -345,9 +371,15 @@ fr_status fr_caps_parse(const char *json, size_t len, fr_caps *c, fr_error *err)
     const char *end = NULL;
     cJSON *root = fr_io_json_parse(buf, &end);
     fr_status st;
-    if (!root) {
+    /* Strict JSON only: cJSON also takes what RFC 8259 does not (a bad \u escape, read as U+0000, cuts a string) */
+    bool syntax = fr_io_json_syntax_ok(buf);
+    if (!root && syntax) {
+        st = fr_fail(err, FR_E_NOMEM, "capabilities: out of memory");
+    } else if (!root || !syntax) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
-        st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (byte %zu)", off);
+        if (root) st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (RFC 8259)");
+        else st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (byte %zu)", off);
+        cJSON_Delete(root);
     } else {
         ctx x = {err, c};
         st = parse_top(&x, root);
@@ -371,6 +403,16 @@ static int put_names(char *b, size_t n, int k, unsigned bits, const char *const 
     return k;
 }
 
+/* Drops a character that a full buffer cut in two (the strings are valid UTF-8). */
+static void cut_whole(char *buf) {
+    size_t l = strlen(buf), j = l;
+    while (j > 0 && ((unsigned char)buf[j - 1] & 0xC0) == 0x80) j--;
+    if (j == 0 || (unsigned char)buf[j - 1] < 0xC0) return;
+    unsigned char lead = (unsigned char)buf[j - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (l - (j - 1) < want) buf[j - 1] = 0;
+}
+
 void fr_caps_describe(const fr_caps *c, char *buf, size_t n) {
     if (!n) return;
     buf[0] = 0;
@@ -391,4 +433,5 @@ void fr_caps_describe(const fr_caps *c, char *buf, size_t n) {
     }
     if (c->unavailable[0] && k >= 0 && (size_t)k < n)
         snprintf(buf + k, n - (size_t)k, "; unavailable: %s", c->unavailable);
+    cut_whole(buf);
 }

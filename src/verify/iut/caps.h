@@ -1,8 +1,10 @@
 /* A runner's capability declaration (docs/exec-protocol.md, "Runner capabilities (declared)"): the JSON object a
  * persistent runner sends as its first stdout line under FLASHREF_PROTOCOL=persistent-2, or that a callback
  * implementation is given (flashref.verify(fn, capabilities=...)), parsed strictly into plain data. The runner is not
- * trusted: the text is bounded (FR_CAPS_MAX_BYTES), every known key must have its documented type and values, a
- * duplicate key is an error; an unknown key is ignored (the vocabulary grows) and named in `ignored`.
+ * trusted: the text is bounded (FR_CAPS_MAX_BYTES), UTF-8 and JSON by RFC 8259 (not merely what cJSON tolerates),
+ * every known key must have its documented type and values, a duplicate key is an error; an unknown key is ignored (the
+ * vocabulary grows) and named in `ignored`. A refusal's message shows the runner's text only as valid UTF-8 without
+ * control characters, cut between characters (fuzz/verify/fuzz_caps.c checks all of this).
  *
  *   fr_caps c;
  *   if (fr_caps_parse(json, len, &c, &err) != FR_OK) ...        // FR_E_FORMAT "capabilities: ops.fwd.dtypes[1]: ..."
@@ -73,9 +75,10 @@ typedef struct fr_caps {
 /* Everything allowed (nothing declared). */
 void fr_caps_any(fr_caps *c);
 /* Parses the object (len bytes, need not be NUL-terminated; at most FR_CAPS_MAX_BYTES). FR_E_FORMAT with the path of
- * the offending key and what was expected; c is left as fr_caps_any then. */
+ * the offending key and what was expected, FR_E_NOMEM when out of memory; c is left as fr_caps_any then. */
 fr_status fr_caps_parse(const char *json, size_t len, fr_caps *c, fr_error *err);
-/* One line for people: "onnxruntime 1.32.0 (ort_contrib.py gqa): fwd fp32,fp16 ...". */
+/* One line for people: "onnxruntime 1.32.0 (ort_contrib.py gqa): fwd fp32,fp16 ...", cut to n bytes between
+ * characters. */
 void fr_caps_describe(const fr_caps *c, char *buf, size_t n);
 
 #endif

@@ -70,6 +70,16 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
     return k;
 }
 
+size_t fr_utf8_invalid_at(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t l = utf8_len(u + i, n - i);
+        if (!l) return i;
+        i += l;
+    }
+    return n;
+}
+
 void fr_utf8_sanitize(const char *s, size_t n, char *out, size_t room) {
     if (!room) return;
     size_t k = 0;

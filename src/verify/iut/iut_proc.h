@@ -38,6 +38,9 @@ size_t fr_tail_text(const fr_tail *t, char *out, size_t room);
 /* Copies s into out (room bytes) as valid UTF-8, escaping invalid bytes and control characters other than newline
  * and tab as \xNN. */
 void fr_utf8_sanitize(const char *s, size_t n, char *out, size_t room);
+/* The offset of the first byte of s[0..n) that does not begin a valid UTF-8 sequence (no overlong form, surrogate or
+ * code point above U+10FFFF); n when all of it is valid. */
+size_t fr_utf8_invalid_at(const char *s, size_t n);
 
 typedef struct fr_proc_spec {
     const char *cmdline;        /* run as /bin/sh -c cmdline, or NULL with fn */
