@@ -129,7 +129,7 @@ test-exhaustive: build
 # ASan + UBSan + LeakSanitizer over the tests, in a build whose every allocation goes through the failure-injection
 # hook (-DFR_ALLOC_HOOK=ON): test_alloc_fail (label oom) fails each allocation of the public entry points in turn.
 # -O1, as AddressSanitizer's documentation advises for speed (the checks are the same as at -O0). Coverage is not
-# measured here: UBSan's checks are branches of their own (about 2300 more than the source has), which gcov counts.
+# measured here: UBSan's checks are branches of their own (about 2100 in src/), which gcov counts.
 asan: $(BUILD)/.deps venv
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-O1 -g" -DFR_SANITIZE=ON \
 	  -DFR_ALLOC_HOOK=ON -DFR_BUILD_BENCH=OFF $(CMAKE_ARGS) >/dev/null
@@ -141,8 +141,8 @@ asan: $(BUILD)/.deps venv
 # in $(BUILD)/coverage, one printed line, and a failure below the floors. The floors are a ratchet at the measured
 # shares, rounded down (docs/reliability.md, "Coverage": the target is 90 % / 80 %, and why it is not met yet): raise
 # them with the coverage, never lower them.
-COVERAGE_MIN_LINES    ?= 87
-COVERAGE_MIN_BRANCHES ?= 69
+COVERAGE_MIN_LINES    ?= 90
+COVERAGE_MIN_BRANCHES ?= 73
 coverage: $(BUILD)/.deps venv
 	CMAKE_ARGS="$(CMAKE_ARGS)" ./scripts/coverage.sh $(BUILD) $(BUILD)-cov $(JOBS) $(abspath $(PY)) \
 	  $(COVERAGE_MIN_LINES) $(COVERAGE_MIN_BRANCHES)
