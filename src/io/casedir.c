@@ -402,8 +402,14 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
     const char *end = NULL;
     cJSON *root = fr_io_json_parse(buf, &end);
     fr_status st;
-    if (!root && fr_io_json_syntax_ok(buf)) {
+    /* Strict JSON only: cJSON also takes what RFC 8259 does not, and a bad \u escape it reads as U+0000 cuts a
+     * string short ("query.npy\uzzzzjunk" would name query.npy) */
+    bool strict = fr_io_json_syntax_ok(buf);
+    if (!root && strict) {
         st = fr_fail(err, FR_E_NOMEM, "%s: out of memory while parsing", what);
+    } else if (root && !strict) {
+        st = fr_fail(err, FR_E_FORMAT, "%s: not valid JSON (RFC 8259: a bad \\u escape, a leading zero, ...)", what);
+        cJSON_Delete(root);
     } else if (!root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
         int line = 1;

@@ -236,9 +236,10 @@ static fr_status parse_header(const unsigned char *hdr, uint64_t n, const unsign
     text[n] = 0;
     cJSON *root = fr_io_json_parse(text, NULL);
     fr_status st;
-    if (!root && fr_io_json_syntax_ok(text))
+    bool strict = fr_io_json_syntax_ok(text); /* cJSON takes more than RFC 8259 (a bad \u escape cuts a name) */
+    if (!root && strict)
         st = fr_fail(err, FR_E_NOMEM, "%s: header: out of memory while parsing", what);
-    else if (!root)
+    else if (!root || !strict)
         st = fr_fail(err, FR_E_FORMAT, "%s: header: not valid JSON", what);
     else
         st = parse_root(root, data, data_len, fd, base, out, what, err);

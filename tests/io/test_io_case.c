@@ -338,6 +338,11 @@ static void test_json_malformed(void) {
         {"lone low surrogate", "\"bf16\"", "\"\\udc00x\"", "not valid JSON", FR_E_FORMAT},
         {"high surrogate, no low", "\"bf16\"", "\"\\ud83d\\u0041\"", "not valid JSON", FR_E_FORMAT},
         {"surrogate pair (control)", "\"bf16\"", "\"\\ud83d\\ude00\"", "dtype", FR_E_FORMAT},
+        /* what cJSON takes and RFC 8259 does not: a bad \u escape (cJSON read it as U+0000, so the name was cut to
+         * query.npy and that file read), a leading zero, a bare decimal point */
+        {"bad \\u escape", "\"query.npy\"", "\"query.npy\\uzzzzjunk\"", "not valid JSON (RFC 8259", FR_E_FORMAT},
+        {"leading zero", "\"head_num\": 8", "\"head_num\": 08", "not valid JSON (RFC 8259", FR_E_FORMAT},
+        {"bare decimal point", "\"keep_prob\": 1.0", "\"keep_prob\": 1.", "not valid JSON (RFC 8259", FR_E_FORMAT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *j = subst(base_json, cases[i].from, cases[i].to);
