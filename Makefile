@@ -141,8 +141,8 @@ asan: $(BUILD)/.deps venv
 # in $(BUILD)/coverage, one printed line, and a failure below the floors. The floors are a ratchet at the measured
 # shares, rounded down (docs/reliability.md, "Coverage": the target is 90 % / 80 %, and why it is not met yet): raise
 # them with the coverage, never lower them.
-COVERAGE_MIN_LINES    ?= 90
-COVERAGE_MIN_BRANCHES ?= 73
+COVERAGE_MIN_LINES    ?= 91
+COVERAGE_MIN_BRANCHES ?= 75
 coverage: $(BUILD)/.deps venv
 	CMAKE_ARGS="$(CMAKE_ARGS)" ./scripts/coverage.sh $(BUILD) $(BUILD)-cov $(JOBS) $(abspath $(PY)) \
 	  $(COVERAGE_MIN_LINES) $(COVERAGE_MIN_BRANCHES)
