@@ -400,16 +400,13 @@ fr_status fr_case_parse_json(const char *json, size_t len, fr_case *c, const cha
     if (len) memcpy(buf, json, len);
     buf[len] = 0;
     const char *end = NULL;
-    cJSON *root = fr_io_json_parse(buf, &end);
+    bool nomem;
+    cJSON *root = fr_io_json_parse(buf, &end, &nomem); /* strict: "query.npy\uzzzzjunk" does not name query.npy */
     fr_status st;
-    /* Strict JSON only: cJSON also takes what RFC 8259 does not, and a bad \u escape it reads as U+0000 cuts a
-     * string short ("query.npy\uzzzzjunk" would name query.npy) */
-    bool strict = fr_io_json_syntax_ok(buf);
-    if (!root && strict) {
+    if (nomem) {
         st = fr_fail(err, FR_E_NOMEM, "%s: out of memory while parsing", what);
-    } else if (root && !strict) {
+    } else if (!root && !end) {
         st = fr_fail(err, FR_E_FORMAT, "%s: not valid JSON (RFC 8259: a bad \\u escape, a leading zero, ...)", what);
-        cJSON_Delete(root);
     } else if (!root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
         int line = 1;

@@ -418,11 +418,18 @@ const char *fr_io_json_type(const cJSON *j) {
     return "invalid";
 }
 
-cJSON *fr_io_json_parse(const char *text, const char **end) {
+cJSON *fr_io_json_parse(const char *text, const char **end, bool *nomem) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&lock);
     cJSON *r = cJSON_ParseWithOpts(text, end, 1);
     pthread_mutex_unlock(&lock);
+    bool strict = fr_io_json_syntax_ok(text);
+    if (r && !strict) {
+        cJSON_Delete(r);
+        r = NULL;
+        if (end) *end = NULL;
+    }
+    if (nomem) *nomem = !r && strict;
     return r;
 }
 

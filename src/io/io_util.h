@@ -42,9 +42,11 @@ char *fr_io_join(const char *dir, const char *name);
 /* Description of errno (thread-safe). */
 const char *fr_io_strerror_r(int e, char *buf, size_t n);
 #define fr_io_strerror() fr_io_strerror_r(errno, (char[128]){0}, 128)
-/* cJSON_ParseWithOpts(text, end, require_null_terminated = 1) under a lock: cJSON records parse errors in a
- * process-global variable, so concurrent parses would race on it; the lock keeps our entry points thread-safe. */
-struct cJSON *fr_io_json_parse(const char *text, const char **end);
+/* cJSON_ParseWithOpts(text, end, require_null_terminated = 1) under a lock (cJSON records parse errors in a
+ * process-global variable, so concurrent parses would race on it), and strict: text cJSON takes but RFC 8259 refuses
+ * (a \u escape without four hex digits, which cJSON reads as U+0000 and so cuts a string short; 01; 1.) gives NULL
+ * too, with *end NULL. *nomem (NULL: not wanted): true when the NULL is cJSON out of memory on well-formed text. */
+struct cJSON *fr_io_json_parse(const char *text, const char **end, bool *nomem);
 /* "null", "a boolean", "a number", "a string", "an array", "an object" (else "invalid"): what a strict reader says it
  * got where it expected another type. */
 const char *fr_io_json_type(const struct cJSON *j);

@@ -309,12 +309,12 @@ fr_status fr_mp_parse_json(const char *json, size_t len, fr_mp_want_fn want, fr_
     char *text = sanitize(json ? json : "", len, &sl);
     if (!text) return fr_fail(err, FR_E_NOMEM, "%s: out of memory", what);
     const char *end = NULL;
-    cJSON *root = fr_io_json_parse(text, &end);
+    bool nomem;
+    cJSON *root = fr_io_json_parse(text, &end, &nomem); /* strict JSON only (RFC 8259) */
     fr_status st = FR_OK;
-    bool strict = fr_io_json_syntax_ok(text); /* cJSON takes more than RFC 8259 (a bad \u escape cuts a string) */
-    if (!root && strict) {
+    if (nomem) {
         st = fr_fail(err, FR_E_NOMEM, "%s: out of memory parsing the JSON", what); /* well-formed: cJSON ran out */
-    } else if (root && !strict) {
+    } else if (!root && !end) {
         st = fr_fail(err, FR_E_FORMAT, "%s: not valid JSON (RFC 8259: a bad \\u escape, a leading zero, ...)", what);
     } else if (!root) {
         size_t at = end && end >= text ? (size_t)(end - text) : 0;

@@ -234,12 +234,12 @@ static fr_status parse_header(const unsigned char *hdr, uint64_t n, const unsign
     if (!text) return fr_fail(err, FR_E_NOMEM, "%s: cannot allocate the header", what);
     memcpy(text, hdr, (size_t)n);
     text[n] = 0;
-    cJSON *root = fr_io_json_parse(text, NULL);
+    bool nomem;
+    cJSON *root = fr_io_json_parse(text, NULL, &nomem); /* strict JSON only (RFC 8259) */
     fr_status st;
-    bool strict = fr_io_json_syntax_ok(text); /* cJSON takes more than RFC 8259 (a bad \u escape cuts a name) */
-    if (!root && strict)
+    if (nomem)
         st = fr_fail(err, FR_E_NOMEM, "%s: header: out of memory while parsing", what);
-    else if (!root || !strict)
+    else if (!root)
         st = fr_fail(err, FR_E_FORMAT, "%s: header: not valid JSON", what);
     else
         st = parse_root(root, data, data_len, fd, base, out, what, err);

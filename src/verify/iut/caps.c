@@ -369,17 +369,15 @@ fr_status fr_caps_parse(const char *json, size_t len, fr_caps *c, fr_error *err)
     if (len) memcpy(buf, json, len);
     buf[len] = 0;
     const char *end = NULL;
-    cJSON *root = fr_io_json_parse(buf, &end);
+    bool nomem;
+    cJSON *root = fr_io_json_parse(buf, &end, &nomem); /* strict JSON only (RFC 8259) */
     fr_status st;
-    /* Strict JSON only: cJSON also takes what RFC 8259 does not (a bad \u escape, read as U+0000, cuts a string) */
-    bool syntax = fr_io_json_syntax_ok(buf);
-    if (!root && syntax) {
+    if (nomem) {
         st = fr_fail(err, FR_E_NOMEM, "capabilities: out of memory");
-    } else if (!root || !syntax) {
+    } else if (!root) {
         size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
-        if (root) st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (RFC 8259)");
+        if (!end) st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (RFC 8259)");
         else st = fr_fail(err, FR_E_FORMAT, "capabilities: not valid JSON (byte %zu)", off);
-        cJSON_Delete(root);
     } else {
         ctx x = {err, c};
         st = parse_top(&x, root);
