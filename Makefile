@@ -138,11 +138,11 @@ asan: $(BUILD)/.deps venv
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "exhaustive|noasan|long|panel"
 
 # Line and branch coverage of src/ over the C tests (scripts/coverage.sh: which tests, and why those): an HTML report
-# in $(BUILD)/coverage, one printed line, and a failure below the floors. The floors are a ratchet at the measured
-# shares, rounded down (docs/reliability.md, "Coverage": the target is 90 % / 80 %, and why it is not met yet): raise
-# them with the coverage, never lower them.
-COVERAGE_MIN_LINES    ?= 91
-COVERAGE_MIN_BRANCHES ?= 75
+# in $(BUILD)/coverage, two printed lines (all of src/; src/ less the ISA variants this CPU lacks) and a failure when
+# the second is below the floors (docs/reliability.md, "Coverage": the target is 90 % of lines and 80 % of branches;
+# the floors stand at the measured shares less a margin). A ratchet: raise them with the coverage, never lower them.
+COVERAGE_MIN_LINES    ?= 94
+COVERAGE_MIN_BRANCHES ?= 80
 coverage: $(BUILD)/.deps venv
 	CMAKE_ARGS="$(CMAKE_ARGS)" ./scripts/coverage.sh $(BUILD) $(BUILD)-cov $(JOBS) $(abspath $(PY)) \
 	  $(COVERAGE_MIN_LINES) $(COVERAGE_MIN_BRANCHES)
