@@ -680,7 +680,8 @@ static const fr_iut_ops kExecOps = {exec_run, exec_close, exec_set_timeout, exec
 
 fr_status fr_iut_exec_variant_spec(const fr_iut *iut, const char *variant, char *spec, size_t n, fr_error *err) {
     if (!iut || iut->ops != &kExecOps || !iut->impl || ((exec_impl *)iut->impl)->fn)
-        return fr_fail(err, FR_E_UNSUPPORTED, "%s: variants are a runner's (persistent: or exec:)", iut->name);
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s: variants are a runner's (persistent: or exec:)",
+                       iut ? iut->name : "NULL");
     const exec_impl *ei = iut->impl;
     const fr_caps *c;
     if (fr_iut_caps(iut, &c) != FR_CAPS_DECLARED || !c->variant[0] || !c->nvariants)
