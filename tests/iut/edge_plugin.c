@@ -3,9 +3,11 @@
  *   null       the entry returns NULL                 nofwd      a descriptor without fwd
  *   exit       says why on stderr and exits 3         sleep      sleeps 30 s (the worker never reports ready)
  *   noname     a descriptor without a name (fwd fails FR_E_SHAPE with no message)
+ *   emptyname  a descriptor whose name is ""
  *   restart    fwd creates the file $FR_EDGE_FLAG and exits 9; the entry returns NULL once that file exists
  * Per case (fwd / bwd), otherwise: "na" returns FR_E_NOT_AVAILABLE (a SKIP), "bwd" fails bwd with FR_E_INVALID_ARG,
- * "bwdok" returns FR_OK from bwd without writing; anything else fails fwd with FR_E_SHAPE and a marker. */
+ * "bwdok" returns FR_OK from bwd without writing, "bwdbad" returns 999 (not an fr_status) from bwd, "lines" fails fwd
+ * with a message of three lines; anything else fails fwd with FR_E_SHAPE and a marker. */
 #define _GNU_SOURCE
 #include "flashref_plugin.h"
 
@@ -36,6 +38,10 @@ static fr_status edge_fwd(void *ctx, const fr_params *p, const fr_fwd_inputs *in
         return err->status = FR_E_NOT_AVAILABLE;
     }
     if (!strcmp(mode(), "noname")) return FR_E_SHAPE;
+    if (!strcmp(mode(), "lines")) {
+        snprintf(err->msg, sizeof err->msg, "first line\nsecond line\r\nthird");
+        return err->status = FR_E_SHAPE;
+    }
     snprintf(err->msg, sizeof err->msg, "edge-fwd-marker");
     return err->status = FR_E_SHAPE;
 }
@@ -47,6 +53,10 @@ static fr_status edge_bwd(void *ctx, const fr_params *p, const fr_bwd_inputs *in
     (void)in;
     (void)out;
     if (!strcmp(mode(), "bwdok")) return FR_OK;
+    if (!strcmp(mode(), "bwdbad")) {
+        snprintf(err->msg, sizeof err->msg, "bwdbad-marker");
+        return (fr_status)999;
+    }
     snprintf(err->msg, sizeof err->msg, "edge-bwd-marker");
     return err->status = FR_E_INVALID_ARG;
 }
@@ -65,6 +75,7 @@ FR_API const fr_plugin *flashref_plugin_v1(void) {
     if (!strcmp(m, "null")) return NULL;
     if (!strcmp(m, "nofwd")) g_plugin.fwd = NULL;
     if (!strcmp(m, "noname")) g_plugin.name = NULL;
+    if (!strcmp(m, "emptyname")) g_plugin.name = "";
     if (!strcmp(m, "exit")) {
         fprintf(stderr, "edge-exit-marker: no licence\n");
         exit(3);

@@ -163,6 +163,26 @@ static void outputs(const fr_case *c, const fr_case_outputs *ref) {
     } else {
         printf("  SKIP socket output: no python3 to bind a UNIX socket\n");
     }
+
+    /* The same failure with no error record to fill. */
+    snprintf(spec, sizeof spec, "exec:sh %s/copy_outputs.sh", scripts);
+    setenv("FR_IUT_SRC", root, 1);
+    fr_iut *iut = open_spec(spec);
+    if (iut) {
+        prepare("garbage", ref); /* the garbage file is still there: prepare rewrites only the good outputs */
+        snprintf(path, sizeof path, "%s/attention_out.npy", prepare("garbage2", ref));
+        f = fopen(path, "w");
+        if (f) {
+            fputs("garbage\n", f);
+            fclose(f);
+        }
+        fr_case_outputs o;
+        memset(&o, 0, sizeof o);
+        st = fr_iut_run(iut, c, 0, &o, NULL);
+        CHECK(st == FR_E_OUTPUT, "garbage, err NULL: %s", fr_status_name(st));
+        fr_case_outputs_free(&o);
+        fr_iut_close(iut);
+    }
     CHECK(tmp_entries(NULL) == 0, "case directories left in %s", tmp);
 }
 
@@ -201,6 +221,21 @@ static void exec_statuses(const fr_case *c) {
     CHECK(st == FR_E_UNSUPPORTED && tmp_entries("-moved") == 0 && tmp_entries(NULL) == 1,
           "swapdir: %s: %s, %d entries left besides the moved one", fr_status_name(st), err.msg, tmp_entries("-moved"));
     clear_tmp();
+
+    /* A command starting with a blank is run as given (no exec); an empty FLASHREF_KEEP_TMP keeps nothing. */
+    snprintf(spec, sizeof spec, "exec: sh %s/edge.sh quiet3", scripts);
+    setenv("FLASHREF_KEEP_TMP", "", 1);
+    st = run_once(spec, c, &err);
+    unsetenv("FLASHREF_KEEP_TMP");
+    CHECK(st == FR_E_INTERNAL && !strcmp(err.msg, "exec: exit status 3; no stderr") && tmp_entries(NULL) == 0,
+          "leading blank: %s: %s", fr_status_name(st), err.msg);
+    /* An empty TMPDIR is /tmp. */
+    setenv("TMPDIR", "", 1);
+    snprintf(spec, sizeof spec, "exec:sh %s/edge.sh quiet77", scripts);
+    st = run_once(spec, c, &err);
+    setenv("TMPDIR", tmp, 1);
+    CHECK(st == FR_E_UNSUPPORTED && !strcmp(err.msg, "exec: exit status 77 (not supported); no stderr"),
+          "empty TMPDIR: %s: %s", fr_status_name(st), err.msg);
 
     /* FLASHREF_KEEP_TMP: a failure names the kept directory. */
     snprintf(spec, sizeof spec, "exec:sh %s/edge.sh fail3", scripts);
@@ -252,6 +287,67 @@ static void exec_statuses(const fr_case *c) {
     CHECK(tmp_entries(NULL) == 0, "case directories left in %s", tmp);
 }
 
+/* Runs iut on c with the descriptors limited to the lowest free one + extra (err may be NULL). */
+static fr_status run_limited(fr_iut *iut, const fr_case *c, int extra, fr_error *err) {
+    struct rlimit old;
+    if (getrlimit(RLIMIT_NOFILE, &old) != 0) return FR_E_INTERNAL;
+    int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (lowest < 0) return FR_E_INTERNAL;
+    close(lowest);
+    fr_case_outputs o;
+    memset(&o, 0, sizeof o);
+    if (err) memset(err, 0, sizeof *err);
+    fr_status st = FR_E_INTERNAL;
+    struct rlimit lim = {(rlim_t)(lowest + extra), old.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &lim) == 0) {
+        st = fr_iut_run(iut, c, 0, &o, err);
+        setrlimit(RLIMIT_NOFILE, &old);
+    }
+    fr_case_outputs_free(&o);
+    return st;
+}
+
+/* Out of descriptors: for the case directory itself (the run's own failure), then for the runner's pipes (exec:, and
+ * persistent: starting its runner); err NULL takes the same paths. */
+static void no_descriptors(const fr_case *c) {
+    char spec[1200];
+    fr_error err;
+    snprintf(spec, sizeof spec, "exec:sh %s/edge.sh quiet77", scripts);
+    fr_iut *iut = open_spec(spec);
+    if (!iut) return;
+    fr_status st = run_limited(iut, c, 0, &err);
+    char want[900];
+    snprintf(want, sizeof want, "exec: cannot open %s/flashref-case-", tmp);
+    CHECK(st == FR_E_IO && fr_iut_failed_itself(iut) && !strncmp(err.msg, want, strlen(want)) &&
+              strstr(err.msg, ": Too many open files"),
+          "no descriptor for the case directory: %s: %s", fr_status_name(st), err.msg);
+    for (int mode = 0; mode < 2; mode++) {
+        const char *label = mode ? "persistent" : "exec";
+        if (mode) {
+            fr_iut_close(iut);
+            snprintf(spec, sizeof spec, "persistent:sh %s/edge_p.sh quiet77", scripts);
+            if (!(iut = open_spec(spec))) return;
+        }
+        int found = -1;
+        snprintf(want, sizeof want, "%s: cannot create pipes: Too many open files", label);
+        for (int extra = 1; extra <= 8 && found < 0; extra++) {
+            st = run_limited(iut, c, extra, &err);
+            printf("  %s: lowest free descriptor + %d: %s: %s\n", label, extra, fr_status_name(st), err.msg);
+            if (strstr(err.msg, "cannot create pipes")) found = extra;
+        }
+        CHECK(found > 0 && st == FR_E_IO && !strcmp(err.msg, want), "%s: no descriptors for the pipes: %s: %s", label,
+              fr_status_name(st), err.msg);
+        if (found > 0) {
+            st = run_limited(iut, c, found, NULL);
+            CHECK(st == FR_E_IO, "%s: no descriptors for the pipes, err NULL: %s", label, fr_status_name(st));
+        }
+        st = run(iut, c, &err); /* descriptors back: the runner starts */
+        CHECK(st == FR_E_UNSUPPORTED, "%s: after the limit: %s: %s", label, fr_status_name(st), err.msg);
+    }
+    fr_iut_close(iut);
+    CHECK(tmp_entries(NULL) == 0, "case directories left in %s", tmp);
+}
+
 typedef struct pcase {
     const char *mode;
     fr_status st;
@@ -268,8 +364,8 @@ static void persistent_statuses(const fr_case *c) {
         {"quiet77", FR_E_UNSUPPORTED, "persistent: status 77 (not supported): (no reason given)", false, NULL},
         {"err77", FR_E_UNSUPPORTED, "persistent: status 77 (not supported): not this one; stderr: edge_p: err77-marker",
          false, NULL},
-        {"huge", FR_E_INTERNAL, "persistent: status -1: malformed status line: flashref-status: 99999999999999999999999 "
-                                "too big", true, NULL},
+        {"huge", FR_E_INTERNAL,
+         "persistent: status -1: malformed status line: flashref-status: 99999999999999999999999 too big", true, NULL},
         {"crlf", FR_E_UNSUPPORTED, "persistent: status 77 (not supported): crlf-marker", false, NULL},
         {"die", FR_E_INTERNAL, "crash: the runner ended without a status line (exit status 4); stdout: edge_p: "
                                "die-marker", false, NULL},
@@ -278,6 +374,13 @@ static void persistent_statuses(const fr_case *c) {
         {"nostdin", FR_E_INTERNAL, "crash: the runner ended without a status line (exit status 0)", true, NULL},
         {"capscut", FR_E_FORMAT, "persistent: the runner's capability line is refused: capabilities: the line is "
                                  "longer than 65536 bytes", false, NULL},
+        {"capsblank", FR_E_FORMAT, "persistent: the runner's capability line is refused: capabilities: ", true, NULL},
+        {"early_tab", FR_E_INTERNAL, "persistent: protocol error: a 'flashref-status: 0' line came before case ", true,
+         "was sent"},
+        {"tabcr", FR_E_INTERNAL, "persistent: protocol error: the answer names case , but the case sent was ", true,
+         NULL},
+        {"samelen", FR_E_INTERNAL, "persistent: protocol error: the answer names case ", true,
+         "but the case sent was"},
     };
     for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
         char spec[1200];
@@ -305,7 +408,8 @@ static void persistent_statuses(const fr_case *c) {
         char want[900];
         snprintf(want, sizeof want, "persistent: protocol error: the answer to case %s/flashref-case-", tmp);
         CHECK(st == FR_E_INTERNAL && !strncmp(err.msg, want, strlen(want)) &&
-                  strstr(err.msg, "does not echo it, as this runner's earlier answers did (the runner was restarted)") &&
+                  strstr(err.msg, "does not echo it, as this runner's earlier answers did (the runner was "
+                                  "restarted)") &&
                   !strstr(err.msg, "case kept in"),
               "echo1 second: %s: %s", fr_status_name(st), err.msg);
         fr_iut_close(iut);
@@ -322,6 +426,73 @@ static void persistent_statuses(const fr_case *c) {
                   !strcmp(err.msg, "persistent: status 77 (not supported): capslate") &&
                   fr_iut_caps(iut, &caps) == FR_CAPS_NONE,
               "capslate: %s, %s: %s", fr_status_name(st1), fr_status_name(st2), err.msg);
+        fr_iut_close(iut);
+    }
+
+    /* A declaration ending in spaces and CR is taken. */
+    snprintf(spec, sizeof spec, "persistent:sh %s/edge_p.sh capscr", scripts);
+    if ((iut = open_spec(spec))) {
+        fr_error err;
+        fr_status st = run(iut, c, &err);
+        const fr_caps *caps = NULL;
+        CHECK(st == FR_E_UNSUPPORTED && fr_iut_caps(iut, &caps) == FR_CAPS_DECLARED && caps &&
+                  !strcmp(caps->runner, "edge_p"),
+              "capscr: %s: %s", fr_status_name(st), err.msg);
+        fr_iut_close(iut);
+    }
+
+    /* A runner that declares at every start: restarted after a crash, its second declaration is not read again. */
+    char count[800];
+    snprintf(count, sizeof count, "%s/capsagain.count", root);
+    setenv("FR_EDGE_COUNT", count, 1);
+    snprintf(spec, sizeof spec, "persistent:sh %s/edge_p.sh capsagain", scripts);
+    if ((iut = open_spec(spec))) {
+        fr_error e1, e2, e3;
+        fr_status s1 = run(iut, c, &e1), s2 = run(iut, c, &e2), s3 = run(iut, c, &e3);
+        const fr_caps *caps = NULL;
+        CHECK(s1 == FR_E_UNSUPPORTED && !strcmp(e1.msg, "persistent: status 77 (not supported): capsagain 1"),
+              "capsagain 1: %s: %s", fr_status_name(s1), e1.msg);
+        CHECK(s2 == FR_E_INTERNAL && !strcmp(e2.msg, "crash: the runner ended without a status line (exit status 0); "
+                                                     "no stdout"),
+              "capsagain 2: %s: %s", fr_status_name(s2), e2.msg);
+        CHECK(s3 == FR_E_UNSUPPORTED && !strcmp(e3.msg, "persistent: status 77 (not supported): capsagain 3") &&
+                  fr_iut_caps(iut, &caps) == FR_CAPS_DECLARED,
+              "capsagain 3: %s: %s", fr_status_name(s3), e3.msg);
+        fr_iut_close(iut);
+    }
+    unsetenv("FR_EDGE_COUNT");
+
+    /* A runner that closed its stdin after its first answer and stays: the next case cannot be sent; it ends as a
+     * timeout (once reported as a crash by SIGKILL: the kill that ended it was ours). */
+    setenv("FLASHREF_EXEC_TIMEOUT", "5", 1);
+    snprintf(spec, sizeof spec, "persistent:sh %s/edge_p.sh stuck", scripts);
+    iut = open_spec(spec);
+    unsetenv("FLASHREF_EXEC_TIMEOUT");
+    if (iut) {
+        fr_error err;
+        fr_status st = run(iut, c, &err);
+        CHECK(st == FR_E_UNSUPPORTED, "stuck, first: %s: %s", fr_status_name(st), err.msg);
+        usleep(500000); /* its stdin closed by now */
+        st = run(iut, c, &err);
+        CHECK(st == FR_E_INTERNAL && !strcmp(err.msg, "timeout: the case could not be sent (the runner does not read "
+                                                      "its stdin) and no status line came (the runner's process tree "
+                                                      "was killed; the next case starts a fresh one); no stderr"),
+              "stuck: %s: %s", fr_status_name(st), err.msg);
+        fr_iut_close(iut);
+    }
+
+    /* A repro hook that dies by a signal. */
+    snprintf(spec, sizeof spec, "persistent:sh %s/edge_p.sh repro", scripts);
+    if ((iut = open_spec(spec))) {
+        fr_error err;
+        (void)run(iut, c, &err); /* the declaration arrives with the first case */
+        char out[800];
+        snprintf(out, sizeof out, "%s/repro.out", root);
+        fr_status st = fr_iut_repro(iut, root, out, &err);
+        CHECK(st == FR_E_INTERNAL && (!strcmp(err.msg, "repro: killed by signal 11 (SIGSEGV); no stderr") ||
+                                      !strncmp(err.msg, "repro: exit status 139; stderr: ", 32)),
+              "repro segv: %s: %s", fr_status_name(st), err.msg);
+        printf("  repro segv: %s: %s\n", fr_status_name(st), err.msg);
         fr_iut_close(iut);
     }
     CHECK(tmp_entries(NULL) == 0, "case directories left in %s", tmp);
@@ -347,7 +518,13 @@ static void parsers(void) {
               !strcmp(msg, "malformed status line: flashref-status: x"),
           "no number: %ld '%s'", code, msg);
 
+    CHECK(fr_exec_status_parse("flashref-status: 5\r", 19, &code, msg, sizeof msg) && code == 5 && !msg[0],
+          "CR after the number: %ld '%s'", code, msg);
+
     const char *rest = NULL;
+    CHECK(fr_exec_worker_status("FR_E_SHAPEX: not a name", &rest) == FR_E_INTERNAL && !strcmp(rest, "FR_E_SHAPEX: not "
+                                                                                                   "a name"),
+          "a name's prefix: '%s'", rest);
     CHECK(fr_exec_worker_status("FR_E_SHAPE:tight", &rest) == FR_E_SHAPE && !strcmp(rest, "tight"),
           "no space: '%s'", rest);
     CHECK(fr_exec_worker_status("FR_E_SHAPE: spaced", &rest) == FR_E_SHAPE && !strcmp(rest, "spaced"),
@@ -442,6 +619,7 @@ int main(int argc, char **argv) {
         }
         exec_statuses(&c);
         persistent_statuses(&c);
+        no_descriptors(&c);
         arguments(&c);
         fr_case_free(&c);
     }

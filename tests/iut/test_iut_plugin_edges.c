@@ -4,7 +4,9 @@
  *     shared library, a worker that exits before it is ready (its stderr in the message), one that never gets ready;
  *   - the run's own errors passed through: NULL, an empty path, a bad FLASHREF_EXEC_TIMEOUT, a missing TMPDIR;
  *   - a plugin named relative to the working directory;
+ *   - no variants, no repro hook, FLASHREF_EXEC_TIMEOUT read for the worker;
  *   - per case: FR_E_NOT_AVAILABLE from fwd is a SKIP, a nameless plugin named by its path, an empty message, a
+ *     message of several lines, a bwd status that is not an fr_status, a
  *     failing bwd and one that returns FR_OK without writing, a worker that dies in a case and then cannot start again.
  * usage: test_iut_plugin_edges EDGE_PLUGIN.so [seed] */
 #define _GNU_SOURCE
@@ -65,6 +67,35 @@ static void at_open(void) {
     snprintf(want, sizeof want, "plugin %s: cannot load: ", fake);
     CHECK(st == FR_E_NOT_AVAILABLE && !iut && !strncmp(err.msg, want, strlen(want)), "not ELF: %s: %s",
           fr_status_name(st), err.msg);
+
+    /* A worker has no variants and no repro hook; its timeout comes from FLASHREF_EXEC_TIMEOUT ("" the default). */
+    setenv("FLASHREF_EXEC_TIMEOUT", "", 1);
+    fr_status st0 = open_mode(so, "", &iut, &err);
+    unsetenv("FLASHREF_EXEC_TIMEOUT");
+    CHECK(st0 == FR_OK, "empty FLASHREF_EXEC_TIMEOUT: %s: %s", fr_status_name(st0), err.msg);
+    if (iut) {
+        char spec[256];
+        st0 = fr_iut_exec_variant_spec(iut, "fp16", spec, sizeof spec, &err);
+        CHECK(st0 == FR_E_UNSUPPORTED && !strcmp(err.msg, "edge-test-plugin: variants are a runner's (persistent: or "
+                                                           "exec:)"),
+              "variant of a plugin: %s: %s", fr_status_name(st0), err.msg);
+        st0 = fr_iut_repro(iut, root, fake, &err);
+        CHECK(st0 == FR_E_UNSUPPORTED && !strcmp(err.msg, "edge-test-plugin declares no repro hook (capabilities "
+                                                           "\"repro\": true)"),
+              "repro of a plugin: %s: %s", fr_status_name(st0), err.msg);
+        st0 = fr_iut_set_timeout(iut, 2.5, &err);
+        CHECK(st0 == FR_OK, "timeout of a plugin: %s: %s", fr_status_name(st0), err.msg);
+        fr_iut_close(iut);
+    }
+    static const char *const bad[] = {"1e999", "inf", "-1", "0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("FLASHREF_EXEC_TIMEOUT", bad[i], 1);
+        st0 = open_mode(so, "", &iut, &err);
+        unsetenv("FLASHREF_EXEC_TIMEOUT");
+        snprintf(want, sizeof want, "FLASHREF_EXEC_TIMEOUT: '%s' is not a number of seconds > 0", bad[i]);
+        CHECK(st0 == FR_E_INVALID_ARG && !iut && !strcmp(err.msg, want), "FLASHREF_EXEC_TIMEOUT=%s: %s: %s", bad[i],
+              fr_status_name(st0), err.msg);
+    }
 
     /* The run's own errors keep their status. */
     fr_iut slot;
@@ -145,6 +176,26 @@ static void per_case(const fr_case *cf, const fr_case *cb) {
     st = run_mode("bwd", cb, &o, &err, name, sizeof name);
     CHECK(st == FR_E_INVALID_ARG && !strcmp(err.msg, "plugin edge-test-plugin: bwd: FR_E_INVALID_ARG: edge-bwd-marker"),
           "bwd: %s: %s", fr_status_name(st), err.msg);
+    fr_case_outputs_free(&o);
+
+    st = run_mode("bwdbad", cb, &o, &err, name, sizeof name);
+    CHECK(st == FR_E_INTERNAL &&
+              !strcmp(err.msg, "plugin edge-test-plugin: bwd returned 999, which is not an fr_status: bwdbad-marker"),
+          "bwdbad: %s: %s", fr_status_name(st), err.msg);
+    fr_case_outputs_free(&o);
+
+    /* A message of several lines reaches the verifier as one line (the status line protocol), a CR escaped. */
+    st = run_mode("lines", cf, &o, &err, name, sizeof name);
+    CHECK(st == FR_E_SHAPE &&
+              !strcmp(err.msg, "plugin edge-test-plugin: fwd: FR_E_SHAPE: first line second line\\x0D third"),
+          "lines: %s: %s", fr_status_name(st), err.msg);
+    fr_case_outputs_free(&o);
+
+    /* An empty name: the IUT is named by its path. */
+    st = run_mode("emptyname", cf, &o, &err, name, sizeof name);
+    snprintf(want, sizeof want, "plugin : fwd: FR_E_SHAPE: edge-fwd-marker");
+    CHECK(st == FR_E_SHAPE && !strcmp(name, so) && !strcmp(err.msg, want), "emptyname: %s: %s (named '%s')",
+          fr_status_name(st), err.msg, name);
     fr_case_outputs_free(&o);
 
     /* A bwd that returns FR_OK without writing: the worker's guard finds its outputs unwritten. */

@@ -46,7 +46,8 @@ static void utf8(void) {
     fr_utf8_sanitize("abc", 3, out, 0);
     CHECK(out[0] == 'Z', "room 0 wrote '%c'", out[0]);
     CHECK(fr_utf8_invalid_at("ok \xc3\xa9", 5) == 5, "valid text: %zu", fr_utf8_invalid_at("ok \xc3\xa9", 5));
-    CHECK(fr_utf8_invalid_at("ok \xed\xa0\x80", 6) == 3, "surrogate at 3: %zu", fr_utf8_invalid_at("ok \xed\xa0\x80", 6));
+    size_t at = fr_utf8_invalid_at("ok \xed\xa0\x80", 6);
+    CHECK(at == 3, "surrogate at 3: %zu", at);
 }
 
 static void tails(void) {
@@ -67,6 +68,26 @@ static void tails(void) {
     CHECK(t.len == FR_TAIL_BYTES && t.total == n, "len %zu total %zu", t.len, t.total);
     size_t w = fr_tail_text(&t, out, sizeof out);
     CHECK(!strcmp(out, "...END") && w == 6, "big chunk: '%s' (%zu)", out, w);
+    /* A last line of two-byte characters longer than the room: cut at a character boundary. */
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 100; i++) fr_tail_add(&t, "\xc3\xa9", 2);
+    w = fr_tail_text(&t, out, 40);
+    CHECK(w == 37 && !strncmp(out, "...\xc3\xa9", 5) && fr_utf8_invalid_at(out, w) == w, "cut characters: '%s' (%zu)",
+          out, w);
+    /* One overflowed line that fits the room whole: marked as cut. */
+    memset(&t, 0, sizeof t);
+    big = malloc(5000);
+    if (CHECKED(big != NULL)) {
+        memset(big, 'b', 5000);
+        fr_tail_add(&t, big, 5000);
+        free(big);
+        char *wide = malloc(8192);
+        if (CHECKED(wide != NULL)) {
+            w = fr_tail_text(&t, wide, 8192);
+            CHECK(w == 3 + FR_TAIL_BYTES && !strncmp(wide, "...bbb", 6), "overflowed line: %zu bytes", w);
+            free(wide);
+        }
+    }
     /* Only blank lines: nothing. */
     memset(&t, 0, sizeof t);
     fr_tail_add(&t, "\n \r\n", 4);
@@ -95,9 +116,11 @@ static bool first_line_cb(void *ud, const char *line, size_t n, bool cut) {
 static void environment(void) {
     setenv("FR_EDGE_VAR", "old", 1);
     setenv("FR_EDGE_KEEP", "kept", 1);
-    static const char *const extra[] = {"FR_EDGE_VAR=new", "FR_EDGE_ADDED=added", NULL};
-    fr_proc_spec s = {.cmdline = "echo \"$FR_EDGE_VAR $FR_EDGE_KEEP $FR_EDGE_ADDED\"", .pipe_out = true,
-                      .setenv = extra};
+    setenv("FR_EDGE_NOEQ", "dropped", 1);
+    /* An entry without '=' removes the variable of that name (and is passed on as it is, which a shell ignores). */
+    static const char *const extra[] = {"FR_EDGE_VAR=new", "FR_EDGE_ADDED=added", "FR_EDGE_NOEQ", NULL};
+    fr_proc_spec s = {.cmdline = "echo \"$FR_EDGE_VAR $FR_EDGE_KEEP $FR_EDGE_ADDED ${FR_EDGE_NOEQ-unset}\"",
+                      .pipe_out = true, .setenv = extra};
     fr_proc p;
     fr_error err;
     fr_status st = fr_proc_start(&p, &s, &err);
@@ -105,7 +128,8 @@ static void environment(void) {
     char line[256] = "";
     int r = fr_proc_poll(&p, fr_proc_now() + 20, NULL, NULL, first_line_cb, line);
     fr_proc_end(&p);
-    CHECK(r == 2 && !strcmp(line, "new kept added"), "environment: r %d, '%s'", r, line);
+    CHECK(r == 2 && !strcmp(line, "new kept added unset"), "environment: r %d, '%s'", r, line);
+    unsetenv("FR_EDGE_NOEQ");
     unsetenv("FR_EDGE_VAR");
     unsetenv("FR_EDGE_KEEP");
 }
@@ -117,8 +141,11 @@ static void no_descriptors(void) {
     int lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (!CHECKED(lowest >= 0)) return;
     close(lowest);
-    for (int piped = 0; piped < 2; piped++) {
-        struct rlimit lim = {(rlim_t)lowest, old.rlim_max};
+    /* extra descriptors: 0 none, 2 the stdin socket only (piped) or stderr (not), 4, 6: one pipe short each time */
+    for (int k = 0; k < 6; k++) {
+        bool piped = k < 4;
+        int extra = piped ? 2 * k : 2 * (k - 4);
+        struct rlimit lim = {(rlim_t)(lowest + extra), old.rlim_max};
         fr_proc_spec s = {.cmdline = "exit 0", .pipe_in = piped, .pipe_out = piped};
         fr_proc p;
         fr_error err;
@@ -126,7 +153,7 @@ static void no_descriptors(void) {
         fr_status st = setrlimit(RLIMIT_NOFILE, &lim) == 0 ? fr_proc_start(&p, &s, &err) : FR_E_INTERNAL;
         setrlimit(RLIMIT_NOFILE, &old);
         CHECK(st == FR_E_IO && strstr(err.msg, "cannot create pipes") && strstr(err.msg, "Too many open files"),
-              "no descriptors (pipes %d): %s: %s", piped, fr_status_name(st), err.msg);
+              "no descriptors (pipes %d, %d free): %s: %s", (int)piped, extra, fr_status_name(st), err.msg);
         if (st == FR_OK) fr_proc_end(&p);
     }
     int again = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -241,6 +268,26 @@ static void line_reader(void) {
     free(ls);
 }
 
+static int exit7(void *ud) {
+    (void)ud;
+    return 7;
+}
+
+/* A function runner without pipes (stdin and stdout /dev/null); fr_proc_close after it exited does not wait. */
+static void fn_runner(void) {
+    fr_proc_spec s = {.fn = exit7};
+    fr_proc p;
+    fr_error err;
+    if (!CHECKED(fr_proc_start(&p, &s, &err) == FR_OK, "start: %s", err.msg)) return;
+    int r = fr_proc_poll(&p, fr_proc_now() + 20, NULL, NULL, NULL, NULL);
+    CHECK(r == 1 && WIFEXITED(p.wstatus) && WEXITSTATUS(p.wstatus) == 7, "fn runner: r %d status 0x%x", r,
+          (unsigned)p.wstatus);
+    double t0 = fr_proc_now();
+    fr_proc_close(&p, 10.0);
+    CHECK(p.sup == 0 && p.in < 0 && p.out < 0 && p.err < 0 && p.stat < 0 && fr_proc_now() - t0 < 9.0,
+          "fr_proc_close after exit: sup %d, in %d out %d err %d stat %d", (int)p.sup, p.in, p.out, p.err, p.stat);
+}
+
 int main(void) {
     utf8();
     tails();
@@ -251,6 +298,7 @@ int main(void) {
     writes();
     supervisor_killed();
     line_reader();
+    fn_runner();
     printf("test_iut_proc_edges: %s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

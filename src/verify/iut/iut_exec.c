@@ -265,7 +265,11 @@ static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case
     fr_proc p;
     fr_status st = fr_proc_start(&p, &spec, err);
     free(cmdline);
-    if (st != FR_OK) return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", err ? err->msg : "cannot start");
+    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
+        char m[FR_MSG_LEN];
+        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", m);
+    }
     fr_tail errt;
     memset(&errt, 0, sizeof errt);
     int r = fr_proc_poll(&p, deadline, NULL, &errt, NULL, NULL);
@@ -406,8 +410,11 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
                          .setenv = ei->proto == 2 ? kPersistentEnv2 : kPersistentEnv1};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
     free(line);
-    if (st != FR_OK)
-        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
+    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
+        char m[FR_MSG_LEN];
+        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, m);
+    }
     ei->running = true;
     ei->answered = false;
     if (!ei->fn) return FR_OK;
@@ -547,12 +554,16 @@ static fr_status persistent_once(exec_impl *ei, const char *dir, int dfd, fr_cas
             st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
         }
     } else if (r == 0 || !sent) {
+        bool gone = ei->proc.exited; /* ended by itself: read before fr_proc_end kills it (that is no crash) */
         fr_proc_end(&ei->proc);
         ei->running = false;
-        if (!sent && ei->proc.exited) goto crashed;
+        if (!sent && gone) goto crashed;
         if (ei->fn) /* a plugin's worker: no status lines in its words */
             snprintf(head, sizeof head, "timeout: the %s did not finish the case within %g s (its worker process was "
                      "killed; the next case starts a fresh one)", ei->label, ei->timeout_s);
+        else if (!sent)
+            snprintf(head, sizeof head, "timeout: the case could not be sent (the runner does not read its stdin) and "
+                     "no status line came (the runner's process tree was killed; the next case starts a fresh one)");
         else
             snprintf(head, sizeof head, "timeout: no status line after %g s (the runner's process tree was killed; "
                      "the next case starts a fresh one)", ei->timeout_s);

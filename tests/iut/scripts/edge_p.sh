@@ -12,9 +12,24 @@
 #   nostdin    closes its stdin, then exits 0 after 0.5 s without a status line
 #   capscut    under persistent-2 a capability line longer than 64 KiB
 #   capslate   under persistent-2 answers 77, then writes a capability line before each later answer
+#   capsblank  under persistent-2 a capability line of blanks      capscr  a valid one ending in spaces and CR
+#   capsagain  under persistent-2 declares at every start; answers the first case 77, exits at the second (the count
+#              in $FR_EDGE_COUNT)
+#   early_tab  a status line with an echo before reading anything
+#   tabcr      an echo of nothing but CR              samelen  an echo of another directory of the same length
+#   stuck      answers the first case 77, then closes its stdin and stays (until killed)
+#   repro      under persistent-2 declares a repro hook; `edge_p.sh repro --repro DIR OUT` dies by SIGSEGV
 mode=$1
 n=0
+caps='{"format":"flashref-capabilities/1","runner":"edge_p"'
 case "$mode" in
+  repro) [ "$2" = --repro ] && kill -SEGV $$
+         [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities: $caps,\"repro\":true}" ;;
+  capsblank) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities:      " ;;
+  capscr) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && printf 'flashref-capabilities: %s}  \r\n' "$caps" ;;
+  capsagain) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities: $caps}"
+             n=$(cat "$FR_EDGE_COUNT" 2>/dev/null || echo 0) ;;
+  early_tab) printf 'flashref-status: 0\tnowhere\n' ;;
   silent) exit 4 ;;
   nostdin) exec 0<&-; sleep 0.5; exit 0 ;;
   capscut) if [ "$FLASHREF_PROTOCOL" = persistent-2 ]; then
@@ -36,6 +51,11 @@ while IFS= read -r dir; do
            else echo "flashref-status: 77 later"; fi ;;
     crlf) printf 'flashref-status: 77 crlf-marker  \r\t%s\r\n' "$dir" ;;
     die) echo "edge_p: die-marker"; exit 4 ;;
+    capsagain) echo $n > "$FR_EDGE_COUNT"; [ $n = 2 ] && exit 0; echo "flashref-status: 77 capsagain $n" ;;
+    stuck) echo "flashref-status: 77 stuck"; exec 0<&-; exec sleep 30 ;;
+    tabcr) printf 'flashref-status: 77 x\t\r\n' ;;
+    samelen) last=${dir#"${dir%?}"}; other=Z; [ "$last" = Z ] && other=Y
+             printf 'flashref-status: 77 x\t%s%s\n' "${dir%?}" "$other" ;;
     capslate) [ $n -gt 1 ] && echo 'flashref-capabilities: {"format":"flashref-capabilities/1","runner":"late"}'
               echo "flashref-status: 77 capslate" ;;
     *) echo "flashref-status: 77 default" ;;
