@@ -1,9 +1,11 @@
 /* The edges of contained processes and captured text (src/verify/iut/iut_proc.c) that test_iut_proc leaves: UTF-8
  * above U+10FFFF, a lone continuation byte, an embedded NUL, output rooms too small for a character; tails fed more
- * than they hold and read into no room; wait statuses that are neither an exit nor a known signal; a runner's
- * environment overriding the verifier's; no descriptors left for the pipes (FR_E_IO, nothing started); an interrupt
- * flag ending a wait; a write to a runner that never reads (false at the deadline) and to an ended one; a supervisor
- * killed from outside (the runner reported killed, its group gone); the line reader cutting an overlong line.
+ * than they hold, cut inside a character and read into no room; wait statuses that are neither an exit nor a known
+ * signal; a runner's environment overriding the verifier's (a longer name that starts alike untouched, a name alone
+ * removing it); no descriptors left for the pipes, one pipe short each time (FR_E_IO, nothing started, nothing
+ * leaked); an interrupt flag ending a wait (and one not raised changing nothing); a write to a runner that never
+ * reads (false at the deadline) and to an ended one; a supervisor killed from outside (the runner reported killed,
+ * its group gone); the line reader cutting an overlong line; a function runner without pipes, closed after it exited.
  * usage: test_iut_proc_edges */
 #define _GNU_SOURCE
 #include "iut_testutil.h"
@@ -117,9 +119,11 @@ static void environment(void) {
     setenv("FR_EDGE_VAR", "old", 1);
     setenv("FR_EDGE_KEEP", "kept", 1);
     setenv("FR_EDGE_NOEQ", "dropped", 1);
+    setenv("FR_EDGE_VARX", "longer", 1); /* its name starts with FR_EDGE_VAR: not overridden */
     /* An entry without '=' removes the variable of that name (and is passed on as it is, which a shell ignores). */
     static const char *const extra[] = {"FR_EDGE_VAR=new", "FR_EDGE_ADDED=added", "FR_EDGE_NOEQ", NULL};
-    fr_proc_spec s = {.cmdline = "echo \"$FR_EDGE_VAR $FR_EDGE_KEEP $FR_EDGE_ADDED ${FR_EDGE_NOEQ-unset}\"",
+    fr_proc_spec s = {.cmdline = "echo \"$FR_EDGE_VAR $FR_EDGE_VARX $FR_EDGE_KEEP $FR_EDGE_ADDED "
+                                 "${FR_EDGE_NOEQ-unset}\"",
                       .pipe_out = true, .setenv = extra};
     fr_proc p;
     fr_error err;
@@ -128,8 +132,9 @@ static void environment(void) {
     char line[256] = "";
     int r = fr_proc_poll(&p, fr_proc_now() + 20, NULL, NULL, first_line_cb, line);
     fr_proc_end(&p);
-    CHECK(r == 2 && !strcmp(line, "new kept added unset"), "environment: r %d, '%s'", r, line);
+    CHECK(r == 2 && !strcmp(line, "new longer kept added unset"), "environment: r %d, '%s'", r, line);
     unsetenv("FR_EDGE_NOEQ");
+    unsetenv("FR_EDGE_VARX");
     unsetenv("FR_EDGE_VAR");
     unsetenv("FR_EDGE_KEEP");
 }
@@ -167,8 +172,11 @@ static void interrupted(void) {
     fr_proc p;
     fr_error err;
     if (!CHECKED(fr_proc_start(&p, &s, &err) == FR_OK, "start: %s", err.msg)) return;
-    flag = 1;
+    flag = 0; /* a flag that is not raised changes nothing: the deadline ends the wait */
     fr_proc_interrupt_on(&flag);
+    int r0 = fr_proc_poll(&p, fr_proc_now() + 0.1, NULL, NULL, NULL, NULL);
+    CHECK(r0 == 0 && !p.exited, "flag not raised: poll returned %d", r0);
+    flag = 1;
     double t0 = fr_proc_now();
     int r = fr_proc_poll(&p, t0 + 30, NULL, NULL, NULL, NULL);
     fr_proc_interrupt_on(NULL);

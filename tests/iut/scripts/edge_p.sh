@@ -19,6 +19,7 @@
 #   tabcr      an echo of nothing but CR              samelen  an echo of another directory of the same length
 #   stuck      answers the first case 77, then closes its stdin and stays (until killed)
 #   repro      under persistent-2 declares a repro hook; `edge_p.sh repro --repro DIR OUT` dies by SIGSEGV
+#   capsincase under persistent-2 answers a case with a malformed capability line
 mode=$1
 n=0
 caps='{"format":"flashref-capabilities/1","runner":"edge_p"'
@@ -51,6 +52,8 @@ while IFS= read -r dir; do
            else echo "flashref-status: 77 later"; fi ;;
     crlf) printf 'flashref-status: 77 crlf-marker  \r\t%s\r\n' "$dir" ;;
     die) echo "edge_p: die-marker"; exit 4 ;;
+    capsincase) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo 'flashref-capabilities: {"format":7}'
+                echo "flashref-status: 77 capsincase" ;;
     capsagain) echo $n > "$FR_EDGE_COUNT"; [ $n = 2 ] && exit 0; echo "flashref-status: 77 capsagain $n" ;;
     stuck) echo "flashref-status: 77 stuck"; exec 0<&-; exec sleep 30 ;;
     tabcr) printf 'flashref-status: 77 x\t\r\n' ;;
