@@ -3,7 +3,7 @@
  *   - refused at open, FR_E_NOT_AVAILABLE with the reason: an entry point returning NULL, no fwd, a file that is not a
  *     shared library, a worker that exits before it is ready (its stderr in the message), one that never gets ready;
  *   - the run's own errors passed through: NULL, an empty path, a bad FLASHREF_EXEC_TIMEOUT, a missing TMPDIR;
- *   - a plugin named relative to the working directory;
+ *   - a plugin named relative to the working directory, or by a path longer than 1100 bytes;
  *   - no variants, no repro hook, FLASHREF_EXEC_TIMEOUT read for the worker;
  *   - per case: FR_E_NOT_AVAILABLE from fwd is a SKIP, a nameless plugin named by its path, an empty message, a
  *     message of several lines, a bwd status that is not an fr_status, a
@@ -23,7 +23,7 @@ static char root[600];
 
 /* Opens plugin:path with FR_EDGE_PLUGIN=mode; the status, *out the IUT (NULL when not opened). */
 static fr_status open_mode(const char *path, const char *mode, fr_iut **out, fr_error *err) {
-    char spec[1200];
+    char spec[2400];
     snprintf(spec, sizeof spec, "plugin:%s", path);
     setenv("FR_EDGE_PLUGIN", mode, 1);
     memset(err, 0, sizeof *err);
@@ -123,6 +123,21 @@ static void at_open(void) {
     free(old);
     snprintf(want, sizeof want, "exec: cannot create a temporary directory in %s: No such file or directory", gone);
     CHECK(st == FR_E_IO && !iut && !strcmp(err.msg, want), "missing TMPDIR: %s: %s", fr_status_name(st), err.msg);
+
+    /* A path longer than 1100 bytes (once cut to that length before the file was looked for: refused as missing). */
+    char deep[2048];
+    int len = snprintf(deep, sizeof deep, "%s", root);
+    for (int k = 0; k < 6; k++) {
+        len += snprintf(deep + len, sizeof deep - (size_t)len, "/%0200d", k);
+        mkdir(deep, 0700);
+    }
+    snprintf(deep + len, sizeof deep - (size_t)len, "/edge.so");
+    if (CHECKED(symlink(so, deep) == 0, "symlink %s", deep)) {
+        st = open_mode(deep, "", &iut, &err);
+        CHECK(st == FR_OK && iut && !strcmp(fr_iut_name(iut), "edge-test-plugin"), "%zu-byte path: %s: %s",
+              strlen(deep), fr_status_name(st), err.msg);
+        if (iut) fr_iut_close(iut);
+    }
 
     /* A path without '/' is a file in the working directory (never a search of the library path). */
     char dir[1024];
