@@ -51,6 +51,7 @@ typedef struct exec_impl {
     bool running;
     char hello[200];  /* worker: what its first status line said (the plugin's name) */
     bool reported;    /* the last case's status came from the worker itself (its own FR_E_NOMEM is its verdict) */
+    bool unstarted;   /* the last case's runner could not be started here (pipes, memory, fork): our failure */
     fr_iut *iut;      /* the IUT this is (capabilities and refusals are recorded there) */
     int proto;        /* persistent: 2 offered (capability line first); 1 after a runner that never spoke -2 */
     bool spoke;       /* a runner of this IUT has sent a status or capability line under proto */
@@ -257,7 +258,7 @@ static char *command_line(const char *cmd, const char *dir) {
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* exec: one process per case. */
 
-static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+static fr_status exec_one(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
                           fr_error *err) {
     char *cmdline = command_line(ei->cmd, dir);
     if (!cmdline) return fr_fail(err, FR_E_NOMEM, "exec: out of memory");
@@ -268,6 +269,7 @@ static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case
     if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
         char m[FR_MSG_LEN];
         snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        ei->unstarted = true;
         return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", m);
     }
     fr_tail errt;
@@ -413,6 +415,7 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
     if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
         char m[FR_MSG_LEN];
         snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        ei->unstarted = true;
         return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, m);
     }
     ei->running = true;
@@ -602,11 +605,12 @@ static fr_status exec_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
         iut->own_failure = true; /* our temporary area (a full disk, no memory), not the implementation */
     } else {
         double deadline = fr_proc_now() + ei->timeout_s;
-        ei->reported = false;
+        ei->reported = ei->unstarted = false;
         st = ei->persistent ? persistent_one(ei, dir, dfd, o, deadline, err) : exec_one(ei, dir, dfd, o, deadline, err);
-        /* Out of memory on our side (the command line, a pipe's process, reading the outputs back) is the run's
-         * failure, never the implementation's verdict. */
-        if (st == FR_E_NOMEM && !ei->reported) iut->own_failure = true;
+        /* Out of memory on our side (the command line, a pipe's process, reading the outputs back) and a runner we
+         * could not start (no descriptors for its pipes, no process) are the run's failure, never the
+         * implementation's verdict. */
+        if ((st == FR_E_NOMEM && !ei->reported) || ei->unstarted) iut->own_failure = true;
     }
     if (st != FR_OK && keep && err && strstr(err->msg, dir) == NULL) {
         size_t len = strlen(err->msg);
