@@ -132,12 +132,14 @@ static void at_open(void) {
         mkdir(deep, 0700);
     }
     snprintf(deep + len, sizeof deep - (size_t)len, "/edge.so");
-    if (CHECKED(symlink(so, deep) == 0, "symlink %s", deep)) {
+    char *target = realpath(so, NULL);
+    if (CHECKED(target && symlink(target, deep) == 0, "symlink %s", deep)) {
         st = open_mode(deep, "", &iut, &err);
         CHECK(st == FR_OK && iut && !strcmp(fr_iut_name(iut), "edge-test-plugin"), "%zu-byte path: %s: %s",
               strlen(deep), fr_status_name(st), err.msg);
         if (iut) fr_iut_close(iut);
     }
+    free(target);
 
     /* A path without '/' is a file in the working directory (never a search of the library path). */
     char dir[1024];

@@ -179,9 +179,10 @@ static void interrupted(void) {
     flag = 1;
     double t0 = fr_proc_now();
     int r = fr_proc_poll(&p, t0 + 30, NULL, NULL, NULL, NULL);
+    bool exited = p.exited; /* before fr_proc_end, which kills it */
     fr_proc_interrupt_on(NULL);
     fr_proc_end(&p);
-    CHECK(r == 0 && !p.exited, "interrupt: poll returned %d (exited %d), not 0", r, (int)p.exited);
+    CHECK(r == 0 && !exited, "interrupt: poll returned %d (exited %d), not 0", r, (int)exited);
     printf("  interrupt flag: poll ended after %.2f s\n", fr_proc_now() - t0);
 }
 
