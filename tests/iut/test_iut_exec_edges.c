@@ -8,9 +8,13 @@
  *     own failure, not the implementation's);
  *   - persistent runners (tests/iut/scripts/edge_p.sh): a long message, a failure with only stdout to show, no
  *     message, 77 without a reason, a status number out of range, an echo given once then dropped, CR and spaces around
- *     message and echo, death without a status line (with stdout, silent, after closing stdin), an overlong
- *     capability line, a capability line after the first answer;
- *   - the status line parser and a worker's status words, and bad arguments to the entry points.
+ *     message and echo, an echo of another directory of the same length or of nothing, a status before any case,
+ *     death without a status line (with stdout, silent, after closing stdin), a runner that stops reading its stdin
+ *     (a timeout, not a crash), capability lines overlong, blank, refused mid-case, after the first answer, ending
+ *     in CR, declared again after a restart, and a repro hook killed by a signal;
+ *   - the status line parser and a worker's status words, bad arguments to the entry points, out of descriptors
+ *     (for the case directory, for the runner's pipes: the run's own failure), variants in a command of tabs and
+ *     variants declared without the one running.
  * usage: test_iut_exec_edges SCRIPTS_DIR [seed] */
 #define _GNU_SOURCE
 
@@ -536,6 +540,8 @@ static void parsers(void) {
 
     CHECK(fr_exec_status_parse("flashref-status: 5\r", 19, &code, msg, sizeof msg) && code == 5 && !msg[0],
           "CR after the number: %ld '%s'", code, msg);
+    CHECK(fr_exec_status_parse("flashref-status: 6\tx", 20, &code, msg, sizeof msg) && code == 6 && !strcmp(msg, "\tx"),
+          "tab right after the number: %ld '%s'", code, msg);
 
     const char *rest = NULL;
     CHECK(fr_exec_worker_status("FR_E_SHAPEX: not a name", &rest) == FR_E_INTERNAL && !strcmp(rest, "FR_E_SHAPEX: not "
@@ -600,6 +606,28 @@ static void arguments(const fr_case *c) {
         st = fr_iut_exec_variant_spec(iut, "fp16", big, sizeof big, &err);
         CHECK(st == FR_OK && strstr(big, "repro.sh fp16") && !strncmp(big, "persistent:", 11), "variant: %s: %s",
               fr_status_name(st), st == FR_OK ? big : err.msg);
+        fr_iut_close(iut);
+    }
+    /* Words of the command separated by tabs: the variant's word is found and swapped all the same. */
+    snprintf(cmd, sizeof cmd, "persistent:sh\t%s/repro.sh\tfp32", scripts);
+    if ((iut = open_spec(cmd))) {
+        (void)run(iut, c, &err);
+        char big[1400], want[1400];
+        st = fr_iut_exec_variant_spec(iut, "fp16", big, sizeof big, &err);
+        snprintf(want, sizeof want, "persistent:sh\t%s/repro.sh\tfp16", scripts);
+        CHECK(st == FR_OK && !strcmp(big, want), "variant, tabs: %s: %s", fr_status_name(st),
+              st == FR_OK ? big : err.msg);
+        fr_iut_close(iut);
+    }
+    /* Variants declared without the one it runs: nothing to swap. */
+    snprintf(cmd, sizeof cmd, "persistent:sh %s/edge_p.sh novariant", scripts);
+    if ((iut = open_spec(cmd))) {
+        st = run(iut, c, &err);
+        CHECK(st == FR_E_UNSUPPORTED, "novariant: %s: %s", fr_status_name(st), err.msg);
+        char big[1400], want[1400];
+        st = fr_iut_exec_variant_spec(iut, "a", big, sizeof big, &err);
+        snprintf(want, sizeof want, "persistent:sh %s/edge_p.sh novariant declares no variants", scripts);
+        CHECK(st == FR_E_UNSUPPORTED && !strcmp(err.msg, want), "novariant: %s: %s", fr_status_name(st), err.msg);
         fr_iut_close(iut);
     }
 }

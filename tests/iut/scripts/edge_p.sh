@@ -20,12 +20,14 @@
 #   stuck      answers the first case 77, then closes its stdin and stays (until killed)
 #   repro      under persistent-2 declares a repro hook; `edge_p.sh repro --repro DIR OUT` dies by SIGSEGV
 #   capsincase under persistent-2 answers a case with a malformed capability line
+#   novariant  under persistent-2 declares variants but not which one it runs
 mode=$1
 n=0
 caps='{"format":"flashref-capabilities/1","runner":"edge_p"'
 case "$mode" in
   repro) [ "$2" = --repro ] && kill -SEGV $$
          [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities: $caps,\"repro\":true}" ;;
+  novariant) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities: $caps,\"variants\":[\"a\",\"b\"]}" ;;
   capsblank) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities:      " ;;
   capscr) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && printf 'flashref-capabilities: %s}  \r\n' "$caps" ;;
   capsagain) [ "$FLASHREF_PROTOCOL" = persistent-2 ] && echo "flashref-capabilities: $caps}"
