@@ -51,6 +51,7 @@ typedef struct exec_impl {
     bool running;
     char hello[200];  /* worker: what its first status line said (the plugin's name) */
     bool reported;    /* the last case's status came from the worker itself (its own FR_E_NOMEM is its verdict) */
+    bool unstarted;   /* the last case's runner could not be started here (pipes, memory, fork): our failure */
     fr_iut *iut;      /* the IUT this is (capabilities and refusals are recorded there) */
     int proto;        /* persistent: 2 offered (capability line first); 1 after a runner that never spoke -2 */
     bool spoke;       /* a runner of this IUT has sent a status or capability line under proto */
@@ -257,7 +258,7 @@ static char *command_line(const char *cmd, const char *dir) {
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* exec: one process per case. */
 
-static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
+static fr_status exec_one(exec_impl *ei, const char *dir, int dfd, fr_case_outputs *o, double deadline,
                           fr_error *err) {
     char *cmdline = command_line(ei->cmd, dir);
     if (!cmdline) return fr_fail(err, FR_E_NOMEM, "exec: out of memory");
@@ -265,7 +266,12 @@ static fr_status exec_one(const exec_impl *ei, const char *dir, int dfd, fr_case
     fr_proc p;
     fr_status st = fr_proc_start(&p, &spec, err);
     free(cmdline);
-    if (st != FR_OK) return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", err ? err->msg : "cannot start");
+    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
+        char m[FR_MSG_LEN];
+        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        ei->unstarted = true;
+        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", m);
+    }
     fr_tail errt;
     memset(&errt, 0, sizeof errt);
     int r = fr_proc_poll(&p, deadline, NULL, &errt, NULL, NULL);
@@ -406,8 +412,12 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
                          .setenv = ei->proto == 2 ? kPersistentEnv2 : kPersistentEnv1};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
     free(line);
-    if (st != FR_OK)
-        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, err ? err->msg : "cannot start");
+    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
+        char m[FR_MSG_LEN];
+        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+        ei->unstarted = true;
+        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, m);
+    }
     ei->running = true;
     ei->answered = false;
     if (!ei->fn) return FR_OK;
@@ -547,12 +557,16 @@ static fr_status persistent_once(exec_impl *ei, const char *dir, int dfd, fr_cas
             st = fail_with_tail(err, FR_E_INTERNAL, head, errt.len ? &errt : &outt, errt.len ? "stderr" : "stdout");
         }
     } else if (r == 0 || !sent) {
+        bool gone = ei->proc.exited; /* ended by itself: read before fr_proc_end kills it (that is no crash) */
         fr_proc_end(&ei->proc);
         ei->running = false;
-        if (!sent && ei->proc.exited) goto crashed;
+        if (!sent && gone) goto crashed;
         if (ei->fn) /* a plugin's worker: no status lines in its words */
             snprintf(head, sizeof head, "timeout: the %s did not finish the case within %g s (its worker process was "
                      "killed; the next case starts a fresh one)", ei->label, ei->timeout_s);
+        else if (!sent)
+            snprintf(head, sizeof head, "timeout: the case could not be sent (the runner does not read its stdin) and "
+                     "no status line came (the runner's process tree was killed; the next case starts a fresh one)");
         else
             snprintf(head, sizeof head, "timeout: no status line after %g s (the runner's process tree was killed; "
                      "the next case starts a fresh one)", ei->timeout_s);
@@ -591,11 +605,12 @@ static fr_status exec_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
         iut->own_failure = true; /* our temporary area (a full disk, no memory), not the implementation */
     } else {
         double deadline = fr_proc_now() + ei->timeout_s;
-        ei->reported = false;
+        ei->reported = ei->unstarted = false;
         st = ei->persistent ? persistent_one(ei, dir, dfd, o, deadline, err) : exec_one(ei, dir, dfd, o, deadline, err);
-        /* Out of memory on our side (the command line, a pipe's process, reading the outputs back) is the run's
-         * failure, never the implementation's verdict. */
-        if (st == FR_E_NOMEM && !ei->reported) iut->own_failure = true;
+        /* Out of memory on our side (the command line, a pipe's process, reading the outputs back) and a runner we
+         * could not start (no descriptors for its pipes, no process) are the run's failure, never the
+         * implementation's verdict. */
+        if ((st == FR_E_NOMEM && !ei->reported) || ei->unstarted) iut->own_failure = true;
     }
     if (st != FR_OK && keep && err && strstr(err->msg, dir) == NULL) {
         size_t len = strlen(err->msg);
@@ -680,7 +695,8 @@ static const fr_iut_ops kExecOps = {exec_run, exec_close, exec_set_timeout, exec
 
 fr_status fr_iut_exec_variant_spec(const fr_iut *iut, const char *variant, char *spec, size_t n, fr_error *err) {
     if (!iut || iut->ops != &kExecOps || !iut->impl || ((exec_impl *)iut->impl)->fn)
-        return fr_fail(err, FR_E_UNSUPPORTED, "%s: variants are a runner's (persistent: or exec:)", iut->name);
+        return fr_fail(err, FR_E_UNSUPPORTED, "%s: variants are a runner's (persistent: or exec:)",
+                       iut ? iut->name : "NULL");
     const exec_impl *ei = iut->impl;
     const fr_caps *c;
     if (fr_iut_caps(iut, &c) != FR_CAPS_DECLARED || !c->variant[0] || !c->nvariants)
