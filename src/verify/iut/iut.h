@@ -86,7 +86,8 @@ fr_status fr_iut_open_variant(const fr_iut *iut, const char *variant, fr_iut **o
  * stay allocated. The IUT's own messages (exec stderr, plugin err) are in err->msg. */
 fr_status fr_iut_run(fr_iut *iut, const fr_case *c, int threads, fr_case_outputs *o, fr_error *err);
 /* Whether the last fr_iut_run failed on the verifier's side (its outputs' memory, the temporary case directory, the
- * case written there: a full disk, no memory), not in the implementation: the run's error, never its verdict. */
+ * case written there: a full disk, no memory; a runner it could not start: no descriptors for its pipes, no
+ * process), not in the implementation: the run's error, never its verdict. */
 bool fr_iut_failed_itself(const fr_iut *iut);
 
 #endif
