@@ -22,6 +22,7 @@
 #include "verify/zoo/mutants.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,21 @@
 #include <unistd.h>
 
 static char g_tmp[256];
+
+/* The write-fault hook (src/core/alloc_hook.h), present only in a build with -DFR_ALLOC_HOOK=ON: weak, so that this
+ * test links without it. */
+void fr_fault_write_set(long fail_at) __attribute__((weak));
+int fr_fault_write_hit(void) __attribute__((weak));
+
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
 
 static bool exists(const char *dir, const char *name) {
     char p[700];
@@ -511,6 +527,29 @@ static void test_hunt_stops(void) {
               !strcmp(r.caps, "nothing declared"),
           "%d judged, %d pairs allowed, caps '%s'", r.judged, r.pairs_allowed, r.caps);
     fr_hunt_result_free(&r);
+    /* A disk that fills while the findings are written: FR_E_IO naming the file, and nothing left in the folder
+     * (neither findings nor the staging folder). */
+    if (fr_fault_write_set && fr_fault_write_hit) {
+        s.skip_all = false;
+        s.correct = true;
+        char full[400];
+        snprintf(full, sizeof full, "%s/hunt_full", g_tmp);
+        static const char *const kNames[] = {"findings.markdown", "findings.json"};
+        for (int k = 0; k < 2; k++) {
+            o = small_opts(2, 3);
+            o.out_dir = full;
+            fr_fault_write_set(k + 1);
+            fr_status st = fr_hunt_run(iut, &o, &r, &err);
+            int hit = fr_fault_write_hit();
+            fr_fault_write_set(0);
+            CHECK(hit && st == FR_E_IO && strstr(err.msg, kNames[k]) && strstr(err.msg, "write failed"),
+                  "disk full at write %d: %s: %s", k + 1, fr_status_str(st), err.msg);
+            CHECK(entries(full) == 0, "disk full at write %d: %d entries left in the folder", k + 1, entries(full));
+            fr_hunt_result_free(&r);
+        }
+    } else {
+        printf("SKIP disk full: built without -DFR_ALLOC_HOOK=ON\n");
+    }
     /* A time budget (no draw cap) ends the hunt. */
     s.skip_all = false;
     s.correct = true;

@@ -9,7 +9,10 @@
  *      fr_suite_impldef_reading leaves a SKIP, a backward case and an error-status FAIL alone;
  *   3. fr_suite_run: an unknown set, a regression folder that does not exist, one part of a distributed run (with
  *      and without a gather), an implementation that fails every case the same way (stopped early);
- *      fr_suite_verify_dirs with a filter that selects nothing. */
+ *      fr_suite_verify_dirs with a filter that selects nothing;
+ *   4. out of memory for the run's list of regression folders (builds with the allocation hook, -DFR_ALLOC_HOOK=ON;
+ *      skipped otherwise): FR_E_NOMEM. The list's calloc failing dropped every regression case in silence and the
+ *      run passed without them. */
 #define _GNU_SOURCE
 #include "common/check.h"
 #include "core/core.h"
@@ -260,6 +263,12 @@ static void test_helpers(void) {
     fr_gen_case_free(&g);
 }
 
+/* The allocation hook (src/core/alloc_hook.h), present only in a build with -DFR_ALLOC_HOOK=ON: weak, so that this
+ * test links without it. */
+void fr_alloc_hook_set(long fail_at) __attribute__((weak));
+int fr_alloc_hook_failed(void) __attribute__((weak));
+size_t fr_alloc_hook_failed_bytes(void) __attribute__((weak));
+
 /* ---- 3. the runner ---- */
 
 typedef struct cb_state {
@@ -373,6 +382,42 @@ static void test_runner(void) {
     fr_suite_result_free(&res);
 }
 
+static void test_runner_oom(void) {
+    if (!fr_alloc_hook_set || !fr_alloc_hook_failed || !fr_alloc_hook_failed_bytes) {
+        printf("SKIP out of memory: built without -DFR_ALLOC_HOOK=ON\n");
+        return;
+    }
+    cb_state s = {0};
+    fr_iut *iut;
+    fr_error err;
+    if (!CHECKED(fr_iut_callback_open(reference, &s, "reference", &iut, &err) == FR_OK, "%s", err.msg)) return;
+    fr_suite_opts o = fr_suite_opts_default();
+    o.set = "quick";
+    o.regression_dir = g_regress;
+    o.filter = "reg_bd_d1_rows_band";
+    char **all;
+    int na = fr_suite_list_case_dirs(g_regress, &all);
+    for (int k = 0; k < na; k++) free(all[k]);
+    free(all);
+    /* The run's list of the selected folders: calloc(na + 1, sizeof(char *)). */
+    const size_t list_bytes = (size_t)(na + 1) * sizeof(char *);
+    int hits = 0;
+    for (long k = 1; k <= 40; k++) { /* the allocations before the first case */
+        fr_suite_result res;
+        fr_alloc_hook_set(k);
+        fr_status st = fr_suite_run(iut, &o, &res, &err);
+        bool hit = fr_alloc_hook_failed() == 1 && fr_alloc_hook_failed_bytes() == list_bytes;
+        fr_alloc_hook_set(0);
+        hits += hit;
+        if (hit)
+            CHECK(st == FR_E_NOMEM && !strcmp(err.msg, "suite: out of memory"), "allocation %ld (the list) failed: "
+                  "%s, %d cases", k, fr_status_str(st), st == FR_OK ? res.n : -1);
+        fr_suite_result_free(&res); /* the caller's, whatever the status */
+    }
+    CHECK(hits == 1, "the list's calloc failed %d times in the sweep", hits);
+    fr_iut_close(iut);
+}
+
 int main(void) {
     const char *src = __FILE__, *slash = strrchr(src, '/');
     snprintf(g_regress, sizeof g_regress, "%.*s/../regression/cases", slash ? (int)(slash - src) : 1,
@@ -381,5 +426,6 @@ int main(void) {
     test_mod_effects();
     test_helpers();
     test_runner();
+    test_runner_oom();
     return fr_test_exit("test_suite_paths");
 }
