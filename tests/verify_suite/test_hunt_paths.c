@@ -647,12 +647,141 @@ static void test_findings_text(void) {
               strstr(md, "nothing excluded") && strstr(md, "judged 0 (0.0 %)") && !strstr(md, "reproducer"),
           "%s", md ? md : "");
     free(md);
+    CHECK(fr_hunt_markdown(&r, NULL, &o, &md, &err) == FR_OK && md && !strncmp(md, "# flashref hunt: \n", 18),
+          "no implementation: %.40s", md ? md : "");
+    free(md);
     CHECK(!strcmp(fr_hunt_corner_name(FR_CORNER_COUNT), "invalid") &&
               !strcmp(fr_hunt_corner_name((fr_hunt_corner)-1), "invalid") &&
               !strcmp(fr_hunt_corner_name(FR_CORNER_VARLEN_EMPTY), "varlen-empty"),
           "corner names");
     CHECK(!strcmp(fr_hunt_kind_name(FR_HUNT_WRONG), "wrong") && !strcmp(fr_hunt_kind_name(FR_HUNT_IMPRECISE),
                                                                         "imprecise"));
+    fr_iut_close(iut);
+}
+
+
+/* ---- 6. mask handovers, corner modifiers in shrinking, a stop before the first draw, a full disk per write ---- */
+
+/* bf16 forward: nothing written (diagnosis unwritten whatever the configuration); the rest correct. */
+static fr_status bf16_unwritten(void *ud, const fr_verify_case *c, fr_fwd_outputs *fwd, fr_bwd_outputs *bwd,
+                                fr_error *err) {
+    ++*(int *)ud;
+    if (c->op == FR_VERIFY_BWD) return fr_mutant_base_bwd(c->params, c->in, bwd, err);
+    if (c->dtype == FR_BF16) return FR_OK;
+    return fr_mutant_base_fwd(c->params, &c->in->fwd, fwd, err);
+}
+
+static const char kBf16Caps[] =
+    "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"bf16\"],\"layouts\":[\"BNSD\",\"BSND\"],"
+    "\"sparse_modes\":[0],\"mask_shapes\":[\"SS\",\"B1SS\"],\"topk\":\"none\",\"pse_types\":[],\"rope\":false,"
+    "\"mask_handover\":[\"bool\",\"additive_min\"]}}}";
+
+static void shrink_with_mod(fr_iut *iut, fr_suite_mod mod, fr_hunt_corner corner, fr_gen_mask mask) {
+    fr_hunt_cluster c;
+    memset(&c, 0, sizeof c);
+    c.diag = FR_DIAG_UNWRITTEN;
+    c.kind = FR_HUNT_WRONG;
+    c.verdict = FR_FAIL;
+    fr_gen_spec sp = base_spec();
+    sp.dtype = FR_BF16;
+    sp.B = 2;
+    sp.N1 = 1;
+    sp.S1 = 8;
+    sp.S2 = 24;
+    sp.D = 16;
+    sp.mask = mask;
+    c.first.d.spec = sp;
+    snprintf(c.first.d.name, sizeof c.first.d.name, "hunt_mod_%d", (int)mod);
+    c.first.d.spec.name = c.first.d.name;
+    c.first.mod = mod;
+    c.first.corner = corner;
+    c.first.hint = FR_MASK_HINT_BOOL;
+    c.smallest = c.first;
+    fr_hunt_opts o = small_opts(5, 1);
+    fr_error err;
+    fr_status st = fr_hunt_shrink_cluster(iut, &o, &c, &err);
+    char want[64];
+    snprintf(want, sizeof want, " + %s, mask as bool", fr_hunt_corner_name(corner));
+    CHECK(st == FR_OK && c.shrink_runs > 1 && c.smallest.d.spec.mask == mask && strstr(c.smallest_config, want) &&
+              c.smallest.d.spec.S2 < 24,
+          "%s: %s, %d runs, smallest %s", fr_hunt_corner_name(corner), err.msg, c.shrink_runs, c.smallest_config);
+}
+
+static void test_hunt_handover(void) {
+    int calls = 0;
+    fr_iut *iut;
+    fr_error err;
+    if (!CHECKED(fr_iut_callback_open(bf16_unwritten, &calls, "unwritten", &iut, &err) == FR_OK, "%s", err.msg))
+        return;
+    CHECK(fr_iut_declare(iut, kBf16Caps, strlen(kBf16Caps), &err) == FR_OK, "%s", err.msg);
+    /* Mask handovers drawn: clusters keyed by them, the trace names them, the findings hold the declaration. */
+    fr_hunt_opts o = small_opts(8, 12);
+    o.judge.external = true;
+    char *trace = NULL;
+    size_t tn = 0;
+    o.trace = open_memstream(&trace, &tn);
+    fr_hunt_result r;
+    fr_status st = fr_hunt_run(iut, &o, &r, &err);
+    fclose(o.trace);
+    CHECK(st == FR_OK && r.draws == 12 && r.skipped == 0, "%s; %d draws, %d skipped", err.msg, r.draws, r.skipped);
+    int hinted = 0;
+    for (int i = 0; i < r.nclusters; i++) {
+        CHECK(r.clusters[i].diag == FR_DIAG_UNWRITTEN, "cluster %d: %s", i, fr_diag_name(r.clusters[i].diag));
+        hinted += strstr(r.clusters[i].key, "fwd bf16, mask as ") != NULL;
+    }
+    CHECK(hinted > 0 && trace && strstr(trace, ", mask as "), "no mask handover drawn (%d clusters)", r.nclusters);
+    free(trace);
+    CHECK(strstr(r.caps, "bf16") != NULL, "caps: %s", r.caps);
+    char *js = NULL;
+    CHECK(fr_hunt_json(&r, iut, &o, &js, &err) == FR_OK && js && strstr(js, "\"declared\":") &&
+              strstr(js, "\"mask_handover\":"),
+          "findings: %.300s", js ? js : err.msg);
+    free(js);
+    fr_hunt_result_free(&r);
+    /* Shrinking a cluster whose first draw had a corner's mask rewrite: smaller configurations that lose the mask
+     * the rewrite needs are not taken. */
+    shrink_with_mod(iut, FR_MOD_ONE_KEY, FR_CORNER_NEARLY_MASKED, FR_GEN_MASK_SS);
+    shrink_with_mod(iut, FR_MOD_NAN_KV, FR_CORNER_NAN_MASKED, FR_GEN_MASK_SS);
+    shrink_with_mod(iut, FR_MOD_PAD_RIGHT, FR_CORNER_PAD_RIGHT, FR_GEN_MASK_B1SS);
+    /* Stopped before the first draw: interrupted, nothing drawn, nothing written. */
+    char out[400];
+    snprintf(out, sizeof out, "%s/hunt_prestop", g_tmp);
+    volatile sig_atomic_t stop = 1;
+    o = small_opts(8, 5);
+    o.out_dir = out;
+    o.stop = &stop;
+    calls = 0;
+    st = fr_hunt_run(iut, &o, &r, &err);
+    CHECK(st == FR_OK && r.interrupted && r.draws == 0 && calls == 0 && entries(out) == 0,
+          "%s; interrupted %d, %d draws, %d entries", err.msg, r.interrupted, r.draws, entries(out));
+    fr_hunt_result_free(&r);
+    /* A disk that fills at each write of a hunt with findings (the cluster's case, its golden, the findings): FR_E_IO
+     * and nothing in the folder, until the writes are done. */
+    if (fr_fault_write_set && fr_fault_write_hit) {
+        snprintf(out, sizeof out, "%s/hunt_full_cluster", g_tmp);
+        int refused = 0;
+        bool done = false;
+        for (long k = 1; k <= 80 && !done; k++) {
+            o = small_opts(8, 2);
+            o.out_dir = out;
+            fr_fault_write_set(k);
+            st = fr_hunt_run(iut, &o, &r, &err);
+            int hit = fr_fault_write_hit();
+            fr_fault_write_set(0);
+            if (!hit) {
+                CHECK(st == FR_OK && r.nclusters > 0 && exists(out, "findings.json") &&
+                          exists(out, "cluster_1/case/case.json"),
+                      "write %ld: %s, %d clusters", k, err.msg, r.nclusters);
+                done = true;
+            } else {
+                refused++;
+                CHECK(st == FR_E_IO && entries(out) == 0, "disk full at write %ld: %s: %s; %d entries", k,
+                      fr_status_str(st), err.msg, entries(out));
+            }
+            fr_hunt_result_free(&r);
+        }
+        CHECK(done && refused > 4, "%d writes refused, done %d", refused, done);
+    }
     fr_iut_close(iut);
 }
 
@@ -668,6 +797,7 @@ int main(void) {
     test_findings_text();
     test_hunt_stops();
     test_hunt_partly();
+    test_hunt_handover();
     fr_test_rm_rf(g_tmp);
     return fr_test_exit("test_hunt_paths");
 }
