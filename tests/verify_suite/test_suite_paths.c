@@ -6,7 +6,9 @@
  *      whose rows start past 2^31 elements with its values kept);
  *   2. fr_suite_permute_topk's three orders keep each row's keys; fr_suite_out_rel_l2 skips non-finite elements and
  *      absent outputs; fr_suite_check_props passes the golden of a V = I case and fails a row whose sum is off;
- *      fr_suite_impldef_reading leaves a SKIP, a backward case and an error-status FAIL alone;
+ *      fr_suite_impldef_reading names reading A for the golden of a top-k list with repeats and leaves a SKIP, a
+ *      backward case, an error-status, shape, unwritten or NaN-mismatched FAIL alone; the explicit-P check in fp16,
+ *      bf16 and fp32, a negative P (precision) and a FAIL kept;
  *   3. fr_suite_run: an unknown set, a regression folder that does not exist, one part of a distributed run (with
  *      and without a gather), an implementation that fails every case the same way (stopped early);
  *      fr_suite_verify_dirs with a filter that selects nothing;
@@ -269,6 +271,133 @@ void fr_alloc_hook_set(long fail_at) __attribute__((weak));
 int fr_alloc_hook_failed(void) __attribute__((weak));
 size_t fr_alloc_hook_failed_bytes(void) __attribute__((weak));
 
+
+/* More refusals: an invalid case, a TND case, a per-head mask for padding, a one-row pse for the -1e4 sentinel, a
+ * BSND case for V = I. */
+static void test_mod_refusals_more(void) {
+    fr_gen_case g;
+    fr_error err;
+    fr_gen_spec s = spec_of(FR_BNSD, FR_GEN_MASK_SS, 1, 8, 12, 16);
+    if (build(&s, &g)) {
+        g.params.head_num = 3; /* the tensors have 2 heads */
+        fr_status st = fr_suite_apply_mod(&g, FR_MOD_NAN_KV, &err);
+        CHECK(st != FR_OK && st != FR_E_INTERNAL && strstr(err.msg, "head"), "invalid case: %s: %s",
+              fr_status_str(st), err.msg);
+        fr_gen_case_free(&g);
+    }
+    s = spec_of(FR_TND, FR_GEN_MASK_SS, 2, 0, 0, 16);
+    s.seq_q[0] = 4, s.seq_kv[0] = 6, s.seq_q[1] = 5, s.seq_kv[1] = 6;
+    if (build(&s, &g)) {
+        CHECK(fr_suite_apply_mod(&g, FR_MOD_NAN_KV, &err) == FR_E_INTERNAL && strstr(err.msg, "non-TND"), "%s",
+              err.msg);
+        CHECK(fr_suite_apply_mod(&g, FR_MOD_ONE_KEY, &err) == FR_E_INTERNAL && strstr(err.msg, "non-TND"), "%s",
+              err.msg);
+        fr_gen_case_free(&g);
+    }
+    s = spec_of(FR_BNSD, FR_GEN_MASK_BNSS, 2, 4, 6, 8);
+    if (build(&s, &g)) {
+        CHECK(fr_suite_apply_mod(&g, FR_MOD_PAD_RIGHT, &err) == FR_E_INTERNAL && strstr(err.msg, "[B,1,S1,S2]"), "%s",
+              err.msg);
+        fr_gen_case_free(&g);
+    }
+    s = spec_of(FR_BNSD, FR_GEN_MASK_SS, 1, 4, 6, 8);
+    s.pse = FR_GEN_PSE_BN1S;
+    s.pse_type = 0;
+    if (build(&s, &g)) {
+        CHECK(fr_suite_apply_mod(&g, FR_MOD_SENTINEL_1E4, &err) == FR_E_INTERNAL && strstr(err.msg, "[B,N1,S1,S2] pse"),
+              "%s", err.msg);
+        fr_gen_case_free(&g);
+    }
+    s = spec_of(FR_BSND, FR_GEN_MASK_NONE, 1, 3, 8, 8);
+    if (build(&s, &g)) {
+        CHECK(fr_suite_apply_mod(&g, FR_MOD_V_IDENTITY, &err) == FR_E_INTERNAL && strstr(err.msg, "V = I needs BNSD"),
+              "%s", err.msg);
+        fr_gen_case_free(&g);
+    }
+    /* An empty top-k list: nothing to permute. */
+    int32_t none[1] = {7};
+    int64_t sh0[2] = {2, 0};
+    fr_tensor t0 = fr_tensor_make(FR_I32, none, 2, sh0);
+    fr_suite_permute_topk(&t0, 2, 1);
+    CHECK(none[0] == 7, "an empty list was written");
+}
+
+/* The explicit-P check of fp16 and fp32 outputs (the fast engine's): within tolerance; a negative P with its row
+ * sum kept is a precision FAIL; a case failing already keeps its diagnosis. */
+static void test_props_dtypes(void) {
+    static const fr_dtype kDt[] = {FR_F16, FR_F32, FR_BF16};
+    for (size_t q = 0; q < sizeof kDt / sizeof kDt[0]; q++) {
+        fr_gen_spec s = spec_of(FR_BNSD, FR_GEN_MASK_NONE, 1, 4, 8, 8);
+        s.dtype = kDt[q];
+        fr_gen_case g;
+        fr_error err;
+        if (!build(&s, &g)) continue;
+        fr_case c;
+        fr_case_outputs fo;
+        if (!CHECKED(fr_suite_apply_mod(&g, FR_MOD_V_IDENTITY, &err) == FR_OK, "%s", err.msg)) continue;
+        fr_suite_case_view(&g, &c);
+        if (!CHECKED(fr_suite_run_engine(&c, FR_ENGINE_FAST, &fo, &err) == FR_OK, "%s", err.msg)) continue;
+        fr_case_result cr;
+        memset(&cr, 0, sizeof cr);
+        cr.j.verdict = FR_PASS;
+        fr_suite_check_props(&c, &fo, NULL, &cr);
+        CHECK(cr.j.verdict == FR_PASS && strstr(cr.extra, "negative 0, argmax wrong 0"), "%s: %s %s",
+              fr_dtype_name(kDt[q]), fr_verdict_name(cr.j.verdict), cr.extra);
+        if (kDt[q] == FR_F32) { /* row 0: move 0.5 from its largest entry to a negative one, the sum kept */
+            const fr_tensor *o = &fo.fwd.attention_out;
+            double a = fr_load_f64(o, 0), b = fr_load_f64(o, 1);
+            fr_store_f64(o, 0, a + b + 0.25);
+            fr_store_f64(o, 1, -0.25);
+            memset(&cr, 0, sizeof cr);
+            cr.j.verdict = FR_WARN;
+            fr_suite_check_props(&c, &fo, NULL, &cr);
+            CHECK(cr.j.verdict == FR_FAIL && cr.j.diag == FR_DIAG_PRECISION && strstr(cr.j.why, "negative 1"),
+                  "negative P: %s %s: %s", fr_verdict_name(cr.j.verdict), fr_diag_name(cr.j.diag), cr.j.why);
+            memset(&cr, 0, sizeof cr);
+            cr.j.verdict = FR_FAIL;
+            cr.j.diag = FR_DIAG_TILE_TAIL;
+            fr_suite_check_props(&c, &fo, NULL, &cr);
+            CHECK(cr.j.verdict == FR_FAIL && cr.j.diag == FR_DIAG_TILE_TAIL && strstr(cr.extra, "negative 1"),
+                  "a FAIL kept: %s", fr_diag_name(cr.j.diag));
+        }
+        fr_case_outputs_free(&fo);
+        fr_gen_case_free(&g);
+    }
+}
+
+/* The reading of a top-k list with repeats (the golden's outputs follow A, D7); an unwritten or NaN-mismatched FAIL
+ * is left alone. */
+static void test_topk_reading(void) {
+    fr_gen_spec s = spec_of(FR_BSND, FR_GEN_MASK_NONE, 1, 16, 16, 16);
+    s.topk_w = 8;
+    s.topk_dup = true;
+    fr_gen_case g;
+    fr_error err;
+    if (!build(&s, &g)) return;
+    fr_case c;
+    fr_suite_case_view(&g, &c);
+    fr_case_outputs go;
+    if (!CHECKED(fr_suite_run_engine(&c, FR_ENGINE_GOLDEN, &go, &err) == FR_OK, "%s", err.msg)) return;
+    fr_case_result cr;
+    memset(&cr, 0, sizeof cr);
+    cr.j.verdict = FR_PASS;
+    cr.j.out[FR_CO_ATTENTION_OUT].bound_l2 = 1e-3;
+    CHECK(fr_suite_impldef_reading(&c, &go, &cr, &err) == FR_OK &&
+              strstr(cr.info, "top-k with repeated keys: follows reading A") && !strncmp(cr.j.why, "INFO: ", 6),
+          "int32: %s", cr.info);
+    memset(&cr, 0, sizeof cr);
+    cr.j.verdict = FR_FAIL;
+    cr.j.diag = FR_DIAG_UNWRITTEN;
+    CHECK(fr_suite_impldef_reading(&c, &go, &cr, &err) == FR_OK && !cr.info[0] && cr.j.verdict == FR_FAIL,
+          "unwritten");
+    cr.j.diag = FR_DIAG_NAN;
+    cr.j.out[FR_CO_ATTENTION_OUT].m.n_anomaly_mismatch = 3;
+    CHECK(fr_suite_impldef_reading(&c, &go, &cr, &err) == FR_OK && !cr.info[0] && cr.j.verdict == FR_FAIL,
+          "NaN mismatch");
+    fr_case_outputs_free(&go);
+    fr_gen_case_free(&g);
+}
+
 /* ---- 3. the runner ---- */
 
 typedef struct cb_state {
@@ -425,6 +554,9 @@ int main(void) {
     test_mod_refusals();
     test_mod_effects();
     test_helpers();
+    test_mod_refusals_more();
+    test_props_dtypes();
+    test_topk_reading();
     test_runner();
     test_runner_oom();
     return fr_test_exit("test_suite_paths");
