@@ -9,7 +9,12 @@
  *     four worst are others (failing, or passing); a page with nothing to plot says so;
  *   - paths that cannot be written: a missing folder (FR_E_IO "cannot open for writing"), a directory in the way
  *     (FR_E_IO "write failed: Is a directory (nothing written)"), no temporary file left beside either; a symbolic
- *     link at the path is replaced by the report, never followed (its target keeps its content). */
+ *     link at the path is replaced by the report, never followed (its target keeps its content);
+ *   - more than 16 key tiles, a tile holding NaN/Inf, a NaN heat cell, a case without ideal / plain metrics, the
+ *     case line of a FAIL with its note and of a PASS without it; history lines with a result that is not a string
+ *     and no time;
+ *   - a disk that fills (builds with the allocation hook): FR_E_IO "write failed: No space left on device (nothing
+ *     written)" with the earlier report kept whole, and the history's earlier lines kept. */
 #define _GNU_SOURCE
 #include "common/check.h"
 #include "common/kit.h"
@@ -26,6 +31,11 @@
 #include <unistd.h>
 
 static char g_tmp[400];
+
+/* The write-fault hook (src/core/alloc_hook.h), present only in a build with -DFR_ALLOC_HOOK=ON: weak, so that this
+ * test links without it. */
+void fr_fault_write_set(long fail_at) __attribute__((weak));
+int fr_fault_write_hit(void) __attribute__((weak));
 
 typedef struct one {
     const char *name;
@@ -328,6 +338,132 @@ static void test_paths(void) {
     free_result(&r);
 }
 
+
+/* Odd cases on the page: more than 16 key tiles (numbered every other one), a tile holding NaN/Inf, a NaN heat cell,
+ * a case without ideal / plain metrics, an empty key axis; the case line of a FAIL with its note and of a PASS. */
+static void test_odd_cases(void) {
+    static const one kOdd[] = {
+        {"vi_long", FR_CAT_PROPERTIES, FR_FAIL, FR_DIAG_STALE_MAX, false, 1100, 0.2, 9, 4, true, false, NULL},
+        {"no_refs", FR_CAT_EQUIVALENCE, FR_PASS, FR_DIAG_NONE, false, 64, 1e-3, 0.5, 4, false, false, NULL},
+        {"no_keys", FR_CAT_BOUNDARIES, FR_PASS, FR_DIAG_NONE, false, 0, 1e-3, 0.1, 0, false, false, NULL},
+    };
+    fr_suite_result r = result_of(kOdd, 3);
+    r.cases[0].j.heat[0][0] = 1e31f; /* tile 0: NaN/Inf */
+    r.cases[0].j.heat[1][2] = NAN;
+    fr_out_judgement *o = &r.cases[1].j.out[FR_CO_ATTENTION_OUT];
+    o->have_ideal = o->have_plain = false;
+    o->ideal.rel_l2 = 0;
+    fr_error err;
+    char json[500], html[500];
+    snprintf(json, sizeof json, "%s/odd.json", g_tmp);
+    snprintf(html, sizeof html, "%s/odd.html", g_tmp);
+    CHECK(fr_report_html(html, &r, &g_meta, &err) == FR_OK, "%s", err.msg);
+    char *h = slurp(html);
+    CHECK(has(h, "... 18 tiles in all") && has(h, "text-anchor=middle>16</text>") &&
+              !has(h, "text-anchor=middle>15</text>") && has(h, "tile 0 (keys 0-63): NaN/Inf</text>"),
+          "18 key tiles");
+    free(h);
+    CHECK(fr_report_json(json, &r, &g_meta, &err) == FR_OK, "%s", err.msg);
+    char *js = slurp(json);
+    cJSON *j = js ? cJSON_Parse(js) : NULL;
+    const cJSON *c1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "cases"), 1);
+    const cJSON *out = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c1, "outputs"),
+                                                       "attention_out");
+    CHECK(out && cJSON_GetObjectItemCaseSensitive(out, "iut") && !cJSON_GetObjectItemCaseSensitive(out, "ideal") &&
+              !cJSON_GetObjectItemCaseSensitive(out, "plain"),
+          "no ideal / plain: %.200s", js ? js : "");
+    cJSON_Delete(j);
+    free(js);
+    /* Case lines. */
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    snprintf(r.cases[0].extra, sizeof r.cases[0].extra, "explicit P: a note");
+    snprintf(r.cases[1].extra, sizeof r.cases[1].extra, "a note of a PASS");
+    fr_report_case_line(f, &r.cases[0]);
+    fr_report_case_line(f, &r.cases[1]);
+    fclose(f);
+    CHECK(buf && has(buf, "FAIL  vi_long") && has(buf, "[properties] stale-max: why of vi_long") &&
+              has(buf, "      explicit P: a note\n") && has(buf, "PASS  no_refs") && has(buf, "] ok: why of no_refs") &&
+              !has(buf, "a note of a PASS"),
+          "case lines:\n%s", buf ? buf : "");
+    free(buf);
+    free_result(&r);
+}
+
+/* History lines of the same implementation and set: a result that is not a string, no time. */
+static void test_history_odd(void) {
+    char path[500];
+    snprintf(path, sizeof path, "%s/history.jsonl", g_tmp);
+    FILE *f = fopen(path, "w");
+    if (!CHECKED(f != NULL)) return;
+    fprintf(f, "{\"impl\":\"callback <x>\",\"set\":\"quick\",\"results\":{\"kept\":\"PASS\",\"odd\":3}}\n");
+    fclose(f);
+    static const one kNow[] = {
+        {"kept", FR_CAT_EQUIVALENCE, FR_PASS, FR_DIAG_NONE, false, 64, 1e-3, 0.5, 4, false, false, NULL},
+    };
+    fr_suite_result r = result_of(kNow, 1);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    fr_error err;
+    fr_status st = fr_report_history(path, m, &r, &g_meta, &err);
+    fclose(m);
+    CHECK(st == FR_OK && has(buf, "history: changes since the last run of callback <x> on set quick (?):") &&
+              has(buf, "  removed  odd") && has(buf, "(was ?)") && !has(buf, "kept"),
+          "%s: %s", err.msg, buf ? buf : "");
+    free(buf);
+    free_result(&r);
+}
+
+/* A disk that fills while a report is written: FR_E_IO "write failed: No space left on device (nothing written)", the
+ * earlier report kept whole; the history keeps its earlier lines. */
+static void test_disk_full(void) {
+    if (!fr_fault_write_set || !fr_fault_write_hit) {
+        printf("SKIP disk full: built without -DFR_ALLOC_HOOK=ON\n");
+        return;
+    }
+    static const one kOne[] = {
+        {"p", FR_CAT_EQUIVALENCE, FR_PASS, FR_DIAG_NONE, false, 64, 1e-3, 0.5, 4, false, false, NULL},
+    };
+    fr_suite_result r = result_of(kOne, 1);
+    fr_error err;
+    char p[500];
+    for (int html = 0; html < 2; html++) {
+        snprintf(p, sizeof p, "%s/full.%s", g_tmp, html ? "html" : "json");
+        FILE *f = fopen(p, "w");
+        if (f) fputs("the earlier report\n", f), fclose(f);
+        fr_fault_write_set(1);
+        fr_status st = html ? fr_report_html(p, &r, &g_meta, &err) : fr_report_json(p, &r, &g_meta, &err);
+        int hit = fr_fault_write_hit();
+        fr_fault_write_set(0);
+        CHECK(hit && st == FR_E_IO && has(err.msg, "write failed: No space left on device (nothing written)"),
+              "%s: %s", html ? "html" : "json", err.msg);
+        char *t = slurp(p);
+        CHECK(t && !strcmp(t, "the earlier report\n"), "the earlier report changed: %.40s", t ? t : "");
+        free(t);
+    }
+    CHECK(temp_files() == 0, "temporary files left");
+    snprintf(p, sizeof p, "%s/full.jsonl", g_tmp);
+    FILE *f = fopen(p, "w");
+    if (f) fputs("{\"impl\":\"other\"}\n", f), fclose(f);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&buf, &n);
+    fr_fault_write_set(1);
+    fr_status st = fr_report_history(p, m, &r, &g_meta, &err);
+    int hit = fr_fault_write_hit();
+    fr_fault_write_set(0);
+    fclose(m);
+    free(buf);
+    char *t = slurp(p);
+    CHECK(hit && st == FR_E_IO && has(err.msg, "cannot append: No space left on device (the file is kept as it was)") &&
+              t && !strcmp(t, "{\"impl\":\"other\"}\n"),
+          "history: %s; file %s", err.msg, t ? t : "");
+    free(t);
+    free_result(&r);
+}
+
 int main(void) {
     const char *t = getenv("TMPDIR");
     snprintf(g_tmp, sizeof g_tmp, "%.300s/fr_report_files_XXXXXX", t && *t ? t : "/tmp");
@@ -340,6 +476,9 @@ int main(void) {
     test_every_kind();
     test_worst_vi();
     test_paths();
+    test_odd_cases();
+    test_history_odd();
+    test_disk_full();
     fr_test_rm_rf(g_tmp);
     return fr_test_exit("test_report_files");
 }
