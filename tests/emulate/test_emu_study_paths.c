@@ -8,7 +8,9 @@
  *     rows made invalid list no key;
  *   - fr_mla_order_for with a reverse tile order swaps first and last;
  *   - the emulated backward with the fp32 output for D (FR_EMU_DPSUM_F32) agrees with the fp64 reference as closely
- *     as with the o_lo fix. */
+ *     as with the o_lo fix;
+ *   - a negative thread count stops the golden and emulated runs and both studies with its status; the seqlen
+ *     study's argument and size checks called directly. */
 #include "common/check.h"
 #include "core/core.h"
 #include "study/emu_study.h"
@@ -165,9 +167,53 @@ static void test_runs(void) {
     fr_mla_case_free(&mc);
 }
 
+
+/* The runs' and studies' own refusals: a negative thread count stops the golden, the emulated run and both studies
+ * with its status; the seqlen study's argument and size checks; the case's other size overflows. */
+static void test_run_refusals(void) {
+    fr_mla_case mc;
+    fr_error err;
+    CHECK(fr_mla_case_make(&mc, 16, 4, INT64_C(1) << 60, 16, 0, 4, 0.0, 1, &err) == FR_E_OVERFLOW, "T x H: %s",
+          err.msg);
+    CHECK(fr_mla_case_make(&mc, 1, 4, INT64_C(1) << 58, 8, 0, 4, 0.0, 1, &err) == FR_E_OVERFLOW, "x 8 x 8: %s",
+          err.msg);
+    if (!CHECKED(fr_mla_case_make(&mc, 8, 4, 1, 8, 0, 4, 0.0, 2, &err) == FR_OK, "%s", err.msg)) return;
+    fr_mla_run r;
+    CHECK(fr_mla_fwd(&mc, NULL, -1, &r, &err) == FR_E_INVALID_ARG && strstr(err.msg, "num_threads") && !r.out,
+          "golden, -1 threads: %s", err.msg);
+    fr_numerics nc;
+    CHECK(fr_numerics_preset("fa4-sm100-fwd-inference", &nc, &err) == FR_OK, "%s", err.msg);
+    CHECK(fr_mla_fwd(&mc, &nc, -1, &r, &err) == FR_E_INVALID_ARG && strstr(err.msg, "num_threads") && !r.out,
+          "emulated, -1 threads: %s", err.msg);
+    fr_mla_case_free(&mc);
+    fr_oi_result oi;
+    CHECK(fr_study_order_invariance(8, 4, 1, 8, 0, 0.25, 1, 8.0, false, -1, &oi, &err) == FR_E_INVALID_ARG &&
+              strstr(err.msg, "num_threads"),
+          "order invariance, -1 threads: %s", err.msg);
+    CHECK(fr_study_order_invariance(0, 4, 1, 8, 0, 0.25, 1, 8.0, false, 1, &oi, &err) == FR_E_INVALID_ARG &&
+              strstr(err.msg, "mla case: T 0"),
+          "order invariance, T 0: %s", err.msg);
+    fr_seqlen_result sl;
+    int64_t lens[2] = {8, 16};
+    CHECK(fr_study_seqlen(NULL, 1, 4, 8, 1, 1, &sl, &err) == FR_E_INVALID_ARG && strstr(err.msg, "seqlen study: 1 lengths"),
+          "NULL lengths: %s", err.msg);
+    CHECK(fr_study_seqlen(lens, FR_SEQLEN_MAX_LENS + 1, 4, 8, 1, 1, &sl, &err) == FR_E_INVALID_ARG, "17 lengths: %s",
+          err.msg);
+    CHECK(fr_study_seqlen(lens, 2, 0, 8, 1, 1, &sl, &err) == FR_E_INVALID_ARG && strstr(err.msg, "S1 0"), "S1 0: %s",
+          err.msg);
+    CHECK(fr_study_seqlen(lens, 2, 4, 0, 1, 1, &sl, &err) == FR_E_INVALID_ARG && strstr(err.msg, "D 0"), "D 0: %s",
+          err.msg);
+    CHECK(fr_study_seqlen(lens, 2, 4, INT64_C(1) << 60, 1, 1, &sl, &err) == FR_E_OVERFLOW &&
+              strstr(err.msg, "sizes overflow"),
+          "D 2^60: %s", err.msg);
+    CHECK(fr_study_seqlen(lens, 2, 4, 8, 1, -1, &sl, &err) == FR_E_INVALID_ARG && strstr(err.msg, "num_threads"),
+          "seqlen, -1 threads: %s", err.msg);
+}
+
 int main(void) {
     test_refusals();
     test_arrangements();
     test_runs();
+    test_run_refusals();
     return fr_test_exit("test_emu_study_paths");
 }

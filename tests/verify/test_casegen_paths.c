@@ -7,7 +7,9 @@
  *     mode-5 mask of one batch row with prefixes that differ (kept random), a mode-0 band written into a [B,1,S1,S2]
  *     mask, a backward case with the same-as-input softmax layout;
  *   - fr_gen_build_structure leaves a full pse's data out (shapes only) and keeps the mask's;
- *   - fr_gen_case_write: an invalid case writes nothing; inputs only; a backward case with its golden outputs. */
+ *   - fr_gen_case_write: an invalid case writes nothing; inputs only; a backward case with its golden outputs;
+ *   - defaults: a spec without a name, D = 0, the set lookups' NULLs, no slopes for no heads, a mode-5 formula per
+ *     batch of a [B,1,S1,S2] mask (mask_any keeps the random one), a forward case written with its golden. */
 #define _GNU_SOURCE
 #include "common/check.h"
 #include "common/kit.h"
@@ -279,9 +281,81 @@ static void test_write(void) {
     fr_test_rm_rf(tmp);
 }
 
+
+/* Defaults and small options: a spec without a name ("case", seeded as ""), D = 0 (scale 1), the set lookups' NULLs,
+ * no ALiBi slopes for no heads, more negative dimensions, a mode-5 formula per batch in a [B,1,S1,S2] mask, mask_any
+ * keeping the random one, a forward case written with its golden and an invalid forward case refused. */
+static void test_defaults(void) {
+    fr_gen_spec s = spec();
+    s.name = NULL;
+    fr_gen_case c;
+    fr_error err;
+    if (build(&s, &c)) {
+        CHECK(!strcmp(c.name, "case") && c.seed == fr_gen_case_seed(7, NULL) && c.seed == fr_gen_case_seed(7, ""),
+              "unnamed: %s", c.name);
+        fr_gen_case_free(&c);
+    }
+    s = spec();
+    s.D = 0;
+    if (build(&s, &c)) {
+        CHECK(c.params.scale_value == 1.0, "D 0: scale %g", c.params.scale_value);
+        fr_gen_case_free(&c);
+    }
+    int count = -1;
+    CHECK(fr_gen_sets(NULL) != NULL && fr_gen_sets(&count) && count >= 2 && fr_gen_set_find(NULL) == NULL,
+          "set lookups");
+    float none[1] = {5.0f};
+    fr_gen_alibi_slopes(0, none);
+    CHECK(none[0] == 5.0f, "slopes for 0 heads written");
+    s = spec();
+    s.B = -1;
+    refused(&s, FR_E_INVALID_ARG, "negative dimension", false);
+    s = spec();
+    s.Dv = -4;
+    refused(&s, FR_E_INVALID_ARG, "negative dimension", false);
+    /* Mode 5, [B,1,S1,S2]: each batch's mask is its own prefix's formula; mask_any keeps the random mask. */
+    s = spec();
+    s.mask = FR_GEN_MASK_B1SS;
+    s.sparse_mode = 5;
+    s.prefix = true;
+    s.S1 = 6, s.S2 = 20;
+    for (int any = 0; any < 2; any++) {
+        s.mask_any = any;
+        if (!build(&s, &c)) continue;
+        const uint8_t *m = c.in.fwd.atten_mask.data;
+        int64_t off = 0;
+        for (int64_t b = 0; b < 2; b++)
+            for (int64_t i = 0; i < 6; i++)
+                for (int64_t j = 0; j < 20; j++)
+                    off += (m[(b * 6 + i) * 20 + j] != 0) != (j > i + 14 && j >= c.prefix[b]);
+        CHECK(any ? off > 0 : off == 0, "mask_any %d: %lld positions off the formula", any, (long long)off);
+        fr_gen_case_free(&c);
+    }
+    char tmp[300];
+    const char *t = getenv("TMPDIR");
+    snprintf(tmp, sizeof tmp, "%.200s/fr_casegen_fwd_XXXXXX", t && *t ? t : "/tmp");
+    if (!CHECKED(mkdtemp(tmp) != NULL)) return;
+    s = spec();
+    if (build(&s, &c)) {
+        char d[400], g[450];
+        struct stat sb;
+        snprintf(d, sizeof d, "%s/fwd", tmp);
+        CHECK(fr_gen_case_write(&c, d, false, &err) == FR_OK, "%s", err.msg);
+        snprintf(g, sizeof g, "%s/attention_out.npy", d);
+        CHECK(stat(g, &sb) == 0, "forward golden attention_out.npy missing");
+        c.params.head_num = 3;
+        snprintf(d, sizeof d, "%s/fwd_invalid", tmp);
+        fr_status st = fr_gen_case_write(&c, d, false, &err);
+        CHECK(st != FR_OK && stat(d, &sb) != 0, "invalid forward case: %s", fr_status_str(st));
+        fr_gen_case_free(&c);
+    }
+    fr_test_rm_rf(tmp);
+}
+
 int main(void) {
     test_refusals();
     test_options();
     test_write();
+    test_defaults();
     return fr_test_exit("test_casegen_paths");
 }
