@@ -650,6 +650,10 @@ static void test_findings_text(void) {
     CHECK(fr_hunt_markdown(&r, NULL, &o, &md, &err) == FR_OK && md && !strncmp(md, "# flashref hunt: \n", 18),
           "no implementation: %.40s", md ? md : "");
     free(md);
+    CHECK(fr_hunt_json(&r, NULL, &o, &js, &err) == FR_OK && js && strstr(js, "\"judged_share\":\t0,") &&
+              strstr(js, "\"impl\":\t\"\""),
+          "no draws: %.300s", js ? js : "");
+    free(js);
     CHECK(!strcmp(fr_hunt_corner_name(FR_CORNER_COUNT), "invalid") &&
               !strcmp(fr_hunt_corner_name((fr_hunt_corner)-1), "invalid") &&
               !strcmp(fr_hunt_corner_name(FR_CORNER_VARLEN_EMPTY), "varlen-empty"),
@@ -743,6 +747,22 @@ static void test_hunt_handover(void) {
     shrink_with_mod(iut, FR_MOD_ONE_KEY, FR_CORNER_NEARLY_MASKED, FR_GEN_MASK_SS);
     shrink_with_mod(iut, FR_MOD_NAN_KV, FR_CORNER_NAN_MASKED, FR_GEN_MASK_SS);
     shrink_with_mod(iut, FR_MOD_PAD_RIGHT, FR_CORNER_PAD_RIGHT, FR_GEN_MASK_B1SS);
+    /* A declaration nothing fits (head dim 3 and a multiple of 2): each draw is outside, counted, and SKIPped without
+     * a call. */
+    int calls2 = 0;
+    fr_iut *none_fits;
+    if (CHECKED(fr_iut_callback_open(bf16_unwritten, &calls2, "nothing fits", &none_fits, &err) == FR_OK, "%s",
+                err.msg)) {
+        const char *nf = "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"fp32\"],"
+                         "\"head_dim\":[3,3],\"head_dim_multiple\":2}}}";
+        CHECK(fr_iut_declare(none_fits, nf, strlen(nf), &err) == FR_OK, "%s", err.msg);
+        o = small_opts(8, 2);
+        st = fr_hunt_run(none_fits, &o, &r, &err);
+        CHECK(st == FR_OK && r.not_drawable == 2 && r.skipped == 2 && calls2 == 0, "%s; %d outside, %d skipped, %d calls",
+              err.msg, r.not_drawable, r.skipped, calls2);
+        fr_hunt_result_free(&r);
+        fr_iut_close(none_fits);
+    }
     /* Stopped before the first draw: interrupted, nothing drawn, nothing written. */
     char out[400];
     snprintf(out, sizeof out, "%s/hunt_prestop", g_tmp);

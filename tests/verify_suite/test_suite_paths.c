@@ -10,8 +10,9 @@
  *      backward case, an error-status, shape, unwritten or NaN-mismatched FAIL alone; the explicit-P check in fp16,
  *      bf16 and fp32, a negative P (precision) and a FAIL kept;
  *   3. fr_suite_run: an unknown set, a regression folder that does not exist, one part of a distributed run (with
- *      and without a gather), an implementation that fails every case the same way (stopped early);
- *      fr_suite_verify_dirs with a filter that selects nothing;
+ *      and without a gather), an implementation that fails every case the same way (stopped early), too many random
+ *      draws, one draw with shrinking (a regression folder unread); fr_suite_verify_dirs with a filter that selects
+ *      nothing, without options, with progress;
  *   4. out of memory for the run's list of regression folders (builds with the allocation hook, -DFR_ALLOC_HOOK=ON;
  *      skipped otherwise): FR_E_NOMEM. The list's calloc failing dropped every regression case in silence and the
  *      run passed without them. */
@@ -500,6 +501,29 @@ static void test_runner(void) {
     fr_suite_result_free(&res);
     fr_iut_close(iut);
 
+    /* Random draws: more than FR_SUITE_MAX_RANDOM refused; draw 0 alone (--only rnd_0), shrinking asked, with a
+     * regression folder that a run of draws does not read. */
+    s = (cb_state){0};
+    if (!CHECKED(fr_iut_callback_open(reference, &s, "reference", &iut, &err) == FR_OK, "%s", err.msg)) return;
+    o = fr_suite_opts_default();
+    o.set = "quick";
+    o.random = FR_SUITE_MAX_RANDOM + 1;
+    CHECK(fr_suite_run(iut, &o, &res, &err) == FR_E_INVALID_ARG && strstr(err.msg, "--random: 100001 draws, at most"),
+          "%s", err.msg);
+    fr_suite_result_free(&res);
+    o.random = 0;
+    o.only = "rnd_0";
+    o.regression_dir = g_regress;
+    o.shrink = true;
+    o.progress = on_progress;
+    g_progress = 0;
+    CHECK(fr_suite_run(iut, &o, &res, &err) == FR_OK && res.n == 1 && !strcmp(res.cases[0].name, "rnd_0") &&
+              res.cases[0].j.verdict == FR_PASS && res.cases[0].config[0] && g_progress == 1,
+          "%s; n %d, %s %s, progress %d", err.msg, res.n, res.n ? res.cases[0].name : "",
+          res.n ? fr_verdict_name(res.cases[0].j.verdict) : "", g_progress);
+    fr_suite_result_free(&res);
+    fr_iut_close(iut);
+
     /* fr_suite_verify_dirs: a filter that selects none of the directories judges nothing. */
     char d0[700];
     snprintf(d0, sizeof d0, "%s/reg_bd_d1_rows_band", g_regress);
@@ -508,6 +532,17 @@ static void test_runner(void) {
     o.filter = "no_such_case";
     CHECK(fr_suite_verify_dirs(dirs, 1, &o, &res, &err) == FR_OK && res.n == 0 && res.overall == FR_SKIP, "%s; n %d",
           err.msg, res.n);
+    fr_suite_result_free(&res);
+    /* No options: the defaults, every directory judged (the outputs on disk: none here), progress reported. */
+    CHECK(fr_suite_verify_dirs(dirs, 1, NULL, &res, &err) == FR_OK && res.n == 1 &&
+              !strcmp(res.cases[0].name, "reg_bd_d1_rows_band"),
+          "%s; n %d", err.msg, res.n);
+    fr_suite_result_free(&res);
+    o = fr_suite_opts_default();
+    o.progress = on_progress;
+    g_progress = 0;
+    CHECK(fr_suite_verify_dirs(dirs, 1, &o, &res, &err) == FR_OK && res.n == 1 && g_progress == 1, "%s; progress %d",
+          err.msg, g_progress);
     fr_suite_result_free(&res);
 }
 
