@@ -40,8 +40,14 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         if (na < 0)
             return fr_fail(err, FR_E_IO, "--regression: %s: %s", o->regression_dir, strerror(errno));
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
+        if (!rdirs) { /* not a run without its regression cases */
+            for (int k = 0; k < na; k++)
+                free(all[k]);
+            free(all);
+            return fr_fail(err, FR_E_NOMEM, "suite: out of memory");
+        }
         for (int k = 0; k < na; k++) {
-            if (rdirs && fr_suite_selected(fr_suite_base_name(all[k]), &sel))
+            if (fr_suite_selected(fr_suite_base_name(all[k]), &sel))
                 rdirs[nr++] = all[k];
             else
                 free(all[k]);
