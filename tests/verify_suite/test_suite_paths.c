@@ -15,7 +15,9 @@
  *      nothing, without options, with progress;
  *   4. out of memory for the run's list of regression folders (builds with the allocation hook, -DFR_ALLOC_HOOK=ON;
  *      skipped otherwise): FR_E_NOMEM. The list's calloc failing dropped every regression case in silence and the
- *      run passed without them. */
+ *      run passed without them; any allocation of the folder listing failing (fr_suite_list_case_dirs) returned
+ *      the part listed so far, and the run passed with fewer cases. Every allocation before the first case: an error
+ *      or the whole run. */
 #define _GNU_SOURCE
 #include "common/check.h"
 #include "core/core.h"
@@ -565,6 +567,10 @@ static void test_runner_oom(void) {
     free(all);
     /* The run's list of the selected folders: calloc(na + 1, sizeof(char *)). */
     const size_t list_bytes = (size_t)(na + 1) * sizeof(char *);
+    fr_suite_result whole;
+    if (!CHECKED(fr_suite_run(iut, &o, &whole, &err) == FR_OK, "%s", err.msg)) return;
+    const int n_whole = whole.n;
+    fr_suite_result_free(&whole);
     int hits = 0;
     for (long k = 1; k <= 40; k++) { /* the allocations before the first case */
         fr_suite_result res;
@@ -573,6 +579,9 @@ static void test_runner_oom(void) {
         bool hit = fr_alloc_hook_failed() == 1 && fr_alloc_hook_failed_bytes() == list_bytes;
         fr_alloc_hook_set(0);
         hits += hit;
+        /* Any allocation failing: an error, never a run that passes with fewer cases (the folder listing's own
+         * allocations, fr_suite_list_case_dirs, returned the list read so far as if whole). */
+        CHECK(st != FR_OK || res.n == n_whole, "allocation %ld failed: FR_OK with %d of %d cases", k, res.n, n_whole);
         if (hit)
             CHECK(st == FR_E_NOMEM && !strcmp(err.msg, "suite: out of memory"), "allocation %ld (the list) failed: "
                   "%s, %d cases", k, fr_status_str(st), st == FR_OK ? res.n : -1);

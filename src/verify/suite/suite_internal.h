@@ -50,7 +50,8 @@ fr_status fr_suite_judge_spec(fr_iut *iut, const fr_gen_spec *spec, const fr_sui
 
 /* ---- regression folders (suite_regress.c) ---- */
 
-/* Sorted paths DIR/NAME of the subdirectories of dir that hold a case.json (malloc'd); -1 when dir cannot be read. */
+/* Sorted paths DIR/NAME of the subdirectories of dir that hold a case.json (malloc'd); -1 with errno when dir
+ * cannot be read or the list cannot be allocated (ENOMEM: nothing is returned). */
 int fr_suite_list_case_dirs(const char *dir, char ***out);
 const char *fr_suite_base_name(const char *p); /* the last component of a path */
 /* Judges one case directory (against its stored golden/ when present); iut NULL: the outputs on disk. */

@@ -7,6 +7,7 @@
 #include "io/npy.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +51,11 @@ int fr_suite_list_case_dirs(const char *dir, char ***out) {
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             char **nv = realloc(v, sizeof(char *) * (size_t)cap);
-            if (!nv) break;
+            if (!nv) goto nomem;
             v = nv;
         }
         v[n] = malloc(strlen(dir) + strlen(de->d_name) + 2);
-        if (!v[n]) break;
+        if (!v[n]) goto nomem;
         sprintf(v[n], "%s/%s", dir, de->d_name);
         n++;
     }
@@ -62,6 +63,13 @@ int fr_suite_list_case_dirs(const char *dir, char ***out) {
     if (n) qsort(v, (size_t)n, sizeof *v, cmp_str);
     *out = v;
     return n;
+nomem: /* never a shorter list taken for the whole: the run would go on without some regression cases */
+    for (int k = 0; k < n; k++)
+        free(v[k]);
+    free(v);
+    closedir(d);
+    errno = ENOMEM;
+    return -1;
 }
 
 const char *fr_suite_base_name(const char *p) {

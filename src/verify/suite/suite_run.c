@@ -38,7 +38,8 @@ static fr_status run_all(fr_iut *iut, const fr_suite_opts *o, fr_suite_result *r
         char **all;
         int na = fr_suite_list_case_dirs(o->regression_dir, &all);
         if (na < 0)
-            return fr_fail(err, FR_E_IO, "--regression: %s: %s", o->regression_dir, strerror(errno));
+            return fr_fail(err, errno == ENOMEM ? FR_E_NOMEM : FR_E_IO, "--regression: %s: %s", o->regression_dir,
+                           strerror(errno));
         rdirs = calloc((size_t)na + 1, sizeof *rdirs);
         if (!rdirs) { /* not a run without its regression cases */
             for (int k = 0; k < na; k++)
