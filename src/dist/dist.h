@@ -83,7 +83,8 @@ void fr_dist_barrier(const fr_dist *d);
 int fr_dist_merge_bytes(const fr_dist *d, void *buf, const void *base, size_t n);
 
 /* The suite's gather (fr_suite_opts.gather, ud = the fr_dist): every case computed by rank k % R is sent to rank 0
- * (the result record and its row gains), in case order; returns the first failing rank's status everywhere. */
+ * (the result record and its row gains), in case order; returns the first failing rank's status everywhere (and on
+ * rank 0 alone FR_E_NOMEM when it could not hold a case's row gains: every case is still received). */
 struct fr_suite_result;
 fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total, const unsigned char *mine,
                                fr_status st, fr_error *err);

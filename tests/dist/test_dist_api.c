@@ -438,6 +438,35 @@ static void test_gather(void) {
     char m[64];
     snprintf(m, sizeof m, "suite: rank %d of %d failed", R - 1, R);
     CHECK(!strcmp(err.msg, r == R - 1 ? "part failed" : m), "gather after a failed part: \"%s\"", err.msg);
+#ifdef FR_TEST_ALLOC_HOOK
+    /* rank 0 cannot hold case 1's row gains (its first allocation in the gather): every case still arrives, and
+     * rank 0 says which gains it lost */
+    if (R > 1) {
+        memset(res.cases, 0, TOTAL * sizeof *res.cases);
+        for (int k = r; k < TOTAL; k += R) {
+            snprintf(res.cases[k].name, sizeof res.cases[k].name, "case_%d", k);
+            res.cases[k].j.n_gains = 1;
+            res.cases[k].j.gains = malloc(sizeof(double));
+            if (res.cases[k].j.gains) res.cases[k].j.gains[0] = k;
+            mine[k] = 1;
+        }
+        fr_alloc_hook_set(r == 0 ? 1 : 0);
+        st = fr_dist_gather_cases(&g_d, &res, TOTAL, mine, FR_OK, &err);
+        int failed = fr_alloc_hook_failed();
+        fr_alloc_hook_set(0);
+        if (r == 0) {
+            CHECK(failed == FR_ALLOC_MEM && st == FR_E_NOMEM, "gather, no memory for gains: %s", fr_status_name(st));
+            CHECK(!strcmp(err.msg, "suite: cannot hold the row gains of case 1 from rank 1"), "gather: \"%s\"", err.msg);
+            CHECK(res.cases[1].j.gains == NULL && res.cases[1].j.n_gains == 0 && !strcmp(res.cases[1].name, "case_1"));
+            for (int k = 2; k < TOTAL; k++)
+                CHECK(res.cases[k].j.n_gains == 1 && res.cases[k].j.gains && res.cases[k].j.gains[0] == k,
+                      "gather after a lost case: case %d", k);
+        } else {
+            CHECK(st == FR_OK, "gather, rank 0 without memory: rank %d: %s", r, err.msg);
+        }
+        for (int k = 0; k < TOTAL; k++) free(res.cases[k].j.gains);
+    }
+#endif
     free(res.cases);
     printf("rank %d of %d: suite gather\n", r, R);
 }
