@@ -413,11 +413,11 @@ static void test_same_case(const char *fwd_dir) {
 }
 
 #ifdef FR_TEST_ALLOC_HOOK
-/* The last rank's k-th allocation (then its k-th write to a file: k = 1 .. 4 and every doubling) fails, for every k
- * of one fr_dist_same_case and fr_dist_run_to_dir: every rank stops with the same status and no output file is left;
- * the ranks go on together while the last rank's injected failure was hit. */
+/* The last rank's (then rank 0's) k-th allocation (then its k-th write to a file: k = 1 .. 4 and every doubling)
+ * fails, for every k of one fr_dist_same_case and fr_dist_run_to_dir: every rank stops with the same status, the
+ * failing rank with its own message, and no output file is left; the ranks go on together while the injected
+ * failure was hit. */
 static void test_faults(const char *fwd_dir, const char *bwd_dir) {
-    const int last = g_d.size - 1;
     for (int op = 0; op < 2; op++) {
         loaded l;
         load(op ? bwd_dir : fwd_dir, false, &l);
@@ -426,47 +426,53 @@ static void test_faults(const char *fwd_dir, const char *bwd_dir) {
         e.num_threads = 1;
         char out[600];
         snprintf(out, sizeof out, "%s/faults%d", g_root, op);
-        for (int kind = 0; kind < 3; kind++) { /* allocations in same_case, allocations in the run, writes */
-            int hit = 1, runs = 0;
-            /* writes: the first few, then every doubling (a layout whose rows are apart writes each row alone:
-             * thousands of writes, each k a whole run) */
-            for (long k = 1; hit && k < 100000; k = kind == 2 && k >= 4 ? 2 * k : k + 1) {
-                fr_error err = {0};
-                long at = g_d.rank == last ? k : 0;
-                if (kind < 2) fr_alloc_hook_set(at);
-                else fr_fault_write_set(at);
-                fr_status st = kind == 0 ? fr_dist_same_case(&g_d, op ? bwd_dir : fwd_dir, &l.c, &err)
-                                         : fr_dist_run_to_dir(&g_d, &l.c, &l.o, &e, out, NULL, &err);
-                int mine = kind < 2 ? fr_alloc_hook_failed() != FR_ALLOC_NONE : fr_fault_write_hit();
-                int stream = kind < 2 && fr_alloc_hook_failed() == FR_ALLOC_STREAM;
-                fr_alloc_hook_set(0);
-                fr_fault_write_set(0);
-                hit = fr_dist_any(&g_d, mine);
-                runs++;
-                if (!hit) {
-                    CHECK(st == FR_OK, "fault kind %d: no failure: %s", kind, err.msg);
-                    continue;
+        /* the last rank, then (several ranks) rank 0, which lays the files out */
+        for (int wi = 0; wi < (g_d.size > 1 ? 2 : 1); wi++) {
+            const int who = wi ? 0 : g_d.size - 1;
+            for (int kind = 0; kind < 3; kind++) { /* allocations in same_case, allocations in the run, writes */
+                int hit = 1, runs = 0;
+                /* writes: the first few, then every doubling (a layout whose rows are apart writes each row alone:
+                 * thousands of writes, each k a whole run) */
+                for (long k = 1; hit && k < 100000; k = kind == 2 && k >= 4 ? 2 * k : k + 1) {
+                    fr_error err = {0};
+                    if (kind > 0 && g_d.rank == 0) fr_test_rm_rf(out); /* the last good run's files are not ours */
+                    long at = g_d.rank == who ? k : 0;
+                    if (kind < 2) fr_alloc_hook_set(at);
+                    else fr_fault_write_set(at);
+                    fr_status st = kind == 0 ? fr_dist_same_case(&g_d, op ? bwd_dir : fwd_dir, &l.c, &err)
+                                             : fr_dist_run_to_dir(&g_d, &l.c, &l.o, &e, out, NULL, &err);
+                    int mine = kind < 2 ? fr_alloc_hook_failed() != FR_ALLOC_NONE : fr_fault_write_hit();
+                    int stream = kind < 2 && fr_alloc_hook_failed() == FR_ALLOC_STREAM;
+                    fr_alloc_hook_set(0);
+                    fr_fault_write_set(0);
+                    hit = fr_dist_any(&g_d, mine);
+                    runs++;
+                    if (!hit) {
+                        CHECK(st == FR_OK, "fault kind %d: no failure: %s", kind, err.msg);
+                        continue;
+                    }
+                    fr_status want = kind == 2 || stream ? FR_E_IO : FR_E_NOMEM;
+                    CHECK(st == want || (stream && st == FR_E_NOMEM),
+                          "fault kind %d at %ld on rank %d: rank %d: %s (%s)", kind, k, who, g_d.rank,
+                          fr_status_name(st), err.msg);
+                    if (g_d.rank == who) /* its own reason, never another rank's */
+                        CHECK(strncmp(err.msg, "dist: rank ", 11) != 0,
+                              "fault kind %d at %ld: the failing rank says \"%s\"", kind, k, err.msg);
+                    else
+                        CHECK(!strcmp(err.msg, other_msg(who)) ||
+                                  !strcmp(err.msg, "dist: cannot gather the ranks' input digests"),
+                              "fault kind %d at %ld: \"%s\"", kind, k, err.msg);
+                    /* one process writes each file whole and renamed into place: those before the failure stay */
+                    if (kind > 0 && g_d.rank == 0 && g_d.size > 1)
+                        CHECK(!exists(out, "attention_out.npy") && !exists(out, "dq.npy"),
+                              "fault kind %d at %ld: an output file was left", kind, k);
                 }
-                fr_status want = kind == 2 || stream ? FR_E_IO : FR_E_NOMEM;
-                CHECK(st == want || (stream && st == FR_E_NOMEM), "fault kind %d at %ld on rank %d: rank %d: %s (%s)",
-                      kind, k, last, g_d.rank, fr_status_name(st), err.msg);
-                if (g_d.rank == last) /* its own reason, never another rank's */
-                    CHECK(strncmp(err.msg, "dist: rank ", 11) != 0,
-                          "fault kind %d at %ld: the failing rank says \"%s\"", kind, k, err.msg);
-                if (g_d.rank != last && st != FR_OK)
-                    CHECK(!strcmp(err.msg, other_msg(last)) || !strcmp(err.msg, "dist: cannot gather the ranks' "
-                                                                                "input digests"),
-                          "fault kind %d at %ld: \"%s\"", kind, k, err.msg);
-                /* one process writes each file whole and renamed into place: those before the failure stay */
-                if (kind > 0 && g_d.rank == 0 && g_d.size > 1)
-                    CHECK(!exists(out, "attention_out.npy") && !exists(out, "dq.npy"),
-                          "fault kind %d at %ld: an output file was left", kind, k);
+                /* one process compares no digests: nothing to fail there */
+                CHECK((runs > 1 || (kind == 0 && g_d.size == 1)) && !hit, "fault kind %d: %d runs", kind, runs);
+                printf("rank %d of %d: %s: %d runs with rank %d's %s failing\n", g_d.rank, g_d.size,
+                       op ? "bwd" : "fwd", runs - 1, who,
+                       kind == 0 ? "digest allocations" : kind == 1 ? "allocations" : "writes");
             }
-            /* one process compares no digests: nothing to fail there */
-            CHECK((runs > 1 || (kind == 0 && g_d.size == 1)) && !hit, "fault kind %d: %d runs", kind, runs);
-            printf("rank %d of %d: %s: %d runs with the last rank's %s failing\n", g_d.rank, g_d.size,
-                   op ? "bwd" : "fwd", runs - 1,
-                   kind == 0 ? "digest allocations" : kind == 1 ? "allocations" : "writes");
         }
         unload(&l);
     }
