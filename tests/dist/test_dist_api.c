@@ -1,10 +1,12 @@
 /* The in-memory distributed API (src/dist/dist.c, dist_suite.c), run as a plain process and under mpirun -n 1, 2, 3
  * (tests/dist/mpi_ranks.sh): fr_dist_fwd / fr_dist_bwd with the golden merge onto rank 0 outputs bit-identical to a
  * single-process fr_fwd / fr_bwd (GQA, masks, band, rope, sink, ALiBi, dropout, TND varlen, fp64 and operator
- * dtypes); an engine without a part grid runs on rank 0 alone; a rank whose inputs or outputs are invalid (or NULL)
- * stops every rank with its status, its own message on it and "dist: rank K of R failed" elsewhere; the collectives
- * (any, sum, max, barrier, merge_bytes, agree) and the suite's gather give their documented values. Every rank runs
- * the same collectives whatever its checks find, so a failed check never leaves a rank waiting. */
+ * dtypes, empty problems), also on outputs reused or holding different bytes on each rank; an engine without a part
+ * grid runs on rank 0 alone; a rank whose inputs or outputs are invalid (or NULL), or a negative thread count, stops
+ * every rank with one process's status, the failing rank's own message on it and "dist: rank K of R failed"
+ * elsewhere; the collectives (any, sum, max, barrier, merge_bytes, agree) and the suite's gather give their
+ * documented values; with the allocation hook every allocation of one rank fails in turn. Every rank runs the same
+ * collectives whatever its checks find, so a failed check never leaves a rank waiting. */
 #include "dist/dist.h"
 
 #include "common/check.h"
@@ -234,7 +236,7 @@ static void test_failures(const fr_gen_spec *s) {
     if (!build(s, true, &g, &o)) return;
     fr_error err = {0};
     const fr_case_op op = g.bwd ? FR_CASE_BWD : FR_CASE_FWD;
-    /* outputs of another dtype than the golden writes (fp64 or the operator's): rejected by the output check */
+    /* outputs of the wrong shape: rejected by the output check */
     CHECK(fr_case_alloc_outputs_parts(op, &g.params, &g.in, false, &wrong, &err) == FR_OK);
     fr_tensor *w0 = fr_case_output_slot(&wrong, g.bwd ? FR_CO_DQ : FR_CO_ATTENTION_OUT);
     w0->shape[w0->ndim - 1] += 1; /* a wrong head dim (the data is not read: the check comes first) */
@@ -278,7 +280,6 @@ static void test_failures(const fr_gen_spec *s) {
      * looked at (the problem is rank 0's). */
     snprintf(what, sizeof what, "%s: fast engine, invalid params on rank 0", s->name);
     expect_failure(what, &g, &fast, 0, &bad, &o, NULL, false, FR_E_HEADS, want_heads.msg);
-    /* After the failures the same outputs still take a good run: nothing was left half-merged. */
     fr_gen_case_free(&g);
     fr_case_outputs_free(&o);
     fr_case_outputs_free(&wrong);
