@@ -103,6 +103,23 @@ static void release(saved *s) {
     s->count = 0;
 }
 
+/* Every rank's saved outputs made rank 0's bytes (collective): the merge applies each rank's changes to rank 0's
+ * bytes, which gives a rank's values only where its outputs started as rank 0's did (a second call on the same
+ * outputs, whose other ranks hold their part and the merge's leftovers, gave garbage rows on rank 0). */
+static fr_status from_rank0(const fr_dist *d, saved *s, fr_error *err) {
+    const size_t chunk = (size_t)1 << 30; /* MPI counts are int */
+    for (int k = 0; k < s->count; k++) {
+        unsigned char *b = s->t[k]->data;
+        for (size_t off = 0; off < s->n[k]; off += chunk) {
+            int cnt = (int)(s->n[k] - off < chunk ? s->n[k] - off : chunk);
+            if (MPI_Bcast(b + off, cnt, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+                return fr_fail(err, FR_E_IO, "dist: MPI_Bcast failed while sharing rank 0's outputs");
+        }
+        if (d->rank != 0) memcpy(s->base[k], b, s->n[k]);
+    }
+    return FR_OK;
+}
+
 fr_status fr_dist_agree(const fr_dist *d, fr_status st, fr_error *err) {
     if (d->size <= 1) return st;
     int mine = st != FR_OK ? d->rank : d->size, first = 0;
@@ -139,6 +156,8 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
     saved s = {0};
     if (!out) st = fr_fail(err, FR_E_NULL, "outputs: NULL");
     if (st == FR_OK) st = fr_engine_available(e, err);
+    if (st == FR_OK && e->num_threads < 0)
+        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads); /* as fr_fwd says */
     if (st == FR_OK) st = fr_problem_from_fwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_fwd_outputs(&pb, p, out, err);
     const fr_tensor *ts[3] = {0};
@@ -146,6 +165,11 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
         ts[0] = &out->attention_out, ts[1] = &out->softmax_max, ts[2] = &out->softmax_sum;
         st = save(&s, ts, 3, err);
     }
+    if ((st = fr_dist_agree(d, st, err)) != FR_OK) {
+        release(&s);
+        return st;
+    }
+    st = from_rank0(d, &s, err);
     fr_golden_part part = {d->rank, d->size};
     if (st == FR_OK) st = fr_golden_fwd_part(&pb, p, in, out, e, &part, err);
     if ((st = fr_dist_agree(d, st, err)) != FR_OK) {
@@ -169,12 +193,19 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
     saved s = {0};
     if (!out) st = fr_fail(err, FR_E_NULL, "outputs: NULL");
     if (st == FR_OK) st = fr_engine_available(e, err);
+    if (st == FR_OK && e->num_threads < 0)
+        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads); /* as fr_bwd says */
     if (st == FR_OK) st = fr_problem_from_bwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_bwd_outputs(&pb, p, out, err);
     if (st == FR_OK) {
         const fr_tensor *ts[6] = {&out->dq, &out->dk, &out->dv, &out->dq_rope, &out->dk_rope, &out->dsink};
         st = save(&s, ts, 6, err);
     }
+    if ((st = fr_dist_agree(d, st, err)) != FR_OK) {
+        release(&s);
+        return st;
+    }
+    st = from_rank0(d, &s, err);
     fr_golden_part part = {d->rank, d->size};
     if (st == FR_OK) st = fr_golden_bwd_part(&pb, p, in, out, e, &part, err);
     if ((st = fr_dist_agree(d, st, err)) != FR_OK) {

@@ -28,8 +28,9 @@ void fr_dist_init(int *argc, char ***argv, fr_dist *d);
 void fr_dist_finalize(fr_dist *d);
 
 /* Forward / backward of one problem across the ranks; every rank must call it with the same problem (inputs read
- * by each rank) and its own output tensors. Returns the same status on every rank (the first failure's, by rank);
- * rank 0's outputs hold the result. */
+ * by each rank) and its own output tensors (of the same shapes and strides), whatever they hold: the golden split
+ * first copies rank 0's output bytes to the other ranks, so the merge never depends on them. Returns the same status
+ * on every rank (the first failure's, by rank); rank 0's outputs hold the result, the others' no result. */
 fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out,
                       const fr_engine *e, fr_error *err);
 fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out,
@@ -83,7 +84,8 @@ void fr_dist_barrier(const fr_dist *d);
 int fr_dist_merge_bytes(const fr_dist *d, void *buf, const void *base, size_t n);
 
 /* The suite's gather (fr_suite_opts.gather, ud = the fr_dist): every case computed by rank k % R is sent to rank 0
- * (the result record and its row gains), in case order; returns the first failing rank's status everywhere. */
+ * (the result record and its row gains), in case order; returns the first failing rank's status everywhere (and on
+ * rank 0 alone FR_E_NOMEM when it could not hold a case's row gains: every case is still received). */
 struct fr_suite_result;
 fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total, const unsigned char *mine,
                                fr_status st, fr_error *err);

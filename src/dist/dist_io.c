@@ -240,6 +240,8 @@ fr_status fr_dist_run_to_dir(const fr_dist *d, const fr_case *c, fr_case_outputs
     fr_problem pb;
     fr_golden_part part = {d->rank, d->size};
     if (st == FR_OK) st = fr_engine_available(e, err);
+    if (st == FR_OK && e->num_threads < 0) /* as fr_fwd / fr_bwd (one process) say */
+        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads);
     if (st == FR_OK) {
         if (c->op == FR_CASE_FWD) {
             if ((st = fr_problem_from_fwd(&c->params, &c->in.fwd, &pb, err)) == FR_OK &&
@@ -260,10 +262,13 @@ fr_status fr_dist_run_to_dir(const fr_dist *d, const fr_case *c, fr_case_outputs
     if (w.st == FR_OK && d->rank == 0 && (w.st = fr_io_mkdir(dir, err)) == FR_OK) create_files(&w);
     /* The barrier between laying out and writing: nobody opens a file before rank 0 has made it. */
     w.st = fr_dist_agree(d, w.st, err);
+    /* Agreed already (the same on every rank): agreeing again on it would name rank 0 as the one that failed,
+     * on every rank but 0, the failing one too. */
+    const bool agreed = w.st != FR_OK;
     if (w.st == FR_OK) open_files(&w);
     if (w.st == FR_OK) write_part(&w, d->rank, d->size);
     close_all(&w);
-    st = fr_dist_agree(d, w.st, err);
+    st = agreed ? w.st : fr_dist_agree(d, w.st, err);
     for (int k = 0; k < w.nf; k++) {
         if (st != FR_OK && w.f[k].made) unlink(w.f[k].path);
         fr_cleanup_drop(w.f[k].slot);

@@ -22,6 +22,7 @@ fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total,
         if (first != d->rank) fr_fail(err, (fr_status)code, "suite: rank %d of %d failed", first, d->size);
         return (fr_status)code;
     }
+    int lost = -1; /* the first case whose row gains rank 0 could not hold */
     for (int k = 0; k < total; k++) {
         int owner = k % d->size;
         if (owner == 0) continue;
@@ -46,9 +47,13 @@ fr_status fr_dist_gather_cases(void *ud, struct fr_suite_result *res, int total,
                              MPI_STATUS_IGNORE); /* drops them (truncation is returned, errors return) */
                 c->j.gains = g;
                 c->j.n_gains = g ? ng : 0;
+                if (!g && lost < 0) lost = k;
             }
         }
     }
-    (void)err;
+    /* Rank 0 received every case (no rank waits for it), but its reports would lack gains a single run has. */
+    if (lost >= 0)
+        return fr_fail(err, FR_E_NOMEM, "suite: cannot hold the row gains of case %d from rank %d", lost,
+                       lost % d->size);
     return FR_OK;
 }
