@@ -140,6 +140,17 @@ static void test_near_misses(void) {
         {.name = "nm_band_inactive", .B = 1, .N1 = 2, .S1 = 24, .S2 = 24, .D = 16, .sparse_mode = FR_SPARSE_BAND,
          .mask = FR_GEN_MASK_CANONICAL, .set_band = true, .pre_tokens = 2147483647, .next_tokens = 3},
         {.name = "nm_topk", .B = 1, .N1 = 2, .S1 = 16, .S2 = 48, .D = 16, .topk_w = 8},
+        {.name = "nm_mask_bnss", .B = 1, .N1 = 2, .S1 = 20, .S2 = 36, .D = 16, .sparse_mode = FR_SPARSE_DEFAULT_MASK,
+         .mask = FR_GEN_MASK_BNSS},
+        {.name = "nm_mask_pse_add_mul", .B = 1, .N1 = 2, .S1 = 20, .S2 = 36, .D = 16,
+         .sparse_mode = FR_SPARSE_DEFAULT_MASK, .mask = FR_GEN_MASK_SS, .pse = FR_GEN_PSE_BNSS,
+         .pse_type = FR_PSE_OUTER_ADD_MUL, .scale = 0.5},
+        {.name = "nm_pse_scale_1", .B = 1, .N1 = 2, .S1 = 16, .S2 = 40, .D = 16, .pse = FR_GEN_PSE_BNSS,
+         .pse_type = FR_PSE_OUTER_MUL_ADD, .scale = 1.0},
+        {.name = "nm_dropout_fwd", .B = 1, .N1 = 2, .S1 = 16, .S2 = 40, .D = 16, .keep_prob = 0.8},
+        {.name = "nm_bwd_scale_1", .bwd = true, .B = 1, .N1 = 2, .S1 = 16, .S2 = 24, .D = 16, .scale = 1.0},
+        {.name = "nm_causal_d1", .B = 1, .N1 = 2, .S1 = 30, .S2 = 20, .D = 16,
+         .sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, .mask = FR_GEN_MASK_CANONICAL},
         {.name = "nm_sink_bf16", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 40, .S2 = 200, .D = 16, .sink = true},
     };
     for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {

@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "verify/cases/casegen.h"
 #include "verify/judge/judge.h"
+#include "verify/judge/plain_ref.h"
 
 #include <float.h>
 #include <math.h>
@@ -503,6 +504,61 @@ static void test_identical(const fixture *f) {
     fr_case_outputs_free(&b);
 }
 
+/* The WARN band in 16 bits names a textbook attention in the input dtype (native-dtype) when its candidate matches:
+ * the native plain reference as the IUT, with k_out set so that its error is 0.85 of the bound. */
+static void test_native_warn(void) {
+    fr_gen_spec s = {.name = "edges_native", .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 128, .S2 = 128, .D = 64,
+                     .beta = 0.4};
+    fixture f;
+    fixture_make(&s, &f);
+    fr_case_outputs io;
+    fr_error err;
+    if (f.ok && CHECKED(fr_case_alloc_outputs(&f.c, false, &io, &err) == FR_OK)) {
+        if (CHECKED(fr_plain_fwd_native(&f.c.params, &f.c.in.fwd, &io.fwd, FR_PLAIN_SCALE_AFTER, &err) == FR_OK,
+                    "native: %s", err.msg)) {
+            /* the statistics from the ideal pipeline: the native candidates compare attention_out only */
+            for (int64_t i = 0; i < fr_tensor_numel(&io.fwd.softmax_max); i++) {
+                set_at(&io, FR_CO_SOFTMAX_MAX, i, get_at(&f.ideal, FR_CO_SOFTMAX_MAX, i));
+                set_at(&io, FR_CO_SOFTMAX_SUM, i, get_at(&f.ideal, FR_CO_SOFTMAX_SUM, i));
+            }
+            fr_judge_opts o = fr_judge_opts_default();
+            fr_judgement j = judge_with(&f, &io, (jarg){&o, 0, 0, &f.ideal, NULL});
+            double r = j.out[FR_CO_ATTENTION_OUT].m.rel_l2, il2 = j.out[FR_CO_ATTENTION_OUT].ideal.rel_l2;
+            fr_judgement_free(&j);
+            o.k_out = r / (0.85 * il2);
+            o.k_max = 1e3;
+            o.gain_warn = 1e3;
+            j = judge_with(&f, &io, (jarg){&o, 0, 0, &f.ideal, NULL});
+            if (j.out[FR_CO_ATTENTION_OUT].m.max_abs > j.out[FR_CO_ATTENTION_OUT].apriori_abs)
+                printf("native: beyond the a-priori ceiling %g\n", j.out[FR_CO_ATTENTION_OUT].apriori_abs);
+            expect("native in the WARN band", j, FR_WARN, FR_DIAG_NATIVE_DTYPE,
+                   "; matches candidate 'scores in the dtype, (q.k)s'");
+        }
+        fr_case_outputs_free(&io);
+    }
+    fixture_free(&f);
+}
+
+/* lse stored as the sum with softmax_max left absent (allowed): named from the sum alone. */
+static void test_lse_without_max(const fixture *f) {
+    fr_judge_opts o = fr_judge_opts_default();
+    o.absent_ok = 1u << FR_CO_SOFTMAX_MAX;
+    fr_case_outputs io;
+    outputs_copy(f, &f->ideal, &io);
+    fr_tensor keep = io.fwd.softmax_max;
+    memset(&io.fwd.softmax_max, 0, sizeof io.fwd.softmax_max);
+    for (int64_t i = 0; i < fr_tensor_numel(&io.fwd.softmax_sum); i++)
+        set_at(&io, FR_CO_SOFTMAX_SUM, i, log(get_at(&f->gold, FR_CO_SOFTMAX_SUM, i)));
+    expect("log(sum), max absent", judge_with(f, &io, (jarg){&o, 0, 0, &f->ideal, &f->plain}), FR_FAIL,
+           FR_DIAG_LSE_FOR_SUM, "softmax_sum: max rel error");
+    for (int64_t i = 0; i < fr_tensor_numel(&io.fwd.softmax_sum); i++)
+        set_at(&io, FR_CO_SOFTMAX_SUM, i, 1.01 * get_at(&f->gold, FR_CO_SOFTMAX_SUM, i));
+    expect("sum x 1.01, max absent", judge_with(f, &io, (jarg){&o, 0, 0, &f->ideal, &f->plain}), FR_FAIL,
+           FR_DIAG_SOFTMAX_STATS, "softmax_sum: max rel error");
+    io.fwd.softmax_max = keep;
+    fr_case_outputs_free(&io);
+}
+
 int main(void) {
     printf("test_judge_edges: seed %llu\n", (unsigned long long)kSeed);
     test_standard_names();
@@ -518,10 +574,12 @@ int main(void) {
         test_standards(&f);
         test_golden_agrees(&f);
         test_identical(&f);
+        test_lse_without_max(&f);
     }
     fixture_free(&f);
     test_d1_stats();
     test_backward_d1();
     test_backward();
+    test_native_warn();
     return fr_test_exit("test_judge_edges");
 }

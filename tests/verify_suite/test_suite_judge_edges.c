@@ -20,6 +20,7 @@ typedef enum behave {
     B_DRIFT,       /* right on the first run, attention_out x (1 + 1e-3) afterwards */
     B_FAIL_AFTER,  /* right on the first run, FR_E_INTERNAL afterwards */
     B_WRONG_AFTER, /* right on the first run, rows x 1.02 afterwards */
+    B_NOMEM_AFTER, /* right on the first run, FR_E_NOMEM afterwards */
 } behave;
 
 typedef struct fake {
@@ -33,6 +34,7 @@ static fr_status fake_run(fr_iut *iut, const fr_case *c, int threads, fr_case_ou
     int n = fk->runs++;
     if (fk->b == B_NOMEM) return fr_fail(err, FR_E_NOMEM, "fake: out of memory");
     if (fk->b == B_FAIL_AFTER && n > 0) return fr_fail(err, FR_E_INTERNAL, "fake: refused the rerun");
+    if (fk->b == B_NOMEM_AFTER && n > 0) return fr_fail(err, FR_E_NOMEM, "fake: no memory for the rerun");
     fr_case_outputs g;
     fr_status st = fr_suite_run_engine(c, FR_ENGINE_GOLDEN, &g, err);
     if (st != FR_OK) return st;
@@ -184,6 +186,20 @@ static void test_determinism(const fr_suite_opts *o) {
               !strcmp(cr.extra, "4 more runs (threads 1, 2, default x2): bitwise identical"),
           "deterministic: %s, %d runs", cr.extra, fk.runs);
     fr_judgement_free(&cr.j);
+    /* our own out of memory on a rerun stops the run (nothing kept of the case) */
+    fake_iut(&iut, &fk, FR_IUT_MUTANT, B_NOMEM_AFTER, "nomem-after");
+    fr_suite_item it = fr_suite_item_of_spec(&kSmall, "test item", false);
+    it.cat = FR_CAT_DETERMINISM;
+    fr_error err;
+    st = fr_suite_run_item(&iut, &it, o, &cr, &err);
+    CHECK(st == FR_E_NOMEM && !strcmp(err.msg, "determinism run 2: fake: no memory for the rerun") && !cr.j.gains,
+          "nomem on the rerun: %s: %s", fr_status_name(st), err.msg);
+    /* an external implementation's error on the first run: its FAIL, no reruns */
+    fake_iut(&iut, &fk, FR_IUT_CALLBACK, B_NOMEM, "nomem-cb");
+    cr = run_item(&iut, &kSmall, FR_CAT_DETERMINISM, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_FAIL && cr.j.diag == FR_DIAG_ERROR_STATUS && fk.runs == 1 && !cr.extra[0],
+          "callback error: %s, %d runs, extra '%s'", cr.j.why, fk.runs, cr.extra);
+    fr_judgement_free(&cr.j);
     fake_iut(&iut, &fk, FR_IUT_CALLBACK, B_DRIFT, "drift-cb");
     cr = run_item(&iut, &kSmall, FR_CAT_DETERMINISM, o, &st);
     CHECK(st == FR_OK && cr.j.verdict == FR_PASS && fk.runs == 1 &&
@@ -204,6 +220,20 @@ static void test_order(const fr_suite_opts *o) {
               starts(cr.j.why, "order variant 1: attention_out") &&
               starts(cr.extra, "3 reorderings: max rel-L2 between orders 0.02"),
           "order: %s [%s]", cr.j.why, cr.extra);
+    fr_judgement_free(&cr.j);
+    /* our own out of memory in a variant stops the run */
+    fake_iut(&iut, &fk, FR_IUT_MUTANT, B_NOMEM_AFTER, "nomem-after");
+    fr_suite_item it = fr_suite_item_of_spec(&s, "test item", false);
+    it.cat = FR_CAT_ORDER;
+    fr_error err;
+    st = fr_suite_run_item(&iut, &it, o, &cr, &err);
+    CHECK(st == FR_E_NOMEM && fk.runs == 2 && starts(err.msg, "case: running the implementation under test: fake: no"),
+          "order, nomem in a variant: %s: %s", fr_status_name(st), err.msg);
+    /* no top-k: no order variants */
+    fake_iut(&iut, &fk, FR_IUT_MUTANT, B_WRONG_AFTER, "wrong-after");
+    cr = run_item(&iut, &kSmall, FR_CAT_ORDER, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_PASS && fk.runs == 1 && !cr.extra[0], "order without top-k: %d runs",
+          fk.runs);
     fr_judgement_free(&cr.j);
     fake_iut(&iut, &fk, FR_IUT_MUTANT, B_RIGHT, "right");
     cr = run_item(&iut, &s, FR_CAT_ORDER, o, &st);
