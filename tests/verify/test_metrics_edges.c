@@ -75,6 +75,15 @@ static void test_options(void) {
           "exact: rows_used %lld, gain/floor %g", (long long)m.rows_used, m.gain_over_floor);
 }
 
+/* Only anomalies: nothing compared, the sums stay 0. */
+static void test_all_anomalies(void) {
+    double r[2] = {NAN, INFINITY}, a[2] = {NAN, INFINITY};
+    fr_metrics m;
+    CHECK(fr_metrics_compute(a, r, 1, 2, NULL, &m, NULL) == FR_OK && m.n == 0 && m.n_anomaly == 2 &&
+              m.mean_rel == 0 && m.rel_l2 == 0 && m.argmax_abs == -1,
+          "all anomalies: n %lld, anomalies %lld", (long long)m.n, (long long)m.n_anomaly);
+}
+
 /* +Inf against -Inf is a mismatch, -Inf against -Inf is not; the first mismatch is the +Inf. */
 static void test_infinities(void) {
     double r[4] = {-INFINITY, 1, -INFINITY, 2}, a[4] = {-INFINITY, 1, INFINITY, 2};
@@ -121,6 +130,9 @@ static void test_softmax_corners(void) {
     double me = 0, le = 0;
     CHECK(fr_softmax_stats_check(m, l, rm, rl, 3, 1e-6, 1e-6, &me, &le) == 2 && isinf(me) && isinf(le),
           "worst errors %g %g, want Inf Inf", me, le);
+    double ml[1] = {2}, ll[1] = {NAN}, rml[1] = {2}, rll[1] = {3};
+    CHECK(fr_softmax_stats_check(ml, ll, rml, rll, 1, 1e-6, 1e-6, &me, &le) == 1 && isinf(me) && isinf(le),
+          "a NaN sum makes both errors Inf: %g %g", me, le);
     double m1[2] = {1, 1.5}, rm1[2] = {1, 1}, l1[2] = {1, 1};
     CHECK(fr_softmax_stats_check(m1, l1, rm1, l1, 2, 0.6, 0, &me, &le) == 0 && me == 0.5 && le == 0,
           "max off by 0.5 relative, tolerance 0.6: me %g le %g", me, le);
@@ -130,6 +142,7 @@ int main(void) {
     test_argument_errors();
     test_options();
     test_infinities();
+    test_all_anomalies();
     test_ulp_corners();
     test_softmax_corners();
     return fr_test_exit("test_metrics_edges");

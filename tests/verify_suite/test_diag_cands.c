@@ -87,8 +87,11 @@ static double scale_out(fr_case_output k, int64_t i, double v, const void *ud) {
     return k == FR_CO_ATTENTION_OUT || k == FR_CO_DQ ? v * fac[0] : v;
 }
 
+static unsigned g_absent_ok; /* fr_judge_opts.absent_ok of judge() */
+
 static fr_judgement judge(const fixture *f, const fr_case_outputs *iut, unsigned tags, unsigned purpose) {
     fr_judge_opts o = fr_judge_opts_default();
+    o.absent_ok = g_absent_ok;
     fr_judgement j;
     fr_error err;
     fr_status st = fr_judge(&f->c, tags, purpose, &o, FR_OK, "", iut, &f->gold, &f->ideal, &j, &err);
@@ -209,6 +212,16 @@ static void test_backward(void) {
         grad_map_scale(&f, FR_CO_DQ, 1.0 / 0.3, &io);
         expect("dq without the scale", judge(&f, &io, 0, 0), FR_FAIL, FR_DIAG_GRAD_SCALE,
                "matches candidate 'dq without the scale'");
+        fr_case_outputs_free(&io);
+        /* the same with dv left absent (allowed): named from dq and dk */
+        grad_map_scale(&f, FR_CO_DQ, 1.0 / 0.3, &io);
+        fr_tensor keep = io.bwd.dv;
+        memset(&io.bwd.dv, 0, sizeof io.bwd.dv);
+        g_absent_ok = 1u << FR_CO_DV;
+        expect("dq without the scale, dv absent", judge(&f, &io, 0, 0), FR_FAIL, FR_DIAG_GRAD_SCALE,
+               "matches candidate 'dq without the scale'");
+        g_absent_ok = 0;
+        io.bwd.dv = keep;
         fr_case_outputs_free(&io);
         grad_map_scale(&f, FR_CO_DK, 0.3, &io);
         expect("dk scaled twice", judge(&f, &io, 0, 0), FR_FAIL, FR_DIAG_GRAD_SCALE,

@@ -244,6 +244,15 @@ static void test_references(const fixture *f) {
         set_at(&ref, FR_CO_ATTENTION_OUT, i, 1.5 * get_at(&f->gold, FR_CO_ATTENTION_OUT, i));
     expect("plain far off", judge_with(f, &io, (jarg){&o, 0, 0, &f->ideal, &ref}), FR_PASS, FR_DIAG_NONE,
            "; plain reference not used for attention_out (far off the golden)");
+    /* the plain reference far off and the ideal with a NaN: the first note only */
+    fr_case_outputs rn;
+    outputs_copy(f, &f->ideal, &rn);
+    set_at(&rn, FR_CO_ATTENTION_OUT, 3, NAN);
+    j = judge_with(f, &io, (jarg){&o, 0, 0, &rn, &ref});
+    CHECK(strstr(j.why, "ideal pipeline not used") == NULL, "one note: %s", j.why);
+    expect("plain far off, ideal NaN", j, FR_WARN, FR_DIAG_PRECISION,
+           "; plain reference not used for attention_out (far off the golden)");
+    fr_case_outputs_free(&rn);
     /* no reference at all: the floor of the dtype, k_out x u/4 = 2^-9, and the rounded golden (rel-L2 0.84 of
      * that) is in the WARN band; the native-dtype candidates, tried there, do not match a rounded golden */
     j = judge_with(f, &io, (jarg){&o, 0, 0, NULL, NULL});
@@ -306,6 +315,17 @@ static void test_anomalies(const fixture *f) {
     CHECK(fr_judge_plain(&f->c, 0, 0, &o, FR_OK, "", &io, &g2, &e2, NULL, &j, &err) == FR_OK);
     expect("golden NaN matched", j, FR_WARN, FR_DIAG_NAN,
            "softmax_sum: the golden has 1 NaN/Inf (matched by the implementation): not a pass");
+    set_at(&g2, FR_CO_ATTENTION_OUT, 8, NAN);
+    set_at(&io, FR_CO_ATTENTION_OUT, 8, NAN);
+    set_at(&e2, FR_CO_ATTENTION_OUT, 8, NAN);
+    o.standard = FR_STD_ASCEND_L1;
+    CHECK(fr_judge_plain(&f->c, 0, 0, &o, FR_OK, "", &io, &g2, &e2, NULL, &j, &err) == FR_OK);
+    expect("golden NaN matched, ascend-L1", j, FR_WARN, FR_DIAG_NAN,
+           "attention_out: the golden has 1 NaN/Inf (matched by the implementation): not a pass");
+    o.standard = FR_STD_FA;
+    CHECK(fr_judge_plain(&f->c, 0, 0, &o, FR_OK, "", &io, &g2, &e2, NULL, &j, &err) == FR_OK);
+    expect("golden NaN matched, fa", j, FR_WARN, FR_DIAG_NAN, "attention_out: the golden has 1 NaN/Inf");
+    o.standard = FR_STD_FLASHREF;
     fr_case_outputs_free(&g2);
     fr_case_outputs_free(&io);
     fr_case_outputs_free(&e2);
@@ -361,6 +381,23 @@ static void test_d1_stats(void) {
         fr_judgement j = judge_with(&f, &io, (jarg){&o, 0, 0, &f.ideal, &f.plain});
         CHECK(j.d1_rows == 2 * 12, "d1 rows %lld", (long long)j.d1_rows);
         expect("D1 stats one ulp off", j, FR_PASS, FR_DIAG_NONE, NULL);
+        expect("D1 stats, no references", judge_with(&f, &io, (jarg){&o, 0, 0, NULL, NULL}), FR_PASS, FR_DIAG_NONE,
+               NULL);
+        o.standard = FR_STD_ASCEND_L0;
+        expect("D1, fp32, ascend-L0", judge_with(&f, &io, (jarg){&o, 0, 0, &f.ideal, &f.plain}), FR_PASS,
+               FR_DIAG_NONE, "[ascend-L0]");
+        o.standard = FR_STD_FLASHREF;
+        /* k_out set so the rounded golden is at 0.85 of its bound (no reference): still a PASS, the WARN band needs
+         * 1024 elements for rel-L2 to be a statistic and attention_out has 768 */
+        j = judge_with(&f, &io, (jarg){&o, 0, 0, NULL, NULL});
+        double r = j.out[FR_CO_ATTENTION_OUT].m.rel_l2;
+        fr_judgement_free(&j);
+        fr_judge_opts w = o;
+        w.k_out = r / (0.85 * 0.25 * ldexp(1.0, -24));
+        w.k_max = 1e3;
+        w.gain_warn = 1e3;
+        expect("0.85 of the bound, 768 elements", judge_with(&f, &io, (jarg){&w, 0, 0, NULL, NULL}), FR_PASS,
+               FR_DIAG_NONE, "worst ratio 0.85");
         for (int64_t i = 0; i < nsm; i++)
             if (get_at(&f.gold, FR_CO_SOFTMAX_MAX, i) <= -FLT_MAX) set_at(&io, FR_CO_SOFTMAX_SUM, i, 0.99 * FLT_MAX);
         expect("D1 sum off 1 %", judge_with(&f, &io, (jarg){&o, 0, 0, &f.ideal, &f.plain}), FR_FAIL,
@@ -468,6 +505,13 @@ static void test_golden_agrees(const fixture *f) {
     CHECK(!fr_judge_golden_agrees(&f->c, &g, &f->ideal, why, sizeof why) &&
               strstr(why, "(max abs) off it, beyond the a-priori ceiling"),
           "one element: %s", why);
+    /* an ideal output of another size is not compared */
+    fr_case_outputs e0;
+    outputs_copy(f, &f->ideal, &e0);
+    e0.fwd.attention_out.shape[2] /= 2;
+    CHECK(fr_judge_golden_agrees(&f->c, &g, &e0, why, sizeof why), "attention_out of another size not compared");
+    e0.fwd.attention_out.shape[2] *= 2;
+    fr_case_outputs_free(&e0);
     /* an output the ideal does not have is not compared */
     fr_case_outputs e;
     outputs_copy(f, &f->ideal, &e);
@@ -549,6 +593,11 @@ static void test_lse_without_max(const fixture *f) {
     memset(&io.fwd.softmax_max, 0, sizeof io.fwd.softmax_max);
     for (int64_t i = 0; i < fr_tensor_numel(&io.fwd.softmax_sum); i++)
         set_at(&io, FR_CO_SOFTMAX_SUM, i, log(get_at(&f->gold, FR_CO_SOFTMAX_SUM, i)));
+    fr_judge_opts o2 = fr_judge_opts_default();
+    io.fwd.softmax_max = keep;
+    expect("log(sum), max present", judge_with(f, &io, (jarg){&o2, 0, 0, &f->ideal, &f->plain}), FR_FAIL,
+           FR_DIAG_LSE_FOR_SUM, "softmax_sum: max rel error");
+    memset(&io.fwd.softmax_max, 0, sizeof io.fwd.softmax_max);
     expect("log(sum), max absent", judge_with(f, &io, (jarg){&o, 0, 0, &f->ideal, &f->plain}), FR_FAIL,
            FR_DIAG_LSE_FOR_SUM, "softmax_sum: max rel error");
     for (int64_t i = 0; i < fr_tensor_numel(&io.fwd.softmax_sum); i++)
@@ -557,6 +606,52 @@ static void test_lse_without_max(const fixture *f) {
            FR_DIAG_SOFTMAX_STATS, "softmax_sum: max rel error");
     io.fwd.softmax_max = keep;
     fr_case_outputs_free(&io);
+}
+
+/* --standard fa's plain reference is the one in the input dtype for 16-bit inputs, forward and backward; the fp32
+ * plain reference otherwise. An empty case (varlen, no query rows) is judged on nothing. */
+static void test_plain_runs(void) {
+    fr_gen_spec specs[] = {
+        {.name = "edges_fa_bwd", .bwd = true, .dtype = FR_BF16, .B = 1, .N1 = 2, .S1 = 16, .S2 = 24, .D = 16},
+        {.name = "edges_fa_f16", .dtype = FR_F16, .B = 1, .N1 = 2, .S1 = 16, .S2 = 24, .D = 16},
+    };
+    fr_judge_opts fa = fr_judge_opts_default();
+    fa.standard = FR_STD_FA;
+    for (size_t s = 0; s < sizeof specs / sizeof specs[0]; s++) {
+        fixture f;
+        fixture_make(&specs[s], &f);
+        fr_case_outputs nat;
+        fr_error err;
+        if (f.ok && CHECKED(fr_judge_run_plain(&f.c, &fa, &nat, &err) == FR_OK, "%s: %s", specs[s].name, err.msg)) {
+            fr_case_output k = f.c.op == FR_CASE_FWD ? FR_CO_ATTENTION_OUT : FR_CO_DQ;
+            double d = 0;
+            for (int64_t i = 0; i < fr_tensor_numel(fr_case_output_cslot(&nat, k)); i++)
+                d = fmax(d, fabs(get_at(&nat, k, i) - get_at(&f.plain, k, i)));
+            CHECK(d > 0, "%s: the native plain reference is the fp32 one", specs[s].name);
+            expect(specs[s].name, judge_with(&f, &f.ideal, (jarg){&fa, 0, 0, &f.ideal, &nat}), FR_PASS, FR_DIAG_NONE,
+                   "[fa]");
+            int first = -2;
+            CHECK(!fr_outputs_identical(&nat, &f.plain, &first) && first == (int)k, "%s: first %d", specs[s].name,
+                  first);
+            fr_case_outputs_free(&nat);
+        }
+        fixture_free(&f);
+    }
+    fr_gen_spec e = {.name = "edges_empty", .layout = FR_TND, .B = 2, .N1 = 2, .D = 16, .seq_q = {0, 0},
+                     .seq_kv = {3, 4}};
+    fixture f;
+    fixture_make(&e, &f);
+    if (f.ok) {
+        fr_judge_opts o = fr_judge_opts_default();
+        fr_judgement j = judge_with(&f, &f.ideal, (jarg){&o, 0, 0, &f.ideal, &f.plain});
+        CHECK(!j.out[FR_CO_ATTENTION_OUT].present && j.heat_rows == 0 && j.n_gains == 0, "empty: nothing judged");
+        expect("empty case", j, FR_PASS, FR_DIAG_NONE, "empty outputs");
+        int first = -2;
+        CHECK(fr_outputs_identical(&f.ideal, &f.plain, &first) && first == -1, "empty outputs are identical");
+        char why[200] = "";
+        CHECK(fr_judge_golden_agrees(&f.c, &f.gold, &f.ideal, why, sizeof why), "empty: %s", why);
+    }
+    fixture_free(&f);
 }
 
 int main(void) {
@@ -581,5 +676,6 @@ int main(void) {
     test_backward_d1();
     test_backward();
     test_native_warn();
+    test_plain_runs();
     return fr_test_exit("test_judge_edges");
 }

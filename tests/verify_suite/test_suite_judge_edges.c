@@ -5,6 +5,7 @@
  * fails; case generation that fails or is unsupported; and fr_suite_downgrade's rules. */
 #include "common/check.h"
 #include "core/core.h"
+#include "verify/iut/iut_callback.h"
 #include "verify/iut/iut_internal.h"
 #include "verify/suite/suite_internal.h"
 
@@ -150,10 +151,13 @@ static void test_stored_golden(const fr_suite_opts *o) {
     fr_gen_case_free(&b.g);
 }
 
+static fr_suite_mod g_mod; /* the modification run_item applies */
+
 static fr_case_result run_item(fr_iut *iut, const fr_gen_spec *s, fr_suite_cat cat, const fr_suite_opts *o,
                                fr_status *st) {
     fr_suite_item it = fr_suite_item_of_spec(s, "test item", false);
     it.cat = cat;
+    it.mod = g_mod;
     fr_case_result cr;
     fr_error err;
     memset(&err, 0, sizeof err);
@@ -267,6 +271,56 @@ static void test_generation(const fr_suite_opts *o) {
     fr_judgement_free(&cr.j);
 }
 
+/* The properties category adds the explicit softmax checks to a BNSD forward with V = I (attention_out is P), not
+ * to another layout; a wrong P fails them. */
+static void test_properties(const fr_suite_opts *o) {
+    fr_iut iut;
+    fake fk;
+    fr_status st;
+    fr_gen_spec s = {.name = "sj_props", .B = 1, .N1 = 2, .S1 = 16, .S2 = 24, .D = 24};
+    g_mod = FR_MOD_V_IDENTITY;
+    fake_iut(&iut, &fk, FR_IUT_MUTANT, B_RIGHT, "right");
+    fr_case_result cr = run_item(&iut, &s, FR_CAT_PROPERTIES, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_PASS && starts(cr.extra, "explicit P: 32 rows, max |sum-1| "),
+          "properties, BNSD: %s [%s]", fr_verdict_name(cr.j.verdict), cr.extra);
+    fr_judgement_free(&cr.j);
+    g_mod = FR_MOD_NONE;
+    s.layout = FR_BSH;
+    s.name = "sj_props_bsh";
+    cr = run_item(&iut, &s, FR_CAT_PROPERTIES, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_PASS && !cr.extra[0], "properties, BSH: no checks on top [%s]", cr.extra);
+    fr_judgement_free(&cr.j);
+    /* the modification refused (V = I needs Dv = S2): a generation failure, a FAIL of the suite's case */
+    g_mod = FR_MOD_V_IDENTITY;
+    cr = run_item(&iut, &kSmall, FR_CAT_PROPERTIES, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_FAIL && starts(cr.j.why, "case generation failed: "), "mod refused: %s",
+          cr.j.why);
+    g_mod = FR_MOD_NONE;
+}
+
+static fr_status never_run(void *ud, const fr_verify_case *c, fr_fwd_outputs *fwd, fr_bwd_outputs *bwd,
+                           fr_error *err) {
+    (void)c, (void)fwd, (void)bwd;
+    ++*(int *)ud;
+    return fr_fail(err, FR_E_INTERNAL, "must not run");
+}
+
+/* A callback's declaration is a promise: a case outside it SKIPs without running. */
+static void test_declared(const fr_suite_opts *o) {
+    int calls = 0;
+    fr_iut *iut;
+    fr_error err;
+    if (!CHECKED(fr_iut_callback_open(never_run, &calls, "declared", &iut, &err) == FR_OK, "%s", err.msg)) return;
+    const char *caps = "{\"format\":\"flashref-capabilities/1\",\"ops\":{\"fwd\":{\"dtypes\":[\"fp16\"]}}}";
+    CHECK(fr_iut_declare(iut, caps, strlen(caps), &err) == FR_OK, "%s", err.msg);
+    fr_status st;
+    fr_case_result cr = run_item(iut, &kSmall, FR_CAT_BOUNDARIES, o, &st);
+    CHECK(st == FR_OK && cr.j.verdict == FR_SKIP && calls == 0 &&
+              starts(cr.j.why, "outside the declared capabilities: "),
+          "outside the declaration: %s, %d calls", cr.j.why, calls);
+    fr_iut_close(iut);
+}
+
 static void test_downgrade(void) {
     static const struct {
         fr_verdict from, v, want;
@@ -298,5 +352,7 @@ int main(void) {
     test_determinism(&o);
     test_order(&o);
     test_generation(&o);
+    test_properties(&o);
+    test_declared(&o);
     return fr_test_exit("test_suite_judge_edges");
 }
