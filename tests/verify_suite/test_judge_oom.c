@@ -99,7 +99,14 @@ static void sweep_judge(const fixture *f, const char *name, long step) {
         } else {
             CHECK(st == FR_OK && j.verdict == FR_FAIL, "%s: allocation %ld failing: %s, verdict %s", name, k,
                   fr_status_name(st), fr_verdict_name(j.verdict));
-            degraded += j.diag != want;
+            /* a lost re-run may leave the cause unnamed, never name another: the copy of the golden failing once
+             * made its distance infinite and any candidate "matched" (mask-sentinel for rows x 1.02) */
+            CHECK(j.diag == want || j.diag == FR_DIAG_UNKNOWN, "%s: allocation %ld failing: diagnosis %s, want %s", name,
+                  k, fr_diag_name(j.diag), fr_diag_name(want));
+            if (j.diag != want) {
+                degraded++;
+                printf("%s: allocation %ld failing: %s: %s\n", name, k, fr_diag_name(j.diag), j.why);
+            }
         }
         CHECK(live == 0, "%s: allocation %ld failing: %ld blocks not freed", name, k, live);
     }
@@ -186,8 +193,16 @@ static void metrics_oom(void) {
 int main(void) {
     fr_gen_spec fs = {.name = "oom_fwd", .B = 1, .N1 = 2, .S1 = 8, .S2 = 20, .D = 16};
     fr_gen_spec bs = {.name = "oom_bwd", .bwd = true, .B = 1, .N1 = 2, .N2 = 1, .S1 = 8, .S2 = 12, .D = 16};
-    fixture f, b;
-    bool okf = fixture_make(&fs, &f), okb = fixture_make(&bs, &b);
+    /* where many candidates apply: a user mask of mode 0 with a type-1 pse (sentinel, key tail, no rescale), an odd
+     * head dim (head-dim); a GQA backward with dropout (dropout bit shift, dK/dV reduce, GQA map, head dim) */
+    fr_gen_spec ms = {.name = "oom_mask_pse", .B = 1, .N1 = 2, .S1 = 8, .S2 = 37, .D = 20,
+                      .sparse_mode = FR_SPARSE_DEFAULT_MASK, .mask = FR_GEN_MASK_SS, .pse = FR_GEN_PSE_BNSS,
+                      .pse_type = FR_PSE_OUTER_MUL_ADD};
+    fr_gen_spec gs = {.name = "oom_gqa_drop", .bwd = true, .B = 1, .N1 = 4, .N2 = 2, .S1 = 6, .S2 = 10, .D = 12,
+                      .keep_prob = 0.8};
+    fixture f, b, m, g;
+    bool okf = fixture_make(&fs, &f), okb = fixture_make(&bs, &b), okm = fixture_make(&ms, &m),
+         okg = fixture_make(&gs, &g);
     if (!hooked()) {
         printf("test_judge_oom: no allocation hook in this build (-DFR_ALLOC_HOOK=ON): only the fixture checked\n");
     } else {
@@ -195,8 +210,12 @@ int main(void) {
         if (okf) sweep_judge(&f, "fr_judge forward", 1);
         if (okb) sweep_judge(&b, "fr_judge backward", 1);
         if (okf) sweep_suite(&f, "suite judge forward", 7);
+        if (okm) sweep_judge(&m, "fr_judge mask + pse", 1);
+        if (okg) sweep_judge(&g, "fr_judge GQA dropout backward", 1);
     }
     fixture_free(&f);
     fixture_free(&b);
+    fixture_free(&m);
+    fixture_free(&g);
     return fr_test_exit("test_judge_oom");
 }
