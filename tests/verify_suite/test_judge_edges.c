@@ -19,7 +19,7 @@
 
 static const uint64_t kSeed = 777;
 
-/* A generated case with its golden, ideal pipeline and plain reference (all in the operator's dtypes but the golden). */
+/* A generated case with its golden (fp64), ideal pipeline and plain reference (in the operator's dtypes). */
 typedef struct fixture {
     fr_gen_case g;
     fr_case c;
@@ -106,7 +106,8 @@ static fr_judgement judge_with(const fixture *f, const fr_case_outputs *iut, jar
     fr_judgement j;
     fr_error err;
     memset(&err, 0, sizeof err);
-    fr_status st = fr_judge_plain(&f->c, a.tags, a.purpose, a.opt, FR_OK, "", iut, &f->gold, a.ideal, a.plain, &j, &err);
+    fr_status st =
+        fr_judge_plain(&f->c, a.tags, a.purpose, a.opt, FR_OK, "", iut, &f->gold, a.ideal, a.plain, &j, &err);
     CHECK(st == FR_OK, "fr_judge_plain: %s: %s", fr_status_name(st), err.msg);
     return j;
 }
@@ -463,7 +464,8 @@ static void test_backward(void) {
             char what[64];
             snprintf(what, sizeof what, "bwd: %s x 1.1", fr_case_output_name(ks[q]));
             printf("%-34s %s %s: %s\n", what, fr_verdict_name(j.verdict), fr_diag_name(j.diag), j.why);
-            CHECK(j.verdict == FR_FAIL && !strncmp(j.why, fr_case_output_name(ks[q]), strlen(fr_case_output_name(ks[q]))),
+            const char *nm = fr_case_output_name(ks[q]);
+            CHECK(j.verdict == FR_FAIL && !strncmp(j.why, nm, strlen(nm)),
                   "%s: %s: %s", what, fr_verdict_name(j.verdict), j.why);
             CHECK(j.out[ks[q]].ratio > 1 && j.out[FR_CO_DQ].ratio < 1, "%s: ratio %g, dq %g", what, j.out[ks[q]].ratio,
                   j.out[FR_CO_DQ].ratio);
