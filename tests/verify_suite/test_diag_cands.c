@@ -171,7 +171,7 @@ static void test_near_misses(void) {
             outputs_map(&f, &f.gold, scale_out, &fac, &io);
             fr_judgement j = judge(&f, &io, 0, 0);
             char what[80];
-            snprintf(what, sizeof what, "%s: rows x 1.02", specs[s].name);
+            snprintf(what, sizeof what, "%s: rows x %g", specs[s].name, fac);
             expect(what, j, FR_FAIL, FR_DIAG_UNKNOWN, "; shape: ");
             fr_case_outputs_free(&io);
         }
