@@ -74,7 +74,7 @@ static void outputs_copy(const fixture *f, const fr_case_outputs *src, fr_case_o
     }
 }
 
-/* The golden's copy with output k's element i set to v (fp64 golden, for stored-golden checks). */
+/* A copy of the fp64 golden, to change for the stored-golden checks. */
 static void golden_copy(const fixture *f, fr_case_outputs *dst) {
     fr_error err;
     if (fr_case_alloc_outputs(&f->c, true, dst, &err) != FR_OK) {
