@@ -189,7 +189,9 @@ fr_diag fr_diagnose(const fr_diag_in *x, const fr_judgement *j, fr_case_output k
         double err = 0;
         for (int k = dg_cmp_first(x); k <= dg_cmp_last(x); k++)
             if (x->a[k]) err = fmax(err, j->out[k].m.rel_l2);
-        unsigned passes = err < kNumericsMax ? 2 : 1;
+        /* No distance to the correct output (its copy ran out of memory): nothing can be told closer than it, and an
+         * infinite rho_0 would make any candidate match. */
+        unsigned passes = !isfinite(rho0) ? 0 : err < kNumericsMax ? 2 : 1;
         for (unsigned pass = 0; pass < passes && named == FR_DIAG_NONE; pass++) {
             for (size_t c = 0; c < dg_ncands; c++) {
                 if (!(dg_cands[c].ops & op) || ((dg_cands[c].ops & 4u) != 0) != (pass == 1)) continue;
