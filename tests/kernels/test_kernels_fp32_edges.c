@@ -1,0 +1,140 @@
+/* Paths of the fast engine (fr_fwd / fr_bwd, engine fast) that test_kernels_fwd, _bwd and _golden leave out, each
+ * against the golden engine on the same inputs:
+ *   q/k/v with a non-unit last stride (fp32 K and V loaded row by row instead of read in place, the backward's Q and
+ *   dY rows copied, its fused query cache holding them);
+ *   a head dim of 512 + 64 rope (the K rows widened in blocks of fewer than 16, a half-size query tile);
+ *   fp8 inputs with a top-k gather (the gather path's dequant scales of Q and V);
+ *   top-k with a sink in the backward (the gather backward's dsink);
+ *   the fast backward refusing fp8 (spec 7.2 is [U]) with its own status and message.
+ * Bounds: fp32 attention_out rel-L2 <= 2e-6 and statistics 1e-6 (max) / 1e-5 (sum), fp32 gradients rel-L2 <= 1e-5,
+ * dsink 1e-4 (its terms cancel); fp8 attention_out rel-L2 <= 2^-5 (P rounded to e4m3fn: half an ulp is 2^-4). */
+#include "common/check.h"
+#include "core/validate.h"
+#include "kt_harness.h"
+
+static const int64_t k_lq[3] = {40, 0, 70};
+static const int64_t k_lkv[3] = {50, 9, 64};
+
+/* t's elements three apart: a non-unit last stride, same logical content. */
+static void restride(fr_tensor *t) {
+    int64_t n = kt_numel(t);
+    size_t es = fr_dtype_size(t->dtype);
+    char *d = calloc((size_t)(3 * n + 1), es);
+    for (int64_t k = 0; k < n; k++) memcpy(d + (size_t)(3 * k) * es, (const char *)t->data + (size_t)k * es, es);
+    free(t->data);
+    t->data = d;
+    for (int k = 0; k < t->ndim; k++) t->strides[k] *= 3;
+}
+
+static double rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
+    double e2 = 0, r2 = 0;
+    for (int64_t k = 0; k < kt_numel(a); k++) {
+        double x = kt_get(a, k), r = kt_get(g, k);
+        if (isnan(x) || isnan(r)) {
+            (*nnan)++;
+            continue;
+        }
+        e2 += (x - r) * (x - r), r2 += r * r;
+    }
+    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
+}
+
+/* Forward (and backward) fast against golden; out_lim bounds attention_out's rel-L2. */
+static void run_case(const kt_case *c, bool strided, bool bwd, double out_lim, uint64_t seed) {
+    kt_prob P;
+    kt_build(&P, c, seed);
+    if (strided) {
+        restride(&P.in.query), restride(&P.in.key), restride(&P.in.value);
+        if (c->Drope) restride(&P.in.query_rope), restride(&P.in.key_rope);
+    }
+    fr_dtype odt = fr_dtype_is_fp8(c->dt) ? FR_F16 : c->dt;
+    fr_fwd_outputs fo = kt_outputs_as(&P, odt, FR_F32), go = kt_outputs_as(&P, FR_F64, FR_F64);
+    fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+    ef.num_threads = 2;
+    fr_error err, err2;
+    fr_status st = fr_fwd(&P.p, &P.in, &fo, &ef, &err), sg = fr_fwd(&P.p, &P.in, &go, &eg, &err2);
+    bool ok = CHECKED(st == FR_OK && sg == FR_OK, "[%s] fwd fast %s (%s) golden %s (%s)", c->name,
+                      fr_status_name(st), err.msg, fr_status_name(sg), err2.msg);
+    if (ok) {
+        int64_t nnan = 0;
+        double ro = rel_l2(&fo.attention_out, &go.attention_out, &nnan);
+        double rm = rel_l2(&fo.softmax_max, &go.softmax_max, &nnan), rs = rel_l2(&fo.softmax_sum, &go.softmax_sum, &nnan);
+        bool good = nnan == 0 && ro <= out_lim && rm <= 1e-6 && rs <= 1e-5;
+        printf("  %-30s fwd: rel-L2 out %.3g max %.3g sum %.3g nan %lld%s\n", c->name, ro, rm, rs, (long long)nnan,
+               good ? "" : "  FAIL");
+        CHECK(good, "%s: forward against the golden", c->name);
+    }
+    if (ok && bwd) {
+        fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
+        fr_bwd_outputs fg = kt_grads(&P, FR_F32), gg = kt_grads(&P, FR_F64);
+        st = fr_bwd(&P.p, &bi, &fg, &ef, &err), sg = fr_bwd(&P.p, &bi, &gg, &eg, &err2);
+        if (CHECKED(st == FR_OK && sg == FR_OK, "[%s] bwd fast %s (%s) golden %s (%s)", c->name, fr_status_name(st),
+                    err.msg, fr_status_name(sg), err2.msg)) {
+            const fr_tensor *a[6] = {&fg.dq, &fg.dk, &fg.dv, &fg.dq_rope, &fg.dk_rope, &fg.dsink};
+            const fr_tensor *g[6] = {&gg.dq, &gg.dk, &gg.dv, &gg.dq_rope, &gg.dk_rope, &gg.dsink};
+            double rl[6] = {0};
+            int64_t nnan = 0;
+            bool good = true;
+            for (int k = 0; k < 6; k++) {
+                if (!fr_tensor_present(a[k])) continue;
+                rl[k] = rel_l2(a[k], g[k], &nnan);
+                good = good && rl[k] <= (k == 5 ? 1e-4 : 1e-5);
+            }
+            good = good && nnan == 0;
+            printf("  %-30s bwd: rel-L2 dq %.3g dk %.3g dv %.3g dq_rope %.3g dk_rope %.3g dsink %.3g%s\n", c->name,
+                   rl[0], rl[1], rl[2], rl[3], rl[4], rl[5], good ? "" : "  FAIL");
+            CHECK(good, "%s: backward against the golden", c->name);
+        }
+        kt_free_grads(&fg), kt_free_grads(&gg);
+        free(bi.dy.data);
+    }
+    kt_free_outputs(&fo), kt_free_outputs(&go);
+    kt_free_prob(&P);
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = fr_test_seed(argc, argv, "test_kernels_fp32_edges");
+    kt_case cs[8];
+    int n = 0;
+#define ADD(...) KT_ADD(cs, n, __VA_ARGS__)
+    ADD(k_->name = "strided mode0 GQA", k_->S1 = 70, k_->S2 = 140, k_->N1 = 4, k_->N2 = 2, k_->mask = true,
+        k_->pre = 60, k_->next = 10);
+    ADD(k_->name = "strided fused B=4 rope sink", k_->B = 4, k_->N1 = 2, k_->N2 = 1, k_->S1 = 33, k_->S2 = 50,
+        k_->Dk = 16, k_->Dv = 16, k_->Drope = 8, k_->sink = true);
+    ADD(k_->name = "strided TND", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq, k_->lkv = k_lkv);
+    ADD(k_->name = "D 512 + rope 64", k_->S1 = 20, k_->S2 = 40, k_->N1 = 1, k_->Dk = 512, k_->Dv = 64,
+        k_->Drope = 64, k_->scale = 0.04);
+    ADD(k_->name = "topk W=9 sink", k_->W = 9, k_->sink = true, k_->S1 = 40, k_->S2 = 60, k_->N1 = 4, k_->N2 = 2);
+    ADD(k_->name = "topk W=5 TND sink", k_->layout = FR_TND, k_->B = 3, k_->lq = k_lq, k_->lkv = k_lkv, k_->W = 5,
+        k_->sink = true, k_->keep_prob = 0.8);
+#undef ADD
+    run_case(&cs[0], true, true, 2e-6, seed);
+    run_case(&cs[1], true, true, 2e-6, seed + 1);
+    run_case(&cs[2], true, true, 2e-6, seed + 2);
+    run_case(&cs[3], false, true, 2e-6, seed + 3);
+    run_case(&cs[4], false, true, 2e-6, seed + 4);
+    run_case(&cs[5], false, true, 2e-6, seed + 5);
+    {
+        kt_case c8 = kt_base_case;
+        c8.name = "e4m3fn topk W=6", c8.dt = FR_E4M3FN, c8.dscale = true, c8.W = 6, c8.S1 = 140, c8.S2 = 300,
+        c8.Dk = 32, c8.Dv = 24;
+        run_case(&c8, false, false, 0x1p-5, seed + 6);
+        /* the fast backward refuses fp8 before any work */
+        kt_prob P;
+        kt_build(&P, &c8, seed + 6);
+        fr_fwd_outputs fo = kt_outputs_as(&P, FR_F16, FR_F32);
+        fr_bwd_inputs bi = fr_test_bwd_inputs(&P.in, fo.attention_out, fo.attention_out, fo.softmax_max, fo.softmax_sum);
+        fr_bwd_outputs g = kt_grads(&P, FR_F16);
+        fr_error err;
+        fr_problem pb; /* the validated problem (kt_build's own leaves fp8 unset) */
+        fr_status st = fr_problem_from_fwd(&P.p, &P.in, &pb, &err);
+        CHECK(st == FR_OK && pb.fp8, "fp8 problem: %s", err.msg);
+        st = fr_k_bwd(fr_kops_get(FR_ISA_AUTO), 1, &pb, &P.p, &bi, &g, &err);
+        CHECK(st == FR_E_UNSUPPORTED && !strcmp(err.msg, "engine 'fast': fp8 backward not supported (spec 7.2 is [U])"),
+              "fp8 backward: %s: %s", fr_status_name(st), err.msg);
+        kt_free_grads(&g);
+        kt_free_outputs(&fo);
+        kt_free_prob(&P);
+    }
+    return fr_test_exit("test_kernels_fp32_edges");
+}
