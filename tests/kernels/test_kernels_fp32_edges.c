@@ -136,5 +136,39 @@ int main(int argc, char **argv) {
         kt_free_outputs(&fo);
         kt_free_prob(&P);
     }
+    /* problems validation would refuse, handed to the kernels directly: a status, never a crash */
+    {
+        kt_case cm = kt_base_case;
+        cm.name = "unvalidated", cm.mask = true, cm.S1 = 8, cm.S2 = 8;
+        kt_prob P;
+        kt_build(&P, &cm, seed + 7);
+        fr_fwd_outputs fo = kt_outputs(&P, FR_F32);
+        fr_bwd_inputs bi = fr_test_bwd_inputs(&P.in, fo.attention_out, fo.attention_out, fo.softmax_max, fo.softmax_sum);
+        fr_bwd_outputs g = kt_grads(&P, FR_F32);
+        const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);
+        fr_error err;
+        P.in.atten_mask.ndim = 3; /* [B, N1, S1, S2] read as rank 3 */
+        bi.fwd = P.in;
+        fr_status st = fr_k_fwd(ops, 1, &P.pb, &P.p, &P.in, &fo, &err);
+        CHECK(st == FR_E_INTERNAL && !strcmp(err.msg, "atten_mask: ndim 3, expected 2 or 4"), "fwd mask rank: %s", err.msg);
+        st = fr_k_bwd(ops, 1, &P.pb, &P.p, &bi, &g, &err);
+        CHECK(st == FR_E_INTERNAL && !strcmp(err.msg, "atten_mask: ndim 3, expected 2 or 4"), "bwd mask rank: %s", err.msg);
+        P.in.atten_mask.ndim = 4;
+        bi.fwd = P.in;
+        fr_problem big = P.pb; /* B * N1 * query tiles past int64 */
+        big.B = INT64_C(1) << 62, big.T1 = big.T2 = 0;
+        st = fr_k_fwd(ops, 1, &big, &P.p, &P.in, &fo, &err);
+        CHECK(st == FR_E_OVERFLOW && !strcmp(err.msg, "engine 'fast': B * N1 * query tiles overflows"), "fwd: %s",
+              err.msg);
+        st = fr_k_bwd(ops, 1, &big, &P.p, &bi, &g, &err);
+        CHECK(st == FR_E_OVERFLOW && !strcmp(err.msg, "engine 'fast': task count overflows"), "bwd: %s", err.msg);
+        big = P.pb; /* N1 * T1 (the D_i rows) past int64 */
+        big.T1 = INT64_C(1) << 62;
+        st = fr_k_bwd(ops, 1, &big, &P.p, &bi, &g, &err);
+        CHECK(st == FR_E_OVERFLOW && !strcmp(err.msg, "engine 'fast': N1 * T overflows"), "bwd D_i: %s", err.msg);
+        kt_free_grads(&g);
+        kt_free_outputs(&fo);
+        kt_free_prob(&P);
+    }
     return fr_test_exit("test_kernels_fp32_edges");
 }
