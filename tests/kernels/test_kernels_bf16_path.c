@@ -204,6 +204,7 @@ int main(int argc, char **argv) {
         k_->Dv = 15, k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD);
     /* non-unit last strides: every K and V row loaded element by element; 129 keys = a tile and one */
     ADD(true, true, k_->name = "strided q/k/v", k_->S1 = 66, k_->S2 = 129, k_->Dk = 32, k_->Dv = 24);
+    ADD(false, false, k_->name = "decode a tile and one key", k_->S1 = 2, k_->S2 = 129, k_->Dk = 16, k_->Dv = 16);
     ADD(true, false, k_->name = "strided decode odd keys", k_->S1 = 2, k_->S2 = 4099, k_->Dk = 16, k_->Dv = 16,
         k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
     ADD(true, true, k_->name = "strided rope poisoned", k_->S1 = 40, k_->S2 = 77, k_->Dk = 16, k_->Dv = 16,

@@ -5,11 +5,15 @@
  *   a head dim of 512 + 64 rope (the K rows widened in blocks of fewer than 16, a half-size query tile);
  *   fp8 inputs with a top-k gather (the gather path's dequant scales of Q and V);
  *   top-k with a sink in the backward (the gather backward's dsink);
- *   the fast backward refusing fp8 (spec 7.2 is [U]) with its own status and message.
+ *   the fast backward refusing fp8 (spec 7.2 is [U]) with its own status and message;
+ *   outputs the kernels may be given without (attention_out; dq, rope gradients, dsink): the rest bit-identical;
+ *   stored statistics that mark a row D1 under a sink: that row takes no part (against the emulator);
+ *   problems validation would refuse, handed to the kernels: a status and message, never a crash.
  * Bounds: fp32 attention_out rel-L2 <= 2e-6 and statistics 1e-6 (max) / 1e-5 (sum), fp32 gradients rel-L2 <= 1e-5,
  * dsink 1e-4 (its terms cancel); fp8 attention_out rel-L2 <= 2^-5 (P rounded to e4m3fn: half an ulp is 2^-4). */
 #include "common/check.h"
 #include "core/validate.h"
+#include "flashref_emulate.h"
 #include "kt_harness.h"
 
 static const int64_t k_lq[3] = {40, 0, 70};
@@ -92,6 +96,92 @@ static void run_case(const kt_case *c, bool strided, bool bwd, double out_lim, u
     kt_free_prob(&P);
 }
 
+/* The kernels' outputs other than the statistics are optional to them (fr_k_fwd without attention_out; fr_k_bwd
+ * without dq, the rope gradients or dsink): what they do write must be the same bits as in a full run. */
+static bool bits_eq(const fr_tensor *a, const fr_tensor *b) {
+    return !memcmp(a->data, b->data, (size_t)kt_numel(a) * fr_dtype_size(a->dtype));
+}
+static void optional_outputs(uint64_t seed) {
+    kt_case cs[2] = {kt_base_case, kt_base_case};
+    cs[0].name = "fused rope sink", cs[0].B = 2, cs[0].N1 = cs[0].N2 = 2, cs[0].Drope = 8, cs[0].sink = true;
+    cs[1].name = "topk sink", cs[1].W = 5, cs[1].sink = true, cs[1].Drope = 4;
+    const fr_kops *ops = fr_kops_get(FR_ISA_AUTO);
+    for (int k = 0; k < 2; k++) {
+        kt_prob P;
+        kt_build(&P, &cs[k], seed + (uint64_t)k);
+        fr_fwd_outputs full = kt_outputs(&P, FR_F32), part = kt_outputs(&P, FR_F32);
+        fr_tensor keep = part.attention_out;
+        memset(&part.attention_out, 0, sizeof part.attention_out);
+        fr_error err;
+        bool ok = fr_k_fwd(ops, 2, &P.pb, &P.p, &P.in, &full, &err) == FR_OK &&
+                  fr_k_fwd(ops, 2, &P.pb, &P.p, &P.in, &part, &err) == FR_OK;
+        CHECK(ok && bits_eq(&full.softmax_max, &part.softmax_max) && bits_eq(&full.softmax_sum, &part.softmax_sum) &&
+                  isnan(kt_get(&keep, 0)),
+              "[%s] forward without attention_out: %s", cs[k].name, err.msg);
+        part.attention_out = keep;
+        fr_bwd_inputs bi = kt_bwd_inputs(&P, &full, seed);
+        fr_bwd_outputs g = kt_grads(&P, FR_F32), h = kt_grads(&P, FR_F32);
+        fr_bwd_outputs hp = h;
+        memset(&hp.dq, 0, sizeof hp.dq), memset(&hp.dq_rope, 0, sizeof hp.dq_rope);
+        memset(&hp.dk_rope, 0, sizeof hp.dk_rope), memset(&hp.dsink, 0, sizeof hp.dsink);
+        ok = fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &g, &err) == FR_OK && fr_k_bwd(ops, 2, &P.pb, &P.p, &bi, &hp, &err) == FR_OK;
+        CHECK(ok && bits_eq(&g.dk, &h.dk) && bits_eq(&g.dv, &h.dv) && isnan(kt_get(&h.dq, 0)) &&
+                  isnan(kt_get(&h.dsink, 0)),
+              "[%s] backward with dk, dv only: %s", cs[k].name, err.msg);
+        printf("  %-30s optional outputs left out: the others bit-identical%s\n", cs[k].name, ok ? "" : "  FAIL");
+        kt_free_grads(&g), kt_free_grads(&h);
+        free(bi.dy.data);
+        kt_free_outputs(&full), kt_free_outputs(&part);
+        kt_free_prob(&P);
+    }
+}
+
+/* Statistics given to the backward that mark a row D1 (-FLT_MAX, FLT_MAX) although the problem has a sink (stats no
+ * forward makes: a sink always takes part): the fast backward reads the markers as a row that takes no part (dq 0, no
+ * dsink term), in the fused and the two-pass backward alike, as the emulator does (emulate_entry.c: m <= -FLT_MAX is
+ * a D1 row). The golden reads them literally (D13: exp(x + FLT_MAX) / FLT_MAX) and gives Inf / NaN there, so the
+ * reference here is the emulator with fp64 compute ("exact"). */
+static void d1_stats_with_sink(uint64_t seed) {
+    kt_case cs[2] = {kt_base_case, kt_base_case};
+    cs[0].name = "D1 stats sink fused", cs[0].B = 2, cs[0].N1 = cs[0].N2 = 2, cs[0].sink = true;
+    cs[1].name = "D1 stats sink two-pass", cs[1].sink = true;
+    fr_numerics exact;
+    fr_numerics_preset("exact", &exact, NULL);
+    for (int k = 0; k < 2; k++) {
+        kt_prob P;
+        kt_build(&P, &cs[k], seed + (uint64_t)k);
+        fr_fwd_outputs fo = kt_outputs(&P, FR_F32);
+        fr_error err;
+        fr_engine ef = fr_engine_default(FR_ENGINE_FAST), ee = fr_engine_default(FR_ENGINE_EMULATE);
+        ee.numerics = &exact;
+        if (!CHECKED(fr_fwd(&P.p, &P.in, &fo, &ef, &err) == FR_OK, "%s", err.msg)) continue;
+        for (int64_t i = 3; i < 5; i++) /* rows 3, 4 of batch 0, head 1 */
+            for (int j = 0; j < 8; j++) {
+                kt_put(&fo.softmax_max, fr_softmax_offset(&fo.softmax_max, FR_BNSD, FR_SOFTMAX_DEFAULT, 0, 0, 1, i, j),
+                       -FLT_MAX);
+                kt_put(&fo.softmax_sum, fr_softmax_offset(&fo.softmax_sum, FR_BNSD, FR_SOFTMAX_DEFAULT, 0, 0, 1, i, j),
+                       FLT_MAX);
+            }
+        fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
+        fr_bwd_outputs fg = kt_grads(&P, FR_F32), gg = kt_grads(&P, FR_F64);
+        fr_status sf = fr_bwd(&P.p, &bi, &fg, &ef, &err), sg = fr_bwd(&P.p, &bi, &gg, &ee, &err);
+        if (CHECKED(sf == FR_OK && sg == FR_OK, "[%s] %s", cs[k].name, err.msg)) {
+            int64_t nnan = 0;
+            double rq = rel_l2(&fg.dq, &gg.dq, &nnan), rk = rel_l2(&fg.dk, &gg.dk, &nnan);
+            double rv = rel_l2(&fg.dv, &gg.dv, &nnan), rs = rel_l2(&fg.dsink, &gg.dsink, &nnan);
+            double z = kt_get(&fg.dq, fr_layout_offset(&fg.dq, FR_BNSD, cs[k].Dk, 0, 0, 1, 3, 0));
+            bool ok = nnan == 0 && rq <= 1e-5 && rk <= 1e-5 && rv <= 1e-5 && rs <= 1e-4 && z == 0.0;
+            printf("  %-30s bwd vs emulator: dq %.3g dk %.3g dv %.3g dsink %.3g, D1 row dq %g%s\n", cs[k].name, rq, rk,
+                   rv, rs, z, ok ? "" : "  FAIL");
+            CHECK(ok, "%s", cs[k].name);
+        }
+        kt_free_grads(&fg), kt_free_grads(&gg);
+        free(bi.dy.data);
+        kt_free_outputs(&fo);
+        kt_free_prob(&P);
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = fr_test_seed(argc, argv, "test_kernels_fp32_edges");
     kt_case cs[8];
@@ -136,6 +226,21 @@ int main(int argc, char **argv) {
         kt_free_outputs(&fo);
         kt_free_prob(&P);
     }
+    optional_outputs(seed + 8);
+    d1_stats_with_sink(seed + 9);
+    /* D8 with a decode shape: no heads, 5000 keys (no task, no key split) */
+    {
+        kt_case c0 = kt_base_case;
+        c0.name = "D8 decode N=0", c0.N1 = c0.N2 = 0, c0.S1 = 1, c0.S2 = 5000, c0.Dk = c0.Dv = 8;
+        kt_prob P;
+        kt_build(&P, &c0, seed + 10);
+        fr_fwd_outputs fo = kt_outputs(&P, FR_F32);
+        fr_engine ef = fr_engine_default(FR_ENGINE_FAST);
+        fr_error err;
+        CHECK(fr_fwd(&P.p, &P.in, &fo, &ef, &err) == FR_OK, "D8 decode N=0: %s", err.msg);
+        kt_free_outputs(&fo);
+        kt_free_prob(&P);
+    }
     /* problems validation would refuse, handed to the kernels directly: a status, never a crash */
     {
         kt_case cm = kt_base_case;
@@ -162,6 +267,11 @@ int main(int argc, char **argv) {
               err.msg);
         st = fr_k_bwd(ops, 1, &big, &P.p, &bi, &g, &err);
         CHECK(st == FR_E_OVERFLOW && !strcmp(err.msg, "engine 'fast': task count overflows"), "bwd: %s", err.msg);
+        big = P.pb; /* B * N1 fits, times the query tiles it does not */
+        big.B = INT64_C(1) << 60, big.S1 = INT64_C(1) << 20, big.T1 = big.T2 = 0;
+        st = fr_k_fwd(ops, 1, &big, &P.p, &P.in, &fo, &err);
+        CHECK(st == FR_E_OVERFLOW && !strcmp(err.msg, "engine 'fast': B * N1 * query tiles overflows"), "fwd 2: %s",
+              err.msg);
         big = P.pb; /* N1 * T1 (the D_i rows) past int64 */
         big.T1 = INT64_C(1) << 62;
         st = fr_k_bwd(ops, 1, &big, &P.p, &bi, &g, &err);
