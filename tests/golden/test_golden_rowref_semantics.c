@@ -42,6 +42,35 @@ static double normwise(const fr_tensor *a, const fr_tensor *r) {
 
 static int64_t q_len(const gt_case *c, int64_t b) { return c->L == FR_TND ? c->lq[b] : c->S1; }
 
+/* The golden forward of c, then every row of every (batch, head) by the row reference (in two ranges split at a
+ * random row), compared; false when validation refuses the case. */
+static bool compare(gt_case *c, const char *what, uint64_t *r) {
+    gt_make_outputs(c, 0, r);
+    fr_error err;
+    if (gt_run_fwd(c, 2, &err) != FR_OK) { /* a combination validation refuses: not this test's subject */
+        skipped++;
+        return false;
+    }
+    ran++;
+    fr_fwd_outputs ref = {like(&c->out, r), like(&c->smax, r), like(&c->ssum, r)};
+    bool ok = true;
+    for (int64_t b = 0; b < c->B && ok; b++)
+        for (int64_t h = 0; h < c->N1 && ok; h++) {
+            int64_t s1 = q_len(c, b), cut = fr_test_range(r, 0, s1);
+            fr_status st = gd_rowref_fwd_rows(&c->p, &c->in, &ref, b, h, 0, cut, &err);
+            if (st == FR_OK) st = gd_rowref_fwd_rows(&c->p, &c->in, &ref, b, h, cut, s1 - cut, &err);
+            ok = CHECKED(st == FR_OK, "%s b %lld h %lld: %s", what, (long long)b, (long long)h, err.msg);
+        }
+    if (ok) {
+        double eo = normwise(&ref.attention_out, &c->out), em = normwise(&ref.softmax_max, &c->smax);
+        double es = normwise(&ref.softmax_sum, &c->ssum), e = fmax(eo, fmax(em, es));
+        worst = fmax(worst, e);
+        CHECK(e <= 1e-12, "%s: out %.3g max %.3g sum %.3g", what, eo, em, es);
+    }
+    gt_free(&ref.attention_out), gt_free(&ref.softmax_max), gt_free(&ref.softmax_sum);
+    return true;
+}
+
 static void one_case(uint64_t seed, int id) {
     uint64_t rr = seed * 6151 + (uint64_t)id, *r = &rr;
     gt_case c;
@@ -68,33 +97,11 @@ static void one_case(uint64_t seed, int id) {
     gt_draw_topk(&c, &o, r, 10);
     o.amp = 2.0;
     gt_make_inputs(&c, &o, r);
-    gt_make_outputs(&c, 0, r);
-    fr_error err;
-    if (gt_run_fwd(&c, 2, &err) != FR_OK) { /* a combination validation refuses: not this test's subject */
-        skipped++;
-        gt_case_free(&c);
-        return;
-    }
-    ran++;
-    fr_fwd_outputs ref = {like(&c.out, r), like(&c.smax, r), like(&c.ssum, r)};
-    bool ok = true;
-    for (int64_t b = 0; b < c.B && ok; b++)
-        for (int64_t h = 0; h < c.N1 && ok; h++) {
-            /* rows in two ranges split at a random row: block edges fall inside them */
-            int64_t s1 = q_len(&c, b), cut = fr_test_range(r, 0, s1);
-            fr_status st = gd_rowref_fwd_rows(&c.p, &c.in, &ref, b, h, 0, cut, &err);
-            if (st == FR_OK) st = gd_rowref_fwd_rows(&c.p, &c.in, &ref, b, h, cut, s1 - cut, &err);
-            ok = CHECKED(st == FR_OK, "case %d b %lld h %lld: %s", id, (long long)b, (long long)h, err.msg);
-        }
-    if (ok) {
-        double eo = normwise(&ref.attention_out, &c.out), em = normwise(&ref.softmax_max, &c.smax);
-        double es = normwise(&ref.softmax_sum, &c.ssum), e = fmax(eo, fmax(em, es));
-        worst = fmax(worst, e);
-        CHECK(e <= 1e-12, "case %d (layout %s dtype %s mode %d pse %d topk %d drop %d sink %d rope %d): out %.3g max "
-              "%.3g sum %.3g", id, fr_layout_name(c.L), fr_dtype_name(c.dt), o.mask ? c.p.sparse_mode : -1,
-              o.pse ? c.p.pse_type : -1, o.topk, o.drop, o.sink, o.rope, eo, em, es);
-    }
-    gt_free(&ref.attention_out), gt_free(&ref.softmax_max), gt_free(&ref.softmax_sum);
+    char what[160];
+    snprintf(what, sizeof what, "case %d (layout %s dtype %s mode %d pse %d topk %d drop %d sink %d rope %d)", id,
+             fr_layout_name(c.L), fr_dtype_name(c.dt), o.mask ? c.p.sparse_mode : -1, o.pse ? c.p.pse_type : -1, o.topk,
+             o.drop, o.sink, o.rope);
+    compare(&c, what, r);
     gt_case_free(&c);
 }
 
@@ -150,11 +157,51 @@ static void edges(uint64_t seed) {
     gt_case_free(&c);
 }
 
+/* Fixed cases the draws do not reach: compressed ALiBi with S > 1024 (rows above the stored 1024 read their diagonal
+ * from row 0), and sparse mode 5 without a prefix, which is the user mask alone: the golden's outputs then equal mode
+ * 1's with the same mask, value for value. */
+static void fixed_cases(uint64_t seed) {
+    uint64_t rr = seed ^ 0x5eed, *r = &rr;
+    gt_case c;
+    gt_opts o;
+    gt_base_case(&c, FR_BSND, 1, 1, 1, 1100, 1100, 8, 8);
+    memset(&o, 0, sizeof o);
+    o.mask = 1, o.pse = 1, o.pse_shape = FR_GEN_PSE_COMP_B;
+    c.p.sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL, c.p.pse_type = FR_PSE_OUTER_MUL_ADD;
+    gt_make_inputs(&c, &o, r);
+    CHECK(compare(&c, "compressed pse S = 1100", r), "compressed pse S = 1100: refused");
+    gt_case_free(&c);
+    for (int strided = 0; strided < 2; strided++) {
+        gt_base_case(&c, FR_BNSD, 2, 2, 1, 30, 45, 8, 8);
+        c.strided = strided;
+        memset(&o, 0, sizeof o);
+        o.mask = 1, o.mask_shape = FR_GEN_MASK_BNSS, o.mask_density = 0.4;
+        c.p.sparse_mode = FR_SPARSE_PREFIX; /* gt_make_inputs draws a prefix: removed below */
+        gt_make_inputs(&c, &o, r);
+        c.p.prefix = NULL, c.p.prefix_len = 0;
+        if (!CHECKED(compare(&c, strided ? "mode 5 no prefix strided" : "mode 5 no prefix", r), "mode 5: refused")) {
+            gt_case_free(&c);
+            continue;
+        }
+        fr_tensor out5 = c.out, sum5 = c.ssum; /* mode 5's outputs, kept; compare makes new ones */
+        gt_free(&c.smax);
+        memset(&c.out, 0, sizeof c.out), memset(&c.ssum, 0, sizeof c.ssum);
+        c.p.sparse_mode = FR_SPARSE_ALL_MASK;
+        if (compare(&c, "mode 1, same mask", r))
+            CHECK(normwise(&out5, &c.out) == 0.0 && normwise(&sum5, &c.ssum) == 0.0,
+                  "mode 5 without a prefix differs from mode 1 (strided %d): out %.3g sum %.3g", strided,
+                  normwise(&out5, &c.out), normwise(&sum5, &c.ssum));
+        gt_free(&out5), gt_free(&sum5);
+        gt_case_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = fr_test_seed(argc, argv, "test_golden_rowref_semantics");
     int n = argc > 2 ? atoi(argv[2]) : 60;
     for (int id = 0; id < n; id++) one_case(seed, id);
     edges(seed);
+    fixed_cases(seed);
     printf("test_golden_rowref_semantics: %d cases (%d refused by validation), worst normwise %.3g\n", ran, skipped,
            worst);
     CHECK(ran >= n * 3 / 4, "too many cases refused: %d of %d", skipped, n);
