@@ -13,6 +13,8 @@
 
 #include "flashref_emulate.h"
 
+#include <float.h>
+
 static fr_tensor like(const fr_tensor *t, fr_dtype dt, uint64_t *r) {
     fr_tensor o = gt_tensor(dt, t->ndim, t->shape, 0, r);
     if (dt == FR_F64 || dt == FR_F32) gt_fill_nan_raw(&o);
@@ -312,11 +314,79 @@ static void backward_paths(uint64_t *r) {
     }
 }
 
+/* A key-tile permutation must match each batch's tile count, except a batch without queries (or without keys), which
+ * has no row to order; with fp64 compute the order changes nothing beyond rounding: the golden to 1e-12. Then the
+ * backward with P as the forward consumed it (bwd_p LOADED) in fp32 compute: the golden to rel-L2 1e-5. */
+static void perm_and_loaded(uint64_t *r) {
+    fr_error err;
+    static const int64_t perm3[3] = {2, 0, 1}, perm1[1] = {0};
+    {
+        gt_case c;
+        gt_base_case(&c, FR_TND, 3, 2, 1, 0, 0, 8, 8);
+        c.lq[0] = 5, c.lkv[0] = 130; /* 3 tiles of 64 */
+        c.lq[1] = 0, c.lkv[1] = 10;  /* 1 tile, no query */
+        c.lq[2] = 7, c.lkv[2] = 150; /* 3 tiles */
+        gt_opts o;
+        memset(&o, 0, sizeof o);
+        if (make(&c, &o, r)) {
+            fr_numerics nc;
+            fr_numerics_preset("exact", &nc, NULL);
+            nc.kv_tile = 64, nc.order = FR_EMU_ORDER_PERM, nc.perm = perm3, nc.perm_len = 3;
+            fr_fwd_outputs fo = {like(&c.out, FR_F64, r), like(&c.smax, FR_F64, r), like(&c.ssum, FR_F64, r)};
+            fr_status st = fr_emulate_fwd_ex(&c.p, &c.in, &fo, &nc, NULL, 2, &err);
+            double e = st == FR_OK ? fmax(normwise(&fo.attention_out, &c.out, 0), normwise(&fo.softmax_sum, &c.ssum, 0)) : 1;
+            printf("  TND permutation of 3 tiles, a batch of 1 tile without queries: %s, vs golden %.3g\n",
+                   fr_status_name(st), e);
+            CHECK(st == FR_OK && e <= 1e-12, "perm TND: %s %.3g", err.msg, e);
+            gt_free(&fo.attention_out), gt_free(&fo.softmax_max), gt_free(&fo.softmax_sum);
+        }
+        gt_case_free(&c);
+    }
+    {
+        gt_case c;
+        gt_base_case(&c, FR_BSH, 2, 2, 2, 4, 0, 8, 8); /* no keys: no tile to order */
+        gt_opts o;
+        memset(&o, 0, sizeof o);
+        if (make(&c, &o, r)) {
+            fr_numerics nc;
+            fr_numerics_preset("exact", &nc, NULL);
+            nc.order = FR_EMU_ORDER_PERM, nc.perm = perm1, nc.perm_len = 1;
+            fr_fwd_outputs fo = {like(&c.out, FR_F64, r), like(&c.smax, FR_F64, r), like(&c.ssum, FR_F64, r)};
+            fr_status st = fr_emulate_fwd_ex(&c.p, &c.in, &fo, &nc, NULL, 1, &err);
+            int64_t idx[4] = {1, 1, 3, 0}; /* batch 1, head 1, row 3: D1 */
+            CHECK(st == FR_OK && gt_get(&fo.softmax_max, idx) == -FLT_MAX && normwise(&fo.attention_out, &c.out, 0) == 0,
+                  "perm S2 = 0: %s", err.msg);
+            gt_free(&fo.attention_out), gt_free(&fo.softmax_max), gt_free(&fo.softmax_sum);
+        }
+        gt_case_free(&c);
+    }
+    {
+        gt_case c;
+        gt_base_case(&c, FR_BNSD, 1, 2, 1, 40, 300, 16, 16);
+        gt_opts o;
+        memset(&o, 0, sizeof o);
+        o.sink = 1;
+        if (make(&c, &o, r)) {
+            fr_numerics nc = fr_numerics_ideal(FR_F32);
+            nc.bwd_p = FR_EMU_P_LOADED, nc.kv_tile = 64;
+            fr_bwd_inputs bi = bwd_in(&c);
+            grads g = grads_like(&c, r);
+            CHECK(fr_emulate_bwd_ex(&c.p, &bi, &g.o, &nc, NULL, 2, &err) == FR_OK, "loaded: %s", err.msg);
+            double e = fmax(rel_l2(&g.o.dq, &c.dq), fmax(rel_l2(&g.o.dk, &c.dk), rel_l2(&g.o.dv, &c.dv)));
+            printf("  bwd_p loaded, fp32 compute, 5 tiles: gradients rel-L2 vs golden %.3g\n", e);
+            CHECK(e <= 1e-5, "loaded fp32: %.3g", e);
+            grads_free(&g);
+        }
+        gt_case_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = fr_test_seed(argc, argv, "test_emulate_entry_ex"), r = seed;
     refusals(&r);
     residual(&r, FR_F64);
     residual(&r, FR_F32);
     backward_paths(&r);
+    perm_and_loaded(&r);
     return fr_test_exit("test_emulate_entry_ex");
 }
