@@ -21,7 +21,9 @@ static fr_tensor like(const fr_tensor *t, fr_dtype dt, uint64_t *r) {
     return o;
 }
 
-/* max |a - r| / max(max |r|, floor) over the elements; a NaN mismatch is Inf. */
+/* max |a - r| / max(max |r|, floor) over the elements; a NaN mismatch is Inf.
+ * Alike test_emulate_golden.c:normwise_floor: kept apart because that one is static to its test and tests/common is
+ * not this test's to change; the same reading of "normwise". */
 static double normwise(const fr_tensor *a, const fr_tensor *r, double floor_) {
     if (!fr_tensor_present(r)) return 0.0;
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);

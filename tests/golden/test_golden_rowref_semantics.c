@@ -20,7 +20,9 @@ static fr_tensor like(const fr_tensor *t, uint64_t *r) {
     return o;
 }
 
-/* max |a - r| / max(max |r|, 1e-300) over the elements; a NaN where the other is not counts as Inf. */
+/* max |a - r| / max(max |r|, 1e-300) over the elements; a NaN where the other is not counts as Inf.
+ * Alike test_emulate_golden.c:normwise_floor: kept apart because each test owns its comparison (no floor here: the
+ * row reference must match the golden on every output, gradients are not compared). */
 static double normwise(const fr_tensor *a, const fr_tensor *r) {
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
     double emax = 0, rmax = 0;

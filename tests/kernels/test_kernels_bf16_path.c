@@ -22,7 +22,9 @@ static fr_kops g_ops; /* the dispatcher's table with bf16_gemm on */
 static const int64_t k_lq[5] = {65, 0, 3, 0, 130};
 static const int64_t k_lkv[5] = {70, 5, 2, 0, 129};
 
-/* t's elements two apart (strides doubled): a non-unit last stride, same logical content. */
+/* t's elements two apart (strides doubled): a non-unit last stride, same logical content.
+ * Alike test_kernels_fp32_edges.c:restride: kept apart because each test owns its own case builder (the spacing
+ * differs: 2 here, 3 there), and tests/common is not this test's to change. */
 static void restride(fr_tensor *t) {
     int64_t n = kt_numel(t);
     size_t es = fr_dtype_size(t->dtype);
@@ -78,6 +80,8 @@ static bool check_fwd(const kt_prob *P, const kt_ref *R, const fr_fwd_outputs *o
     return nbad == 0;
 }
 
+/* Alike test_kernels_golden.c:rel_l2 and test_kernels_fp32_edges.c:rel_l2: kept apart because each counts what it
+ * needs (NaNs here, the max errors there); a shared one would live in tests/common, another helper's file. */
 static double rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
     double e2 = 0, r2 = 0;
     for (int64_t k = 0; k < kt_numel(a); k++) {

@@ -19,7 +19,8 @@
 static const int64_t k_lq[3] = {40, 0, 70};
 static const int64_t k_lkv[3] = {50, 9, 64};
 
-/* t's elements three apart: a non-unit last stride, same logical content. */
+/* t's elements three apart: a non-unit last stride, same logical content (alike test_kernels_bf16_path.c:restride,
+ * kept apart for the reason given there). */
 static void restride(fr_tensor *t) {
     int64_t n = kt_numel(t);
     size_t es = fr_dtype_size(t->dtype);
@@ -30,6 +31,7 @@ static void restride(fr_tensor *t) {
     for (int k = 0; k < t->ndim; k++) t->strides[k] *= 3;
 }
 
+/* Alike test_kernels_bf16_path.c:rel_l2: kept apart for the reason given there. */
 static double rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
     double e2 = 0, r2 = 0;
     for (int64_t k = 0; k < kt_numel(a); k++) {
