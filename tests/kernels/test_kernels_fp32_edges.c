@@ -8,6 +8,7 @@
  *   the fast backward refusing fp8 (spec 7.2 is [U]) with its own status and message;
  *   outputs the kernels may be given without (attention_out; dq, rope gradients, dsink): the rest bit-identical;
  *   stored statistics that mark a row D1 under a sink: that row takes no part (against the emulator);
+ *   a NaN or an Inf in dY: non-finite gradients exactly where the golden's are (a regression test);
  *   problems validation would refuse, handed to the kernels: a status and message, never a crash.
  * Bounds: fp32 attention_out rel-L2 <= 2e-6 and statistics 1e-6 (max) / 1e-5 (sum), fp32 gradients rel-L2 <= 1e-5,
  * dsink 1e-4 (its terms cancel); fp8 attention_out rel-L2 <= 2^-5 (P rounded to e4m3fn: half an ulp is 2^-4). */
@@ -184,6 +185,55 @@ static void d1_stats_with_sink(uint64_t seed) {
     }
 }
 
+/* A NaN or an Inf in dY (row 9 of batch 0, head 0) under a causal mask: the gradients it reaches are non-finite
+ * exactly where the golden's are (dq of that row; dk, dv of the keys it attends), and nothing else moves: a key the
+ * row does not see never takes 0 * NaN through dS = P (dP - D_i) with D_i non-finite (it did before the fix in
+ * bwd.c:tile_grad: dk of every masked key was NaN). Fused (B N2 >= 4) and two-pass alike; the finite rest against
+ * the golden to rel-L2 1e-5. */
+static void bad_dy(uint64_t seed) {
+    kt_case cs[2] = {kt_base_case, kt_base_case};
+    cs[0].name = "dy fused", cs[0].B = 2, cs[0].N1 = cs[0].N2 = 2;
+    cs[1].name = "dy two-pass";
+    for (int k = 0; k < 4; k++) {
+        kt_case *c = &cs[k % 2];
+        double bad = k < 2 ? NAN : INFINITY;
+        c->mask = true, c->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL, c->S1 = 40, c->S2 = 40;
+        kt_prob P;
+        kt_build(&P, c, seed + (uint64_t)k);
+        fr_fwd_outputs fo = kt_outputs(&P, FR_F32);
+        fr_error err;
+        fr_engine ef = fr_engine_default(FR_ENGINE_FAST), eg = fr_engine_default(FR_ENGINE_GOLDEN);
+        if (!CHECKED(fr_fwd(&P.p, &P.in, &fo, &ef, &err) == FR_OK, "%s", err.msg)) continue;
+        fr_bwd_inputs bi = kt_bwd_inputs(&P, &fo, seed);
+        kt_put(&bi.dy, fr_layout_offset(&bi.dy, FR_BNSD, c->Dv, 0, 0, 0, 9, 3), bad);
+        fr_bwd_outputs fg = kt_grads(&P, FR_F32), gg = kt_grads(&P, FR_F64);
+        fr_status sf = fr_bwd(&P.p, &bi, &fg, &ef, &err), sg = fr_bwd(&P.p, &bi, &gg, &eg, &err);
+        if (CHECKED(sf == FR_OK && sg == FR_OK, "[%s] %s", c->name, err.msg)) {
+            const fr_tensor *a[3] = {&fg.dq, &fg.dk, &fg.dv}, *g[3] = {&gg.dq, &gg.dk, &gg.dv};
+            int64_t bad_f = 0, mismatch = 0;
+            double e2 = 0, r2 = 0;
+            for (int t = 0; t < 3; t++)
+                for (int64_t e = 0; e < kt_numel(a[t]); e++) {
+                    double x = kt_get(a[t], e), y = kt_get(g[t], e);
+                    bad_f += !isfinite(x);
+                    if (isfinite(x) != isfinite(y)) mismatch++;
+                    else if (isfinite(x)) e2 += (x - y) * (x - y), r2 += y * y;
+                }
+            double rel = sqrt(e2 / r2);
+            /* dq row 9 (32), dk and dv of keys 0..9 of kv head 0: dk every column (32 x 10), dv column 3 (10) */
+            bool ok = mismatch == 0 && bad_f == 32 + 320 + 10 && rel <= 1e-5;
+            printf("  %-14s %-15s %lld non-finite gradients, %lld where the golden's differ, the rest rel-L2 %.3g%s\n",
+                   k < 2 ? "NaN in dy" : "Inf in dy", c->name, (long long)bad_f, (long long)mismatch, rel,
+                   ok ? "" : "  FAIL");
+            CHECK(ok, "%s %s", k < 2 ? "NaN" : "Inf", c->name);
+        }
+        kt_free_grads(&fg), kt_free_grads(&gg);
+        free(bi.dy.data);
+        kt_free_outputs(&fo);
+        kt_free_prob(&P);
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = fr_test_seed(argc, argv, "test_kernels_fp32_edges");
     kt_case cs[8];
@@ -230,6 +280,7 @@ int main(int argc, char **argv) {
     }
     optional_outputs(seed + 8);
     d1_stats_with_sink(seed + 9);
+    bad_dy(seed + 11);
     /* D8 with a decode shape: no heads, 5000 keys (no task, no key split) */
     {
         kt_case c0 = kt_base_case;
