@@ -37,7 +37,7 @@ static void restride(fr_tensor *t) {
 
 typedef struct bp_case {
     kt_case c;
-    bool strided; /* q, k, v with a non-unit last stride */
+    int strided;  /* non-unit last stride: 1 query, 2 key, 4 value (7: all, rope too) */
     bool bwd;     /* the backward too */
 } bp_case;
 
@@ -127,10 +127,10 @@ static bool check_bwd(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed)
 static void run_case(const bp_case *bc, uint64_t seed) {
     kt_prob P;
     kt_build(&P, &bc->c, seed);
-    if (bc->strided) {
-        restride(&P.in.query), restride(&P.in.key), restride(&P.in.value);
-        if (bc->c.Drope) restride(&P.in.query_rope), restride(&P.in.key_rope);
-    }
+    if (bc->strided & 1) restride(&P.in.query);
+    if (bc->strided & 2) restride(&P.in.key);
+    if (bc->strided & 4) restride(&P.in.value);
+    if (bc->strided == 7 && bc->c.Drope) restride(&P.in.query_rope), restride(&P.in.key_rope);
     kt_ref R;
     kt_reference(&P, &R);
     fr_fwd_outputs o = kt_outputs(&P, bc->c.dt), o3 = kt_outputs(&P, bc->c.dt);
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
            base->bf16_gemm ? " (this CPU has a bf16 dot: the variant's own path)" : "");
     bp_case cs[24];
     int n = 0;
-#define ADD(strided_, bwd_, ...)                                                                                       \
+#define ADD(strided_, bwd_, ...) /* strided_: bits of bp_case.strided */                                                                                       \
     do {                                                                                                               \
         kt_case one[1];                                                                                                \
         int k1 = 0;                                                                                                    \
@@ -183,41 +183,44 @@ int main(int argc, char **argv) {
         n++;                                                                                                           \
     } while (0)
     /* decode, K and V rows in place */
-    ADD(false, false, k_->name = "decode in place causal", k_->S1 = 4, k_->S2 = 9000, k_->N1 = 2, k_->N2 = 2,
+    ADD(0, false, k_->name = "decode in place causal", k_->S1 = 4, k_->S2 = 9000, k_->N1 = 2, k_->N2 = 2,
         k_->Dk = 64, k_->Dv = 64, k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
-    ADD(false, false, k_->name = "decode in place poisoned column", k_->S1 = 4, k_->S2 = 4400, k_->N1 = 2, k_->N2 = 1,
+    ADD(0, false, k_->name = "decode in place poisoned column", k_->S1 = 4, k_->S2 = 4400, k_->N1 = 2, k_->N2 = 1,
         k_->Dk = 32, k_->Dv = 40, k_->mask = true, k_->poison = 4200);
-    ADD(false, false, k_->name = "decode last chunk of one key", k_->S1 = 1, k_->S2 = 4097, k_->N1 = 4, k_->N2 = 2,
+    ADD(0, false, k_->name = "decode last chunk of one key", k_->S1 = 1, k_->S2 = 4097, k_->N1 = 4, k_->N2 = 2,
         k_->Dk = 16, k_->Dv = 8, k_->sink = true, k_->keep_prob = 0.8);
-    ADD(false, false, k_->name = "decode BSH GQA band", k_->layout = FR_BSH, k_->S1 = 3, k_->S2 = 4500, k_->N1 = 4,
+    ADD(0, false, k_->name = "decode BSH GQA band", k_->layout = FR_BSH, k_->S1 = 3, k_->S2 = 4500, k_->N1 = 4,
         k_->N2 = 2, k_->Dk = 24, k_->Dv = 24, k_->mask = true, k_->sparse_mode = FR_SPARSE_BAND, k_->pre = 4500,
         k_->next = -100);
     /* decode that packs: rope, an odd head dim */
-    ADD(false, false, k_->name = "decode rope", k_->S1 = 2, k_->S2 = 4300, k_->Dk = 32, k_->Dv = 32, k_->Drope = 8);
-    ADD(false, false, k_->name = "decode odd Dk", k_->S1 = 5, k_->S2 = 300, k_->Dk = 33, k_->Dv = 17,
+    ADD(0, false, k_->name = "decode rope", k_->S1 = 2, k_->S2 = 4300, k_->Dk = 32, k_->Dv = 32, k_->Drope = 8);
+    ADD(0, false, k_->name = "decode odd Dk", k_->S1 = 5, k_->S2 = 300, k_->Dk = 33, k_->Dv = 17,
         k_->pse = FR_GEN_PSE_BNSS, k_->pse_type = FR_PSE_OUTER_ADD_MUL);
     /* full tiles: 32-bit transpose of K pairs, V interleave; masks with D1 rows and a poisoned column */
-    ADD(false, true, k_->name = "tiles mode0 poisoned", k_->S1 = 130, k_->S2 = 200, k_->Dk = 64, k_->Dv = 48,
+    ADD(0, true, k_->name = "tiles mode0 poisoned", k_->S1 = 130, k_->S2 = 200, k_->Dk = 64, k_->Dv = 48,
         k_->mask = true, k_->pre = 100, k_->next = 20, k_->poison = 150);
-    ADD(false, true, k_->name = "tiles BSND GQA sink drop", k_->layout = FR_BSND, k_->S1 = 70, k_->S2 = 140,
+    ADD(0, true, k_->name = "tiles BSND GQA sink drop", k_->layout = FR_BSND, k_->S1 = 70, k_->S2 = 140,
         k_->N1 = 4, k_->N2 = 2, k_->Dk = 32, k_->Dv = 32, k_->sink = true, k_->keep_prob = 0.75);
-    ADD(false, true, k_->name = "tiles fused MHA B=2 rope", k_->B = 2, k_->N1 = 2, k_->N2 = 2, k_->S1 = 65,
+    ADD(0, true, k_->name = "tiles fused MHA B=2 rope", k_->B = 2, k_->N1 = 2, k_->N2 = 2, k_->S1 = 65,
         k_->S2 = 129, k_->Dk = 40, k_->Dv = 24, k_->Drope = 8, k_->mask = true,
         k_->sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL);
-    ADD(false, true, k_->name = "tiles odd D SBH alibi", k_->layout = FR_SBH, k_->S1 = 100, k_->S2 = 100, k_->Dk = 31,
+    ADD(0, true, k_->name = "tiles odd D SBH alibi", k_->layout = FR_SBH, k_->S1 = 100, k_->S2 = 100, k_->Dk = 31,
         k_->Dv = 15, k_->pse = FR_GEN_PSE_SLOPES_N, k_->pse_type = FR_PSE_INNER_MUL_ADD);
     /* non-unit last strides: every K and V row loaded element by element; 129 keys = a tile and one */
-    ADD(true, true, k_->name = "strided q/k/v", k_->S1 = 66, k_->S2 = 129, k_->Dk = 32, k_->Dv = 24);
-    ADD(false, false, k_->name = "decode a tile and one key", k_->S1 = 2, k_->S2 = 129, k_->Dk = 16, k_->Dv = 16);
-    ADD(true, false, k_->name = "strided decode odd keys", k_->S1 = 2, k_->S2 = 4099, k_->Dk = 16, k_->Dv = 16,
+    ADD(7, true, k_->name = "strided q/k/v", k_->S1 = 66, k_->S2 = 129, k_->Dk = 32, k_->Dv = 24);
+    ADD(0, false, k_->name = "decode a tile and one key", k_->S1 = 2, k_->S2 = 129, k_->Dk = 16, k_->Dv = 16);
+    /* one of K, V strided: the other still read in place or transposed / interleaved as words */
+    ADD(4, false, k_->name = "decode V strided", k_->S1 = 3, k_->S2 = 300, k_->Dk = 16, k_->Dv = 16);
+    ADD(2, true, k_->name = "tiles K strided", k_->S1 = 70, k_->S2 = 130, k_->Dk = 16, k_->Dv = 16);
+    ADD(7, false, k_->name = "strided decode odd keys", k_->S1 = 2, k_->S2 = 4099, k_->Dk = 16, k_->Dv = 16,
         k_->mask = true, k_->sparse_mode = FR_SPARSE_RIGHT_DOWN_CAUSAL);
-    ADD(true, true, k_->name = "strided rope poisoned", k_->S1 = 40, k_->S2 = 77, k_->Dk = 16, k_->Dv = 16,
+    ADD(7, true, k_->name = "strided rope poisoned", k_->S1 = 40, k_->S2 = 77, k_->Dk = 16, k_->Dv = 16,
         k_->Drope = 4, k_->mask = true, k_->poison = 30);
     /* varlen with empty batches (one without queries, one without either) */
-    ADD(false, true, k_->name = "TND empties mode0", k_->layout = FR_TND, k_->B = 5, k_->lq = k_lq, k_->lkv = k_lkv,
+    ADD(0, true, k_->name = "TND empties mode0", k_->layout = FR_TND, k_->B = 5, k_->lq = k_lq, k_->lkv = k_lkv,
         k_->mask = true, k_->pre = 50, k_->next = 5, k_->mask_density = 0.1, k_->Dk = 32, k_->Dv = 32);
     /* top-k: the gather path, never the bf16 GEMM (bf16_gemm is ignored there) */
-    ADD(false, true, k_->name = "topk W=6 sink", k_->W = 6, k_->S1 = 30, k_->S2 = 50, k_->Dk = 16, k_->Dv = 16,
+    ADD(0, true, k_->name = "topk W=6 sink", k_->W = 6, k_->S1 = 30, k_->S2 = 50, k_->Dk = 16, k_->Dv = 16,
         k_->sink = true);
 #undef ADD
     for (int k = 0; k < n; k++) run_case(&cs[k], seed + (uint64_t)k);
