@@ -383,6 +383,61 @@ static void perm_and_loaded(uint64_t *r) {
     }
 }
 
+/* A NaN or an Inf in one dY element under a causal mask, fp64 and fp32 compute: the emulator's gradients are
+ * non-finite exactly where the golden's are (the keys the row sees, its dq), finite and equal to 1e-12 / rel-L2 1e-5
+ * elsewhere (a masked key never takes 0 * NaN). */
+static void bad_dy(uint64_t *r) {
+    for (int k = 0; k < 4; k++) {
+        gt_case c;
+        gt_base_case(&c, FR_BNSD, 1, 2, 1, 30, 30, 8, 8);
+        gt_opts o;
+        memset(&o, 0, sizeof o);
+        o.mask = 1;
+        c.p.sparse_mode = FR_SPARSE_LEFT_UP_CAUSAL;
+        gt_make_inputs(&c, &o, r);
+        gt_make_outputs(&c, 1, r);
+        int64_t at[4] = {0, 0, 7, 2};
+        gt_put(&c.dy, at, k % 2 ? INFINITY : NAN);
+        fr_error err;
+        if (!CHECKED(gt_run_fwd(&c, 1, &err) == FR_OK && gt_run_bwd(&c, 1, &err) == FR_OK, "golden: %s", err.msg)) {
+            gt_case_free(&c);
+            continue;
+        }
+        fr_numerics nc;
+        fr_numerics_preset("exact", &nc, NULL);
+        if (k >= 2) nc = fr_numerics_ideal(FR_F32);
+        fr_bwd_inputs bi = bwd_in(&c);
+        grads g = grads_like(&c, r);
+        if (CHECKED(fr_emulate_bwd_ex(&c.p, &bi, &g.o, &nc, NULL, 1, &err) == FR_OK, "%s", err.msg)) {
+            const fr_tensor *a[3] = {&g.o.dq, &g.o.dk, &g.o.dv}, *gd[3] = {&c.dq, &c.dk, &c.dv};
+            int64_t nbad = 0, mismatch = 0;
+            double e2 = 0, r2 = 0;
+            for (int t = 0; t < 3; t++) {
+                int64_t idx[4] = {0}, n = gt_numel(gd[t]);
+                for (int64_t e = 0; e < n; e++) {
+                    double x = gt_get(a[t], idx), y = gt_get(gd[t], idx);
+                    nbad += !isfinite(x);
+                    if (isfinite(x) != isfinite(y)) mismatch++;
+                    else if (isfinite(x)) e2 += (x - y) * (x - y), r2 += y * y;
+                    for (int q = 3; q >= 0; q--) {
+                        if (++idx[q] < gd[t]->shape[q]) break;
+                        idx[q] = 0;
+                    }
+                }
+            }
+            double rel = sqrt(e2 / r2);
+            /* dq row 7 (8), dk of keys 0..7 (8 x 8), dv column 2 of keys 0..7 (8) */
+            bool ok = mismatch == 0 && nbad == 8 + 64 + 8 && rel <= (k >= 2 ? 1e-5 : 1e-12);
+            printf("  %s in dy, %s compute: %lld non-finite gradients, %lld where the golden's differ, rest %.3g%s\n",
+                   k % 2 ? "Inf" : "NaN", k >= 2 ? "fp32" : "fp64", (long long)nbad, (long long)mismatch, rel,
+                   ok ? "" : "  FAIL");
+            CHECK(ok, "bad dy %d", k);
+        }
+        grads_free(&g);
+        gt_case_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
     uint64_t seed = fr_test_seed(argc, argv, "test_emulate_entry_ex"), r = seed;
     refusals(&r);
@@ -390,5 +445,6 @@ int main(int argc, char **argv) {
     residual(&r, FR_F32);
     backward_paths(&r);
     perm_and_loaded(&r);
+    bad_dy(&r);
     return fr_test_exit("test_emulate_entry_ex");
 }
