@@ -7,7 +7,10 @@
  *   dpsum: D_i from attention_in + o_lo (OUT_LO) and from the unrounded output (F32) agree to 1e-12 (fp64 compute)
  *     or 1e-5 (fp32 compute), and differ from D_i of the rounded output (OUT) by more than that;
  *   exp base 2 + sink (fp64 compute): the golden backward to 1e-12 (gradients normwise, floor 1e-3);
- *   fp8 e4m3fn + dequant scales, fp32 compute, dS in fp32: the golden backward to rel-L2 2e-5. */
+ *   fp8 e4m3fn + dequant scales, fp32 compute, dS in fp32: the golden backward to rel-L2 2e-5;
+ *   key-tile permutations where a batch has no query or no key; P as the forward consumed it (fp32 compute);
+ *   a NaN or an Inf in dY: non-finite gradients exactly where the golden's are (a regression test: an Inf dS was
+ *     saturated to FLT_MAX with ds_dtype fp32). */
 #include "common/check.h"
 #include "golden/gt_case.h"
 
