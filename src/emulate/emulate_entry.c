@@ -133,6 +133,14 @@ static fr_status fwd_run(const fr_problem *pb, const fr_params *p, const fr_fwd_
 /* ------------------------------------------------------------------------------------------------------------ */
 /* Backward */
 
+/* dS and P o Z in ds_dtype before the gradient products: a narrower format saturates (D3). To fp32 the cast changes
+ * no fp32 value: an Inf (a non-finite dY or attention_in makes D_i one) stays Inf, as in the golden, rather than
+ * saturating to FLT_MAX and leaving finite gradients where the golden's are not. */
+static double ds_cast(double x, fr_dtype dt, fr_round r) {
+    if (dt == FR_F32 && !isfinite(x)) return x;
+    return fr_emu_round(x, dt, r, FR_SAT);
+}
+
 /* acc[0..n) += w * x[0..n) in the compute dtype. */
 static void axpy(bool f32, double w, const void *x, int64_t n, double *acc) {
     if (f32) {
@@ -214,8 +222,8 @@ static void bwd_chunk(const emu_ctx *c, const fr_bwd_inputs *in, const bwd_array
             if (pb->fp8) dP = emu_rc(c, dP * dvs);
             double dPz = z == 1.0 ? dP : emu_rc(c, dP * z);
             double dS = emu_rc(c, P * emu_rc(c, dPz - D));
-            double dSr = fr_emu_round(dS, c->ds_dt, nc->ds_round, FR_SAT);
-            double Pr = fr_emu_round(Pz, c->ds_dt, nc->ds_round, FR_SAT);
+            double dSr = ds_cast(dS, c->ds_dt, nc->ds_round);
+            double Pr = ds_cast(Pz, c->ds_dt, nc->ds_round);
             double *pj = part + (j * Dp);
             if (dSr != 0.0) {
                 axpy(c->f32, pb->fp8 ? emu_rc(c, dSr * dks) : dSr, kvp, Dk, dqa);

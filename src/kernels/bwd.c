@@ -318,8 +318,10 @@ static void tile_grad(const bwd_ctx *c, bwd_ws *w, const fr_sem_batch *sb, int64
             }
         }
         /* NaN statistics (a row with a NaN score, golden.md 4): exp(-inf - NaN) is NaN, so the excluded positions
-         * are set back to 0: the NaN reaches the gradients of the keys the row sees, as in the golden, no others. */
-        if (cls == FR_TILE_PARTIAL && isnan(qs->msub[r] + qs->invl[r]))
+         * are set back to 0: the NaN reaches the gradients of the keys the row sees, as in the golden, no others.
+         * The same for a D_i that is NaN or Inf (a NaN / Inf in the row's dY or attention_in): dS = 0 * (0 - D_i)
+         * would put a NaN into dK of every key the row does not see. */
+        if (cls == FR_TILE_PARTIAL && (isnan(qs->msub[r] + qs->invl[r]) || !isfinite(di)))
             for (int64_t j = 0; j < nj; j++)
                 if (!w->keep[r * FR_K_BN + j]) p[j] = 0.0f, dp[j] = 0.0f;
         if (c->ip16 != FR_DT_NONE) { /* inner_precise 1 (D17): the operands of dV, dK and dQ in the 16-bit dtype */
