@@ -84,19 +84,30 @@ static bool build(const fr_gen_spec *s, bool fp64, fr_gen_case *g, fr_case_outpu
     return true;
 }
 
+/* A case built (outputs ref and got, the same shapes), run whole in this process into ref with engine kind (one
+ * thread): every check's start. False (and nothing left allocated) when the case cannot be built. */
+static bool prepare(const fr_gen_spec *s, bool fp64, fr_engine_kind kind, fr_gen_case *g, fr_case_outputs *ref,
+                    fr_case_outputs *got, fr_engine *e) {
+    /* a case that cannot be built fails its check on every rank alike, so no rank is left in a collective */
+    if (!build(s, fp64, g, ref)) return false;
+    fr_error err = {0};
+    *e = fr_engine_default(kind);
+    e->num_threads = 1;
+    CHECK(fr_case_alloc_outputs_parts(g->bwd ? FR_CASE_BWD : FR_CASE_FWD, &g->params, &g->in, fp64, got, &err) ==
+          FR_OK);
+    CHECK(run_single(g, ref, e, &err) == FR_OK, "%s: %s, single process: %s", s->name,
+          kind == FR_ENGINE_GOLDEN ? "golden" : "fast", err.msg);
+    return true;
+}
+
 /* The golden split over the ranks and merged onto rank 0: bit-identical to one process. */
 static void check_golden(const fr_gen_spec *s, bool fp64) {
     fr_gen_case g;
     fr_case_outputs ref, got;
-    /* a case that cannot be built fails its check on every rank alike, so no rank is left in a collective */
-    if (!build(s, fp64, &g, &ref)) return;
+    fr_engine e;
+    if (!prepare(s, fp64, FR_ENGINE_GOLDEN, &g, &ref, &got, &e)) return;
     fr_error err = {0};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = 1;
-    CHECK(fr_case_alloc_outputs_parts(g.bwd ? FR_CASE_BWD : FR_CASE_FWD, &g.params, &g.in, fp64, &got, &err) == FR_OK);
-    fr_status st = run_single(&g, &ref, &e, &err);
-    CHECK(st == FR_OK, "%s: single process: %s", s->name, err.msg);
-    st = run_dist(&g, &got, &e, &err);
+    fr_status st = run_dist(&g, &got, &e, &err);
     CHECK(st == FR_OK, "%s: rank %d of %d: %s", s->name, g_d.rank, g_d.size, err.msg);
     const char *which = "";
     if (g_d.rank == 0)
@@ -161,12 +172,9 @@ static void test_golden_bit_identical(void) {
 static void test_reuse(const fr_gen_spec *s) {
     fr_gen_case g;
     fr_case_outputs ref, got;
-    if (!build(s, true, &g, &ref)) return;
+    fr_engine e;
+    if (!prepare(s, true, FR_ENGINE_GOLDEN, &g, &ref, &got, &e)) return;
     fr_error err = {0};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = 1;
-    CHECK(fr_case_alloc_outputs_parts(g.bwd ? FR_CASE_BWD : FR_CASE_FWD, &g.params, &g.in, true, &got, &err) == FR_OK);
-    CHECK(run_single(&g, &ref, &e, &err) == FR_OK, "%s: %s", s->name, err.msg);
     for (int call = 0; call < 3; call++) {
         if (call == 2) /* every rank's outputs start with its own bytes */
             for (int k = 0; k < FR_CASE_NUM_OUTPUTS; k++) {
@@ -192,12 +200,9 @@ static void test_reuse(const fr_gen_spec *s) {
 static void test_fast_on_rank0(const fr_gen_spec *s) {
     fr_gen_case g;
     fr_case_outputs ref, got;
-    if (!build(s, false, &g, &ref)) return;
+    fr_engine e;
+    if (!prepare(s, false, FR_ENGINE_FAST, &g, &ref, &got, &e)) return;
     fr_error err = {0};
-    fr_engine e = fr_engine_default(FR_ENGINE_FAST);
-    e.num_threads = 1;
-    CHECK(fr_case_alloc_outputs_parts(g.bwd ? FR_CASE_BWD : FR_CASE_FWD, &g.params, &g.in, false, &got, &err) == FR_OK);
-    CHECK(run_single(&g, &ref, &e, &err) == FR_OK, "%s: fast, single process: %s", s->name, err.msg);
     fr_status st = run_dist(&g, &got, &e, &err);
     CHECK(st == FR_OK, "%s: fast, rank %d of %d: %s", s->name, g_d.rank, g_d.size, err.msg);
     const char *which = "";
@@ -308,12 +313,9 @@ static void test_bad_threads(const fr_gen_spec *s) {
 static void test_nomem(const fr_gen_spec *s) {
     fr_gen_case g;
     fr_case_outputs ref, got;
-    if (!build(s, true, &g, &ref)) return;
+    fr_engine e;
+    if (!prepare(s, true, FR_ENGINE_GOLDEN, &g, &ref, &got, &e)) return;
     fr_error err = {0};
-    fr_engine e = fr_engine_default(FR_ENGINE_GOLDEN);
-    e.num_threads = 1;
-    CHECK(fr_case_alloc_outputs_parts(g.bwd ? FR_CASE_BWD : FR_CASE_FWD, &g.params, &g.in, true, &got, &err) == FR_OK);
-    CHECK(run_single(&g, &ref, &e, &err) == FR_OK, "%s: %s", s->name, err.msg);
     const int last = g_d.size - 1;
     long k = 1;
     int hit = 1, runs = 0;
