@@ -24,29 +24,6 @@ static fr_tensor like(const fr_tensor *t, fr_dtype dt, uint64_t *r) {
     return o;
 }
 
-/* max |a - r| / max(max |r|, floor) over the elements; a NaN mismatch is Inf.
- * Alike test_emulate_golden.c:normwise_floor: kept apart because that one is static to its test and tests/common is
- * not this test's to change; the same reading of "normwise". */
-static double normwise(const fr_tensor *a, const fr_tensor *r, double floor_) {
-    if (!fr_tensor_present(r)) return 0.0;
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
-    double emax = 0, rmax = 0;
-    for (int64_t e = 0; e < n; e++) {
-        double av = gt_get(a, idx), rv = gt_get(r, idx);
-        if (isfinite(rv) && fabs(rv) > rmax) rmax = fabs(rv);
-        if (!isfinite(av) || !isfinite(rv)) {
-            if (!(av == rv)) emax = INFINITY;
-        } else if (fabs(av - rv) > emax) {
-            emax = fabs(av - rv);
-        }
-        for (int k = r->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < r->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    return emax / fmax(rmax, fmax(floor_, 1e-300));
-}
-
 static double rel_l2(const fr_tensor *a, const fr_tensor *r) {
     int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
     double e2 = 0, r2 = 0;
@@ -95,11 +72,11 @@ static void grads_free(grads *g) {
 }
 /* The worst normwise error of g against the case's golden gradients (floor 1e-3: O(1) inputs). */
 static double grads_err(const grads *g, const gt_case *c) {
-    double e = normwise(&g->o.dq, &c->dq, 1e-3);
-    e = fmax(e, normwise(&g->o.dk, &c->dk, 1e-3));
-    e = fmax(e, normwise(&g->o.dv, &c->dv, 1e-3));
-    if (c->Dr) e = fmax(e, fmax(normwise(&g->o.dq_rope, &c->dqr, 1e-3), normwise(&g->o.dk_rope, &c->dkr, 1e-3)));
-    if (fr_tensor_present(&c->dsink)) e = fmax(e, normwise(&g->o.dsink, &c->dsink, 1e-3));
+    double e = gt_normwise(&g->o.dq, &c->dq, 1e-3);
+    e = fmax(e, gt_normwise(&g->o.dk, &c->dk, 1e-3));
+    e = fmax(e, gt_normwise(&g->o.dv, &c->dv, 1e-3));
+    if (c->Dr) e = fmax(e, fmax(gt_normwise(&g->o.dq_rope, &c->dqr, 1e-3), gt_normwise(&g->o.dk_rope, &c->dkr, 1e-3)));
+    if (fr_tensor_present(&c->dsink)) e = fmax(e, gt_normwise(&g->o.dsink, &c->dsink, 1e-3));
     return e;
 }
 
@@ -155,7 +132,7 @@ static void refusals(uint64_t *r) {
     fr_tensor absent;
     memset(&absent, 0, sizeof absent);
     CHECK(fr_emulate_fwd_ex(&c.p, &c.in, &fo, &ex, &absent, 0, &err) == FR_OK, "absent o_lo: %s", err.msg);
-    CHECK(normwise(&fo.attention_out, &c.out, 0) <= 1e-7, "absent o_lo: output");
+    CHECK(gt_normwise(&fo.attention_out, &c.out, 0) <= 1e-7, "absent o_lo: output");
 
     /* the backward's */
     fr_bwd_inputs bi = bwd_in(&c);
@@ -226,7 +203,7 @@ static void residual(uint64_t *r, fr_dtype compute) {
             idx[k] = 0;
         }
     }
-    double lim = compute == FR_F64 ? 1e-12 : 1e-6, eo = normwise(&o64, &c.out, 0);
+    double lim = compute == FR_F64 ? 1e-12 : 1e-6, eo = gt_normwise(&o64, &c.out, 0);
     printf("  %s compute: |attention_out + o_lo - golden| %.3g, %lld of %lld residuals nonzero\n", cn, eo,
            (long long)nonzero, (long long)n);
     CHECK(eo <= lim && nonzero > n / 2, "%s: out + o_lo vs golden %.3g, nonzero %lld of %lld", cn, eo,
@@ -241,8 +218,8 @@ static void residual(uint64_t *r, fr_dtype compute) {
     ok = ok && CHECKED(fr_emulate_bwd_ex(&c.p, &bi, &g_lo.o, &n_lo, &lo, 2, &err) == FR_OK, "OUT_LO: %s", err.msg);
     ok = ok && CHECKED(fr_emulate_bwd_ex(&c.p, &bi, &g_f32.o, &n_f32, &o64, 1, &err) == FR_OK, "F32: %s", err.msg);
     if (ok) {
-        double same = fmax(normwise(&g_lo.o.dq, &g_f32.o.dq, 1e-3), normwise(&g_lo.o.dk, &g_f32.o.dk, 1e-3));
-        double moved = fmax(normwise(&g_out.o.dq, &g_f32.o.dq, 1e-3), normwise(&g_out.o.dk, &g_f32.o.dk, 1e-3));
+        double same = fmax(gt_normwise(&g_lo.o.dq, &g_f32.o.dq, 1e-3), gt_normwise(&g_lo.o.dk, &g_f32.o.dk, 1e-3));
+        double moved = fmax(gt_normwise(&g_out.o.dq, &g_f32.o.dq, 1e-3), gt_normwise(&g_out.o.dk, &g_f32.o.dk, 1e-3));
         double slim = compute == FR_F64 ? 1e-12 : 1e-5;
         printf("  %s compute: dq/dk with D from out + o_lo vs from fp32 O %.3g; from the rounded out %.3g\n", cn, same,
                moved);
@@ -339,7 +316,9 @@ static void perm_and_loaded(uint64_t *r) {
             nc.kv_tile = 64, nc.order = FR_EMU_ORDER_PERM, nc.perm = perm3, nc.perm_len = 3;
             fr_fwd_outputs fo = {like(&c.out, FR_F64, r), like(&c.smax, FR_F64, r), like(&c.ssum, FR_F64, r)};
             fr_status st = fr_emulate_fwd_ex(&c.p, &c.in, &fo, &nc, NULL, 2, &err);
-            double e = st == FR_OK ? fmax(normwise(&fo.attention_out, &c.out, 0), normwise(&fo.softmax_sum, &c.ssum, 0)) : 1;
+            double e = st == FR_OK ? fmax(gt_normwise(&fo.attention_out, &c.out, 0),
+                                          gt_normwise(&fo.softmax_sum, &c.ssum, 0))
+                                     : 1;
             printf("  TND permutation of 3 tiles, a batch of 1 tile without queries: %s, vs golden %.3g\n",
                    fr_status_name(st), e);
             CHECK(st == FR_OK && e <= 1e-12, "perm TND: %s %.3g", err.msg, e);
@@ -359,7 +338,8 @@ static void perm_and_loaded(uint64_t *r) {
             fr_fwd_outputs fo = {like(&c.out, FR_F64, r), like(&c.smax, FR_F64, r), like(&c.ssum, FR_F64, r)};
             fr_status st = fr_emulate_fwd_ex(&c.p, &c.in, &fo, &nc, NULL, 1, &err);
             int64_t idx[4] = {1, 1, 3, 0}; /* batch 1, head 1, row 3: D1 */
-            CHECK(st == FR_OK && gt_get(&fo.softmax_max, idx) == -FLT_MAX && normwise(&fo.attention_out, &c.out, 0) == 0,
+            CHECK(st == FR_OK && gt_get(&fo.softmax_max, idx) == -FLT_MAX &&
+                      gt_normwise(&fo.attention_out, &c.out, 0) == 0,
                   "perm S2 = 0: %s", err.msg);
             gt_free(&fo.attention_out), gt_free(&fo.softmax_max), gt_free(&fo.softmax_sum);
         }

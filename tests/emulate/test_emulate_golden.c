@@ -13,27 +13,8 @@ static double worst_fwd = 0, worst_bwd = 0; /* argv[3]: another preset must FAIL
 /* max |a - r| / max(max |r|, floor) over the finite elements; a NaN/Inf mismatch counts as Inf. The floor keeps
  * gradients that cancel to ~0 (e.g. every row has one key: dS = P (dP - D) = 0 up to rounding) from turning fp64
  * rounding noise into a large relative error; inputs are O(1), so typical gradients are O(1). */
-static double normwise_floor(const fr_tensor *a, const fr_tensor *r, double floor_);
-static double normwise(const fr_tensor *a, const fr_tensor *r) { return normwise_floor(a, r, 0.0); }
-static double gnorm(const fr_tensor *a, const fr_tensor *r) { return normwise_floor(a, r, 1e-3); }
-static double normwise_floor(const fr_tensor *a, const fr_tensor *r, double floor_) {
-    if (!fr_tensor_present(r)) return 0.0;
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
-    double emax = 0, rmax = 0;
-    for (int64_t e = 0; e < n; e++) {
-        double av = gt_get(a, idx), rv = gt_get(r, idx);
-        if (isfinite(rv) && fabs(rv) > rmax) rmax = fabs(rv);
-        if (!isfinite(av) || !isfinite(rv)) {
-            if (!(av == rv)) emax = INFINITY;
-        } else if (fabs(av - rv) > emax) emax = fabs(av - rv);
-        for (int k = r->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < r->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    rmax = fmax(rmax, floor_);
-    return rmax > 0 ? emax / rmax : emax;
-}
+static double normwise(const fr_tensor *a, const fr_tensor *r) { return gt_normwise(a, r, 0.0); }
+static double gnorm(const fr_tensor *a, const fr_tensor *r) { return gt_normwise(a, r, 1e-3); }
 
 static fr_tensor like(const fr_tensor *t, uint64_t *r) {
     fr_tensor o = gt_tensor(FR_F64, t->ndim, t->shape, 0, r);

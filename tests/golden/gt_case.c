@@ -53,6 +53,27 @@ double gt_get_off(const fr_tensor *t, int64_t o) {
 
 double gt_get(const fr_tensor *t, const int64_t *idx) { return gt_get_off(t, gt_off(t, idx)); }
 
+double gt_normwise(const fr_tensor *a, const fr_tensor *r, double floor_) {
+    if (!fr_tensor_present(r)) return 0.0;
+    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
+    double emax = 0, rmax = 0;
+    for (int64_t e = 0; e < n; e++) {
+        double av = gt_get(a, idx), rv = gt_get(r, idx);
+        if (isfinite(rv) && fabs(rv) > rmax) rmax = fabs(rv);
+        if (!isfinite(av) || !isfinite(rv)) {
+            if (!(av == rv)) emax = INFINITY;
+        } else if (fabs(av - rv) > emax) {
+            emax = fabs(av - rv);
+        }
+        for (int k = r->ndim - 1; k >= 0; k--) {
+            if (++idx[k] < r->shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    rmax = fmax(rmax, floor_);
+    return rmax > 0 ? emax / rmax : emax;
+}
+
 void gt_put_off(const fr_tensor *t, int64_t o, double v) {
     float f = (float)v;
     switch (t->dtype) {

@@ -39,6 +39,9 @@ double gt_get(const fr_tensor *t, const int64_t *idx);
 /* Stores v rounded to nearest even (inputs are generated this way). */
 void gt_put_off(const fr_tensor *t, int64_t o, double v);
 void gt_put(const fr_tensor *t, const int64_t *idx, double v);
+/* max |a - r| / max(max |r|, floor) over the logical elements of r (a shaped like r): a NaN or Inf where the other
+ * differs counts as Inf; with max |r| and floor both 0, max |a - r| itself. 0 when r is absent. */
+double gt_normwise(const fr_tensor *a, const fr_tensor *r, double floor_);
 /* Visits every logical element: fills with f(rng) (uniform in [lo, hi]). */
 void gt_fill_uniform(fr_tensor *t, uint64_t *r, double lo, double hi);
 /* Fills every byte of the buffer behind t (padding included) with NaN of its dtype (fp64 / fp32 outputs). */

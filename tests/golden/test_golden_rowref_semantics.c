@@ -20,28 +20,6 @@ static fr_tensor like(const fr_tensor *t, uint64_t *r) {
     return o;
 }
 
-/* max |a - r| / max(max |r|, 1e-300) over the elements; a NaN where the other is not counts as Inf.
- * Alike test_emulate_golden.c:normwise_floor: kept apart because each test owns its comparison (no floor here: the
- * row reference must match the golden on every output, gradients are not compared). */
-static double normwise(const fr_tensor *a, const fr_tensor *r) {
-    int64_t idx[FR_MAX_DIMS] = {0}, n = gt_numel(r);
-    double emax = 0, rmax = 0;
-    for (int64_t e = 0; e < n; e++) {
-        double av = gt_get(a, idx), rv = gt_get(r, idx);
-        if (isfinite(rv) && fabs(rv) > rmax) rmax = fabs(rv);
-        if (!isfinite(av) || !isfinite(rv)) {
-            if (!(av == rv)) emax = INFINITY;
-        } else if (fabs(av - rv) > emax) {
-            emax = fabs(av - rv);
-        }
-        for (int k = r->ndim - 1; k >= 0; k--) {
-            if (++idx[k] < r->shape[k]) break;
-            idx[k] = 0;
-        }
-    }
-    return emax / fmax(rmax, 1e-300);
-}
-
 static int64_t q_len(const gt_case *c, int64_t b) { return c->L == FR_TND ? c->lq[b] : c->S1; }
 
 /* The golden forward of c, then every row of every (batch, head) by the row reference (in two ranges split at a
@@ -64,8 +42,8 @@ static bool compare(gt_case *c, const char *what, uint64_t *r) {
             ok = CHECKED(st == FR_OK, "%s b %lld h %lld: %s", what, (long long)b, (long long)h, err.msg);
         }
     if (ok) {
-        double eo = normwise(&ref.attention_out, &c->out), em = normwise(&ref.softmax_max, &c->smax);
-        double es = normwise(&ref.softmax_sum, &c->ssum), e = fmax(eo, fmax(em, es));
+        double eo = gt_normwise(&ref.attention_out, &c->out, 0), em = gt_normwise(&ref.softmax_max, &c->smax, 0);
+        double es = gt_normwise(&ref.softmax_sum, &c->ssum, 0), e = fmax(eo, fmax(em, es));
         worst = fmax(worst, e);
         CHECK(e <= 1e-12, "%s: out %.3g max %.3g sum %.3g", what, eo, em, es);
     }
@@ -153,7 +131,8 @@ static void edges(uint64_t seed) {
     for (int64_t b = 0; b < 2; b++)
         for (int64_t h = 0; h < 2; h++)
             CHECK(gd_rowref_fwd_rows(&c.p, &c.in, &only, b, h, 0, 9, &err) == FR_OK, "max only: %s", err.msg);
-    CHECK(normwise(&ref.softmax_max, &c.smax) <= 1e-12, "max only: %.3g", normwise(&ref.softmax_max, &c.smax));
+    double em = gt_normwise(&ref.softmax_max, &c.smax, 0);
+    CHECK(em <= 1e-12, "max only: %.3g", em);
     CHECK(isnan(gt_get_off(&ref.attention_out, 0)) && isnan(gt_get_off(&ref.softmax_sum, 0)), "absent outputs written");
     gt_free(&ref.attention_out), gt_free(&ref.softmax_max), gt_free(&ref.softmax_sum);
     gt_case_free(&c);
@@ -190,9 +169,9 @@ static void fixed_cases(uint64_t seed) {
         memset(&c.out, 0, sizeof c.out), memset(&c.ssum, 0, sizeof c.ssum);
         c.p.sparse_mode = FR_SPARSE_ALL_MASK;
         if (compare(&c, "mode 1, same mask", r))
-            CHECK(normwise(&out5, &c.out) == 0.0 && normwise(&sum5, &c.ssum) == 0.0,
+            CHECK(gt_normwise(&out5, &c.out, 0) == 0.0 && gt_normwise(&sum5, &c.ssum, 0) == 0.0,
                   "mode 5 without a prefix differs from mode 1 (strided %d): out %.3g sum %.3g", strided,
-                  normwise(&out5, &c.out), normwise(&sum5, &c.ssum));
+                  gt_normwise(&out5, &c.out, 0), gt_normwise(&sum5, &c.ssum, 0));
         gt_free(&out5), gt_free(&sum5);
         gt_case_free(&c);
     }
