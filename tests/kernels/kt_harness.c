@@ -33,6 +33,19 @@ void kt_fill_nan(const fr_tensor *t) {
         for (int64_t k = 0; k < n; k++) fr_store_f64(t, k, NAN);
 }
 
+double kt_rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
+    double e2 = 0, r2 = 0;
+    for (int64_t k = 0; k < kt_numel(a); k++) {
+        double x = kt_get(a, k), r = kt_get(g, k);
+        if (isnan(x) || isnan(r)) {
+            (*nnan)++;
+            continue;
+        }
+        e2 += (x - r) * (x - r), r2 += r * r;
+    }
+    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
+}
+
 fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D) {
     int64_t sh[4];
     int nd = fr_gen_qkv_shape(c->layout, c->B, n, S, T, D, sh);

@@ -73,6 +73,9 @@ fr_tensor kt_alloc(fr_dtype dt, int ndim, const int64_t *shape);
 static inline int64_t kt_numel(const fr_tensor *t) { return fr_tensor_numel(t); }
 /* NaN in every element of a floating-point tensor (so an unwritten output shows). */
 void kt_fill_nan(const fr_tensor *t);
+/* ||a - g|| / ||g|| (2-norms; ||a - g|| when g is all zero) over the elements where neither is NaN; *nnan counts
+ * the elements where either is (same shape, contiguous). */
+double kt_rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan);
 
 /* A q/k/v-like tensor of the case's layout: n heads of dim D; rows: S (or T for TND). */
 fr_tensor kt_qkv(const kt_case *c, fr_dtype dt, int64_t n, int64_t S, int64_t T, int64_t D);

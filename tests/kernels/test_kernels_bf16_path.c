@@ -80,21 +80,6 @@ static bool check_fwd(const kt_prob *P, const kt_ref *R, const fr_fwd_outputs *o
     return nbad == 0;
 }
 
-/* Alike test_kernels_golden.c:rel_l2 and test_kernels_fp32_edges.c:rel_l2: kept apart because each counts what it
- * needs (NaNs here, the max errors there); a shared one would live in tests/common, another helper's file. */
-static double rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
-    double e2 = 0, r2 = 0;
-    for (int64_t k = 0; k < kt_numel(a); k++) {
-        double x = kt_get(a, k), r = kt_get(g, k);
-        if (isnan(x) || isnan(r)) {
-            (*nnan)++;
-            continue;
-        }
-        e2 += (x - r) * (x - r), r2 += r * r;
-    }
-    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
-}
-
 static bool check_bwd(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed) {
     const kt_case *c = &P->c;
     fr_bwd_inputs bi = kt_bwd_inputs(P, fo, seed);
@@ -112,7 +97,7 @@ static bool check_bwd(const kt_prob *P, const fr_fwd_outputs *fo, uint64_t seed)
         int64_t nnan = 0;
         for (int k = 0; k < 6; k++) {
             if (!fr_tensor_present(a[k])) continue;
-            rl[k] = rel_l2(a[k], g[k], &nnan);
+            rl[k] = kt_rel_l2(a[k], g[k], &nnan);
             if (rl[k] > (k == 5 ? 1e-4 : 2e-5)) ok = false;
         }
         ok = ok && nnan == 0;
@@ -142,8 +127,8 @@ static void run_case(const bp_case *bc, uint64_t seed) {
         fr_engine eg = fr_engine_default(FR_ENGINE_GOLDEN);
         ok = CHECKED(fr_fwd(&P.p, &P.in, &go, &eg, &err) == FR_OK, "[%s] golden: %s", bc->c.name, err.msg);
         int64_t nnan = 0;
-        double ro = ok ? rel_l2(&o.attention_out, &go.attention_out, &nnan) : 1;
-        double rs = ok ? rel_l2(&o.softmax_sum, &go.softmax_sum, &nnan) : 1;
+        double ro = ok ? kt_rel_l2(&o.attention_out, &go.attention_out, &nnan) : 1;
+        double rs = ok ? kt_rel_l2(&o.softmax_sum, &go.softmax_sum, &nnan) : 1;
         ok = ok && nnan == 0 && ro <= 4e-3 && rs <= 1e-5;
         printf("  %-34s fwd: rel-L2 against the golden out %.3g sum %.3g%s\n", bc->c.name, ro, rs, ok ? "" : "  FAIL");
         kt_free_outputs(&go);

@@ -32,20 +32,6 @@ static void restride(fr_tensor *t) {
     for (int k = 0; k < t->ndim; k++) t->strides[k] *= 3;
 }
 
-/* Alike test_kernels_bf16_path.c:rel_l2: kept apart for the reason given there. */
-static double rel_l2(const fr_tensor *a, const fr_tensor *g, int64_t *nnan) {
-    double e2 = 0, r2 = 0;
-    for (int64_t k = 0; k < kt_numel(a); k++) {
-        double x = kt_get(a, k), r = kt_get(g, k);
-        if (isnan(x) || isnan(r)) {
-            (*nnan)++;
-            continue;
-        }
-        e2 += (x - r) * (x - r), r2 += r * r;
-    }
-    return r2 > 0 ? sqrt(e2 / r2) : sqrt(e2);
-}
-
 /* Forward (and backward) fast against golden; out_lim bounds attention_out's rel-L2. */
 static void run_case(const kt_case *c, bool strided, bool bwd, double out_lim, uint64_t seed) {
     kt_prob P;
@@ -64,8 +50,8 @@ static void run_case(const kt_case *c, bool strided, bool bwd, double out_lim, u
                       fr_status_name(st), err.msg, fr_status_name(sg), err2.msg);
     if (ok) {
         int64_t nnan = 0;
-        double ro = rel_l2(&fo.attention_out, &go.attention_out, &nnan);
-        double rm = rel_l2(&fo.softmax_max, &go.softmax_max, &nnan), rs = rel_l2(&fo.softmax_sum, &go.softmax_sum, &nnan);
+        double ro = kt_rel_l2(&fo.attention_out, &go.attention_out, &nnan);
+        double rm = kt_rel_l2(&fo.softmax_max, &go.softmax_max, &nnan), rs = kt_rel_l2(&fo.softmax_sum, &go.softmax_sum, &nnan);
         bool good = nnan == 0 && ro <= out_lim && rm <= 1e-6 && rs <= 1e-5;
         printf("  %-30s fwd: rel-L2 out %.3g max %.3g sum %.3g nan %lld%s\n", c->name, ro, rm, rs, (long long)nnan,
                good ? "" : "  FAIL");
@@ -84,7 +70,7 @@ static void run_case(const kt_case *c, bool strided, bool bwd, double out_lim, u
             bool good = true;
             for (int k = 0; k < 6; k++) {
                 if (!fr_tensor_present(a[k])) continue;
-                rl[k] = rel_l2(a[k], g[k], &nnan);
+                rl[k] = kt_rel_l2(a[k], g[k], &nnan);
                 good = good && rl[k] <= (k == 5 ? 1e-4 : 1e-5);
             }
             good = good && nnan == 0;
@@ -170,8 +156,8 @@ static void d1_stats_with_sink(uint64_t seed) {
         fr_status sf = fr_bwd(&P.p, &bi, &fg, &ef, &err), sg = fr_bwd(&P.p, &bi, &gg, &ee, &err);
         if (CHECKED(sf == FR_OK && sg == FR_OK, "[%s] %s", cs[k].name, err.msg)) {
             int64_t nnan = 0;
-            double rq = rel_l2(&fg.dq, &gg.dq, &nnan), rk = rel_l2(&fg.dk, &gg.dk, &nnan);
-            double rv = rel_l2(&fg.dv, &gg.dv, &nnan), rs = rel_l2(&fg.dsink, &gg.dsink, &nnan);
+            double rq = kt_rel_l2(&fg.dq, &gg.dq, &nnan), rk = kt_rel_l2(&fg.dk, &gg.dk, &nnan);
+            double rv = kt_rel_l2(&fg.dv, &gg.dv, &nnan), rs = kt_rel_l2(&fg.dsink, &gg.dsink, &nnan);
             double z = kt_get(&fg.dq, fr_layout_offset(&fg.dq, FR_BNSD, cs[k].Dk, 0, 0, 1, 3, 0));
             bool ok = nnan == 0 && rq <= 1e-5 && rk <= 1e-5 && rv <= 1e-5 && rs <= 1e-4 && z == 0.0;
             printf("  %-30s bwd vs emulator: dq %.3g dk %.3g dv %.3g dsink %.3g, D1 row dq %g%s\n", cs[k].name, rq, rk,
