@@ -141,8 +141,8 @@ asan: $(BUILD)/.deps venv
 # in $(BUILD)/coverage, two printed lines (all of src/; src/ less the ISA variants this CPU lacks) and a failure when
 # the second is below the floors (docs/reliability.md, "Coverage": the target is 90 % of lines and 80 % of branches;
 # the floors stand at the measured shares less a margin). A ratchet: raise them with the coverage, never lower them.
-COVERAGE_MIN_LINES    ?= 94
-COVERAGE_MIN_BRANCHES ?= 80
+COVERAGE_MIN_LINES    ?= 96
+COVERAGE_MIN_BRANCHES ?= 85
 coverage: $(BUILD)/.deps venv
 	CMAKE_ARGS="$(CMAKE_ARGS)" ./scripts/coverage.sh $(BUILD) $(BUILD)-cov $(JOBS) $(abspath $(PY)) \
 	  $(COVERAGE_MIN_LINES) $(COVERAGE_MIN_BRANCHES)
