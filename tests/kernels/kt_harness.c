@@ -3,6 +3,7 @@
 #include "kt_harness.h"
 
 #include "common/check.h"
+#include "core/validate.h"
 
 #include <float.h>
 #include <math.h>
@@ -214,6 +215,7 @@ void kt_build(kt_prob *P, const kt_case *c, uint64_t seed) {
     fr_problem *pb = &P->pb;
     pb->layout = c->layout;
     pb->dtype = c->dt;
+    pb->fp8 = fr_dtype_is_fp8(c->dt); /* as fr_problem_from_fwd sets it */
     pb->out_dtype = c->dt;
     pb->B = c->B, pb->N1 = c->N1, pb->N2 = c->N2, pb->G = (c->N2 ? c->N1 / c->N2 : 1);
     pb->S1 = S1, pb->S2 = S2, pb->Dk = c->Dk, pb->Dv = c->Dv, pb->Drope = c->Drope;
