@@ -3,6 +3,7 @@
 
 #include "core/core.h"
 #include "core/problem.h"
+#include "engine/engine.h"
 #include "golden/golden_part.h"
 
 #include <mpi.h>
@@ -154,10 +155,7 @@ fr_status fr_dist_fwd(const fr_dist *d, const fr_params *p, const fr_fwd_inputs 
     }
     fr_problem pb;
     saved s = {0};
-    if (!out) st = fr_fail(err, FR_E_NULL, "outputs: NULL");
-    if (st == FR_OK) st = fr_engine_available(e, err);
-    if (st == FR_OK && e->num_threads < 0)
-        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads); /* as fr_fwd says */
+    st = fr_engine_ready(out != NULL, e, err); /* as fr_fwd checks */
     if (st == FR_OK) st = fr_problem_from_fwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_fwd_outputs(&pb, p, out, err);
     const fr_tensor *ts[3] = {0};
@@ -191,10 +189,7 @@ fr_status fr_dist_bwd(const fr_dist *d, const fr_params *p, const fr_bwd_inputs 
     }
     fr_problem pb;
     saved s = {0};
-    if (!out) st = fr_fail(err, FR_E_NULL, "outputs: NULL");
-    if (st == FR_OK) st = fr_engine_available(e, err);
-    if (st == FR_OK && e->num_threads < 0)
-        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads); /* as fr_bwd says */
+    st = fr_engine_ready(out != NULL, e, err); /* as fr_bwd checks */
     if (st == FR_OK) st = fr_problem_from_bwd(p, in, &pb, err);
     if (st == FR_OK) st = fr_check_bwd_outputs(&pb, p, out, err);
     if (st == FR_OK) {

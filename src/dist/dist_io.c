@@ -8,6 +8,7 @@
 #include "core/cleanup.h"
 #include "core/core.h"
 #include "core/problem.h"
+#include "engine/engine.h"
 #include "golden/golden_part.h"
 #include "io/casedir.h"
 #include "io/io_util.h"
@@ -239,9 +240,7 @@ fr_status fr_dist_run_to_dir(const fr_dist *d, const fr_case *c, fr_case_outputs
     /* Each rank computes its part of the grid into its own full-size outputs (fr_dist_fwd without the merge). */
     fr_problem pb;
     fr_golden_part part = {d->rank, d->size};
-    if (st == FR_OK) st = fr_engine_available(e, err);
-    if (st == FR_OK && e->num_threads < 0) /* as fr_fwd / fr_bwd (one process) say */
-        st = fr_fail(err, FR_E_INVALID_ARG, "engine.num_threads: %d < 0", e->num_threads);
+    if (st == FR_OK) st = fr_engine_ready(true, e, err); /* as fr_fwd / fr_bwd (one process) check */
     if (st == FR_OK) {
         if (c->op == FR_CASE_FWD) {
             if ((st = fr_problem_from_fwd(&c->params, &c->in.fwd, &pb, err)) == FR_OK &&

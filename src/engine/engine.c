@@ -32,8 +32,7 @@ fr_status fr_engine_available(const fr_engine *e, fr_error *err) {
     return ops->available(e, err);
 }
 
-/* What fr_fwd and fr_bwd check before the problem: outputs given, the engine built in, a thread count >= 0. */
-static fr_status engine_ready(bool have_out, const fr_engine *e, fr_error *err) {
+fr_status fr_engine_ready(bool have_out, const fr_engine *e, fr_error *err) {
     fr_error_clear(err);
     if (!have_out) return fr_fail(err, FR_E_NULL, "outputs: NULL");
     fr_status st = fr_engine_available(e, err);
@@ -46,7 +45,7 @@ static fr_status engine_ready(bool have_out, const fr_engine *e, fr_error *err) 
  * entry points; C has no generic over them short of a macro. */
 fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outputs *out, const fr_engine *e,
                  fr_error *err) {
-    fr_status st = engine_ready(out != NULL, e, err);
+    fr_status st = fr_engine_ready(out != NULL, e, err);
     if (st != FR_OK) return st;
     fr_problem pb;
     if ((st = fr_problem_from_fwd(p, in, &pb, err)) != FR_OK) return st;
@@ -58,7 +57,7 @@ fr_status fr_fwd(const fr_params *p, const fr_fwd_inputs *in, const fr_fwd_outpu
  * entry points; C has no generic over them short of a macro. */
 fr_status fr_bwd(const fr_params *p, const fr_bwd_inputs *in, const fr_bwd_outputs *out, const fr_engine *e,
                  fr_error *err) {
-    fr_status st = engine_ready(out != NULL, e, err);
+    fr_status st = fr_engine_ready(out != NULL, e, err);
     if (st != FR_OK) return st;
     fr_problem pb;
     if ((st = fr_problem_from_bwd(p, in, &pb, err)) != FR_OK) return st;

@@ -27,5 +27,8 @@ extern const int fr_engine_count;
 
 /* The row of kind, or NULL for a kind no row has. */
 const fr_engine_ops *fr_engine_ops_of(fr_engine_kind kind);
+/* What fr_fwd and fr_bwd check before the problem (err cleared first): outputs given (have_out), the engine built
+ * in, a thread count >= 0. The distributed entries (src/dist) check the same before splitting a problem. */
+fr_status fr_engine_ready(bool have_out, const fr_engine *e, fr_error *err);
 
 #endif
