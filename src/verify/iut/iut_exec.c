@@ -255,6 +255,15 @@ static char *command_line(const char *cmd, const char *dir) {
     return s;
 }
 
+/* fr_proc_start failed with st: a runner we could not start (no descriptors for its pipes, no memory, no process) is
+ * our failure, recorded for exec_run. err->msg is copied first: it is also the message being written. */
+static fr_status not_started(exec_impl *ei, fr_status st, fr_error *err) {
+    char m[FR_MSG_LEN];
+    snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
+    ei->unstarted = true;
+    return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, m);
+}
+
 /* ---------------------------------------------------------------------------------------------------------------- */
 /* exec: one process per case. */
 
@@ -266,12 +275,7 @@ static fr_status exec_one(exec_impl *ei, const char *dir, int dfd, fr_case_outpu
     fr_proc p;
     fr_status st = fr_proc_start(&p, &spec, err);
     free(cmdline);
-    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
-        char m[FR_MSG_LEN];
-        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
-        ei->unstarted = true;
-        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "exec: %s", m);
-    }
+    if (st != FR_OK) return not_started(ei, st, err);
     fr_tail errt;
     memset(&errt, 0, sizeof errt);
     int r = fr_proc_poll(&p, deadline, NULL, &errt, NULL, NULL);
@@ -412,12 +416,7 @@ static fr_status start_runner(exec_impl *ei, fr_tail *errt, fr_error *err) {
                          .setenv = ei->proto == 2 ? kPersistentEnv2 : kPersistentEnv1};
     fr_status st = fr_proc_start(&ei->proc, &spec, err);
     free(line);
-    if (st != FR_OK) { /* err->msg is copied first: it is also the message being written */
-        char m[FR_MSG_LEN];
-        snprintf(m, sizeof m, "%.480s", err ? err->msg : "cannot start");
-        ei->unstarted = true;
-        return fr_fail(err, st == FR_E_NOMEM ? st : FR_E_IO, "%s: %s", ei->label, m);
-    }
+    if (st != FR_OK) return not_started(ei, st, err);
     ei->running = true;
     ei->answered = false;
     if (!ei->fn) return FR_OK;

@@ -182,16 +182,11 @@ static int plugin_worker(void *ud) {
 fr_status fr_iut_plugin_open(const char *path, fr_iut *iut, fr_error *err) {
     if (!path || !iut) return fr_fail(err, FR_E_NULL, "plugin: NULL");
     if (!*path) return fr_fail(err, FR_E_INVALID_ARG, "--impl: plugin: expected plugin:PATH.so, got an empty path");
-    /* Checked here so that the message names the file and the reason before any process starts (the whole path: a
-     * long one cut to a buffer's size would be another file). */
-    size_t n = strlen(path) + 3;
-    char *file = malloc(n);
-    if (!file) return fr_fail(err, FR_E_NOMEM, "plugin: out of memory");
-    snprintf(file, n, "%s%s", strchr(path, '/') ? "" : "./", path);
-    int readable = access(file, R_OK), e = errno;
-    free(file);
-    if (readable != 0)
-        return fr_fail(err, FR_E_NOT_AVAILABLE, "plugin %s: no such readable file (%s)", path, strerror(e));
+    /* Checked here so that the message names the file and the reason before any process starts (the path as given:
+     * access() reads a name without a slash in the current folder, where the worker's dlopen is pointed too; a copy
+     * cut to a buffer's size once named another file). */
+    if (access(path, R_OK) != 0)
+        return fr_fail(err, FR_E_NOT_AVAILABLE, "plugin %s: no such readable file (%s)", path, strerror(errno));
     char *ud = strdup(path);
     if (!ud) return fr_fail(err, FR_E_NOMEM, "plugin: out of memory");
     fr_status st = fr_iut_worker_open(plugin_worker, ud, "plugin", iut, err);
